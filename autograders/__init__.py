@@ -1,0 +1,1 @@
+"""Checks behind every exercise of the course, and its nbgrader configuration."""

@@ -1,0 +1,283 @@
+"""Worked-example data used throughout the course.
+
+Inputs are data (copied from the articles or chosen here, and said to be);
+every number the course *shows* is computed from them.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .reference import init_weights, positional_encoding
+
+__all__ = [
+    "EXAMPLES",
+    "SONG_ARTICLE_KT",
+    "SONG_ARTICLE_Q",
+    "Example",
+    "get_example",
+    "sentence",
+    "song",
+    "students",
+]
+
+
+@dataclass(frozen=True)
+class Example:
+    """One worked example: tokens, input matrix and the four weight matrices.
+
+    Attributes
+    ----------
+    name : str
+        Key in :data:`EXAMPLES`.
+    title : str
+        Human-readable title.
+    tokens : list of str
+        One label per row of ``X``.
+    X : ndarray of shape (T, d_model)
+    W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
+    features : list of str
+        One label per column of ``X``.
+    source : str
+        Where the data come from, and what was chosen by the course.
+    """
+
+    name: str
+    title: str
+    tokens: list
+    X: np.ndarray
+    W_q: np.ndarray
+    W_k: np.ndarray
+    W_v: np.ndarray
+    W_o: np.ndarray
+    features: list = field(default_factory=list)
+    source: str = ""
+
+    @property
+    def T(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def d_model(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def head_choices(self) -> list:
+        """Numbers of heads that divide ``d_model``."""
+        return [h for h in range(1, self.d_model + 1) if self.d_model % h == 0]
+
+    @property
+    def weights(self) -> tuple:
+        """``(W_q, W_k, W_v, W_o)``, in the order the contract functions take them."""
+        return self.W_q, self.W_k, self.W_v, self.W_o
+
+
+def _readonly(a) -> np.ndarray:
+    a = np.array(a, dtype=np.float64)
+    a.flags.writeable = False  # a learner's in-place edit must not change the course data
+    return a
+
+
+# --------------------------------------------------------------------------
+# "List new ideas for a song" (seed article 002)
+# --------------------------------------------------------------------------
+_SONG_X = _readonly(
+    [
+        [0.1, -0.2, 0.1, 0.2],
+        [0.8, 0.8, -0.9, 0.5],
+        [-0.6, 0.4, 0.5, -0.9],
+        [0.9, -0.7, 0.8, 0.7],
+        [0.4, 0.3, 0.4, 0.4],
+        [0.8, 0.2, 0.9, -0.2],
+    ]
+)
+_SONG_W_Q = _readonly(
+    [
+        [3.4, -2.1, 0.8, 1.9],
+        [-1.2, 0.5, 3.7, -0.8],
+        [2.9, 1.1, -3.4, 0.6],
+        [0.7, 2.8, 1.3, -2.5],
+    ]
+)
+# The article prints no usable W_K or W_V and no W_O: these are the course's choice.
+_SONG_W_K = _readonly(
+    [
+        [0.0, 0.9, -0.7, 0.9],
+        [-0.4, -0.1, 0.7, -0.2],
+        [0.1, -0.9, 0.5, 0.1],
+        [-0.3, 0.6, -0.4, -0.1],
+    ]
+)
+_SONG_W_V = _readonly(
+    [
+        [-0.5, -0.4, 0.6, -0.8],
+        [0.2, 0.5, -0.6, -0.9],
+        [-0.5, 0.3, 0.1, -0.7],
+        [-0.1, 0.3, -0.1, 0.3],
+    ]
+)
+_SONG_W_O = _readonly(
+    [
+        [-0.8, -0.5, 0.6, 0.2],
+        [-0.8, -0.1, 0.0, -0.7],
+        [0.5, -0.8, -0.2, 0.0],
+        [-0.1, 0.2, 0.5, 0.9],
+    ]
+)
+
+#: The Q table as printed in article 002. Only its first row follows from X @ W_Q;
+#: the course shows it only to compare with what X @ W_Q really gives.
+SONG_ARTICLE_Q = _readonly(
+    [
+        [1.01, 0.36, -0.74, -0.09],
+        [-0.50, -0.87, 4.49, -0.23],
+        [2.17, -1.99, -3.92, 1.71],
+        [1.43, 2.59, 1.97, -3.19],
+        [0.67, 0.98, 0.61, -0.31],
+        [1.97, 0.52, 4.01, -0.51],
+    ]
+)
+#: The K^T table as printed in article 002 (4 x 6). No W_K reproduces it from X.
+SONG_ARTICLE_KT = _readonly(
+    [
+        [0.15, 1.94, -0.98, 2.53, 1.24, 2.18],
+        [0.16, 1.44, 0.64, -2.33, 0.81, 0.44],
+        [0.25, 0.35, 1.25, 2.24, 1.14, 3.25],
+        [0.28, 1.15, -0.81, 1.93, -0.81, -0.28],
+    ]
+)
+
+
+def song() -> Example:
+    """The "List new ideas for a song" example: 6 tokens, d_model = 4."""
+    return Example(
+        name="song",
+        title="List new ideas for a song",
+        tokens=["List", "new", "ideas", "for", "a", "song"],
+        X=_SONG_X,
+        W_q=_SONG_W_Q,
+        W_k=_SONG_W_K,
+        W_v=_SONG_W_V,
+        W_o=_SONG_W_O,
+        features=[f"dim {i}" for i in range(4)],
+        source=(
+            "X and W_Q are copied exactly from the article. The article's W_K, W_V "
+            "and Q rows 2-6 are not consistent with X, so W_K, W_V and W_O are "
+            "chosen by this course."
+        ),
+    )
+
+
+# --------------------------------------------------------------------------
+# Six students, seven characteristics (seed article 001)
+# --------------------------------------------------------------------------
+STUDENT_NAMES = ["Monica", "Chandler", "Rachel", "Ross", "Joey", "Phoebe"]
+STUDENT_FEATURES = [
+    "wants an MS",
+    "sports",
+    "music",
+    "AI",
+    "robotics",
+    "NLP",
+    "chemical eng.",
+]
+_STUDENTS = _readonly(
+    [
+        # MS   sport music  AI   robot  NLP  chem
+        [0.5, 0.05, 0.05, 0.3, 0.0, 0.0, 0.0],  # Monica: MS in AI
+        [0.5, 0.1, 0.2, 0.1, 0.0, 0.6, 0.0],  # Chandler: MS in NLP
+        [0.0, 0.3, 0.4, 0.1, 0.0, 0.1, 0.0],  # Rachel: no MS, music and sports
+        [0.6, 0.1, 0.1, 0.2, 0.7, 0.0, 0.0],  # Ross: MS in robotics
+        [0.0, 0.8, 0.1, 0.0, 0.0, 0.0, 0.0],  # Joey: sports
+        [0.4, 0.0, 0.6, 0.0, 0.0, 0.0, 0.5],  # Phoebe: MS in chemical engineering
+    ]
+)
+
+
+def students() -> Example:
+    """Six students x seven characteristics, with Q = K = V = X (identity weights)."""
+    eye = _readonly(np.eye(7))
+    return Example(
+        name="students",
+        title="Six students, seven characteristics",
+        tokens=list(STUDENT_NAMES),
+        X=_STUDENTS,
+        W_q=eye,
+        W_k=eye,
+        W_v=eye,
+        W_o=eye,
+        features=list(STUDENT_FEATURES),
+        source=(
+            "Article 001 prints only Monica . Chandler = 0.5x0.5 + 0.05x0.1 + "
+            "0.05x0.2 + 0.3x0.1; the rest of the matrix is chosen by this course "
+            "to fit that sum and the story. No learned weights: Q = K = V = X."
+        ),
+    )
+
+
+# --------------------------------------------------------------------------
+# The explorer's short sentences (seed article 003)
+# --------------------------------------------------------------------------
+SENTENCES = {
+    "simple": "The cat sat on the mat",
+    "question": "Where did the cat sit ?",
+}
+SENTENCE_D_MODEL = 8
+_SENTENCE_WEIGHT_SEED = 2024
+
+
+def _token_embedding(word: str, d_model: int) -> np.ndarray:
+    """Deterministic stand-in for a learned embedding: same word, same vector."""
+    seed = zlib.crc32(word.lower().encode("utf-8"))
+    return np.random.default_rng(seed).normal(0.0, 0.5, size=d_model)
+
+
+def sentence(kind: str) -> Example:
+    """A short sentence ("simple" or "question"), embedded in d_model = 8.
+
+    X is a deterministic per-word embedding plus the sinusoidal positional
+    encoding; the weights are Glorot-uniform with a fixed seed.
+    """
+    if kind not in SENTENCES:
+        raise ValueError(f"kind must be one of {sorted(SENTENCES)}, but got {kind!r}.")
+    tokens = SENTENCES[kind].split()
+    d = SENTENCE_D_MODEL
+    X = np.stack([_token_embedding(t, d) for t in tokens])  # (T, d)
+    X = X + positional_encoding(len(tokens), d)  # (T, d)
+    rng = np.random.default_rng(_SENTENCE_WEIGHT_SEED)
+    W_q, W_k, W_v, W_o = (_readonly(init_weights(d, d, rng)) for _ in range(4))
+    return Example(
+        name=kind,
+        title=f'{kind.capitalize()}: "{SENTENCES[kind]}"',
+        tokens=tokens,
+        X=_readonly(X),
+        W_q=W_q,
+        W_k=W_k,
+        W_v=W_v,
+        W_o=W_o,
+        features=[f"dim {i}" for i in range(d)],
+        source=(
+            "Word vectors are deterministic pseudo-random stand-ins for learned "
+            "embeddings, plus the sinusoidal positional encoding; weights are "
+            f"Glorot-uniform drawn with seed {_SENTENCE_WEIGHT_SEED}."
+        ),
+    )
+
+
+_BUILDERS = {
+    "song": song,
+    "students": students,
+    "simple": lambda: sentence("simple"),
+    "question": lambda: sentence("question"),
+}
+EXAMPLES = tuple(_BUILDERS)
+
+
+def get_example(name: str) -> Example:
+    """Return the worked example called ``name`` (one of :data:`EXAMPLES`)."""
+    if name not in _BUILDERS:
+        raise ValueError(f"name must be one of {list(EXAMPLES)}, but got {name!r}.")
+    return _BUILDERS[name]()

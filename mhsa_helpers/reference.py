@@ -1,0 +1,432 @@
+"""Reference implementation of multi-head self-attention, one function per step.
+
+These are the functions the learner writes in the course notebooks; the
+checks in :mod:`autograders` compare the learner's versions with these.
+Weights act on the right, as in the course articles: ``Q = X @ W_q`` with
+``W_q`` of shape ``(d_model, d_model)``; head ``i`` owns the columns
+``i*d_k:(i+1)*d_k``. Leading batch axes (``...``) are allowed throughout.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "attention_head",
+    "attention_scores",
+    "causal_mask",
+    "init_weights",
+    "merge_heads",
+    "multi_head_self_attention",
+    "padding_mask",
+    "positional_encoding",
+    "project_qkv",
+    "softmax",
+    "split_heads",
+]
+
+
+# --------------------------------------------------------------------------
+# input validation: one place, so every function words its errors alike
+# --------------------------------------------------------------------------
+def _as_array(x, name: str) -> np.ndarray:
+    """Return ``x`` as a float ndarray, or raise naming what came instead."""
+    arr = np.asarray(x)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(f"{name} must be a numeric array, but got dtype {arr.dtype}.")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"{name} must be real, but got dtype {arr.dtype}.")
+    if not np.issubdtype(arr.dtype, np.floating):
+        arr = arr.astype(np.float64)
+    return arr
+
+
+def _check_min_ndim(arr: np.ndarray, ndim: int, name: str, shape: str) -> None:
+    if arr.ndim < ndim:
+        raise ValueError(
+            f"{name} must have shape {shape} (at least {ndim} axes), "
+            f"but got an array of shape {arr.shape}."
+        )
+
+
+def _check_positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be a positive integer, but got {value!r}.")
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive integer, but got {value}.")
+    return int(value)
+
+
+def _check_weight(W, d_in: int, name: str) -> np.ndarray:
+    W = _as_array(W, name)
+    if W.ndim != 2 or W.shape[0] != d_in:
+        raise ValueError(
+            f"{name} must have shape ({d_in}, d_out) to act on the right of an input "
+            f"with last axis {d_in}, but got an array of shape {W.shape}."
+        )
+    return W
+
+
+def _check_mask(mask, scores_shape: tuple) -> np.ndarray:
+    mask = np.asarray(mask)
+    if mask.dtype == bool:
+        raise ValueError(
+            "mask must be additive (0 where allowed, -inf where blocked), but got a "
+            "boolean array; convert it with np.where(allowed, 0.0, -np.inf)."
+        )
+    mask = _as_array(mask, "mask")
+    try:
+        out = np.broadcast_shapes(mask.shape, scores_shape)
+    except ValueError:
+        out = None
+    if out != tuple(scores_shape):
+        raise ValueError(
+            f"mask must broadcast against the scores of shape {tuple(scores_shape)}, "
+            f"but got a mask of shape {mask.shape}."
+        )
+    return mask
+
+
+# --------------------------------------------------------------------------
+# step 1: the input
+# --------------------------------------------------------------------------
+def positional_encoding(seq_len: int, d_model: int) -> np.ndarray:
+    """Sinusoidal positional encoding of "Attention Is All You Need".
+
+    ``PE[pos, 2i] = sin(pos / 10000**(2i / d_model))`` and
+    ``PE[pos, 2i+1] = cos(pos / 10000**(2i / d_model))``.
+
+    Parameters
+    ----------
+    seq_len : int
+        Number of positions ``T``.
+    d_model : int
+        Embedding size; odd sizes get one more sine column than cosine.
+
+    Returns
+    -------
+    PE : ndarray of shape (seq_len, d_model)
+    """
+    seq_len = _check_positive_int(seq_len, "seq_len")
+    d_model = _check_positive_int(d_model, "d_model")
+    pos = np.arange(seq_len)[:, None]  # (T, 1)
+    two_i = np.arange(0, d_model, 2)[None, :]  # (1, ceil(d_model / 2))
+    angle = pos / np.power(10000.0, two_i / d_model)  # (T, ceil(d_model / 2))
+    PE = np.empty((seq_len, d_model))
+    PE[:, 0::2] = np.sin(angle)
+    PE[:, 1::2] = np.cos(angle[:, : d_model // 2])
+    return PE
+
+
+# --------------------------------------------------------------------------
+# step 2: the learnable parameters
+# --------------------------------------------------------------------------
+def init_weights(d_in: int, d_out: int, rng: np.random.Generator) -> np.ndarray:
+    """Glorot/Xavier-uniform weight matrix.
+
+    Entries are drawn from ``U(-a, a)`` with ``a = sqrt(6 / (d_in + d_out))``,
+    which keeps the variance of ``X @ W`` close to that of ``X``.
+
+    Parameters
+    ----------
+    d_in, d_out : int
+        Input and output sizes.
+    rng : numpy.random.Generator
+        Source of randomness, so that results are reproducible.
+
+    Returns
+    -------
+    W : ndarray of shape (d_in, d_out)
+    """
+    d_in = _check_positive_int(d_in, "d_in")
+    d_out = _check_positive_int(d_out, "d_out")
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(
+            "rng must be a numpy.random.Generator (np.random.default_rng(seed)), "
+            f"but got {type(rng).__name__}."
+        )
+    limit = np.sqrt(6.0 / (d_in + d_out))
+    return rng.uniform(-limit, limit, size=(d_in, d_out))
+
+
+# --------------------------------------------------------------------------
+# step 3: queries, keys and values
+# --------------------------------------------------------------------------
+def project_qkv(X, W_q, W_k, W_v):
+    """Project the input to queries, keys and values: ``Q = X @ W_q`` etc.
+
+    Parameters
+    ----------
+    X : ndarray of shape (..., T, d_model)
+    W_q, W_k, W_v : ndarray of shape (d_model, d_model)
+
+    Returns
+    -------
+    Q, K, V : ndarray of shape (..., T, d_model)
+    """
+    X = _as_array(X, "X")
+    _check_min_ndim(X, 2, "X", "(..., T, d_model)")
+    d_model = X.shape[-1]
+    Ws = [_check_weight(W, d_model, n) for W, n in ((W_q, "W_q"), (W_k, "W_k"), (W_v, "W_v"))]
+    return tuple(X @ W for W in Ws)
+
+
+# --------------------------------------------------------------------------
+# step 4: heads
+# --------------------------------------------------------------------------
+def split_heads(M, n_heads: int) -> np.ndarray:
+    """Split the last axis into ``n_heads`` heads of size ``d_k = d_model // n_heads``.
+
+    Head ``i`` gets the columns ``i*d_k:(i+1)*d_k``. The head axis is moved
+    in front of the token axis so that each head is a ``(T, d_k)`` matrix;
+    :func:`merge_heads` undoes this.
+
+    Parameters
+    ----------
+    M : ndarray of shape (..., T, d_model)
+    n_heads : int
+        Must divide ``d_model``.
+
+    Returns
+    -------
+    H : ndarray of shape (..., n_heads, T, d_k)
+    """
+    M = _as_array(M, "M")
+    _check_min_ndim(M, 2, "M", "(..., T, d_model)")
+    h = _check_positive_int(n_heads, "n_heads")
+    *lead, T, d_model = M.shape
+    if d_model % h:
+        raise ValueError(f"n_heads must divide d_model, but got d_model={d_model} and n_heads={h}.")
+    d_k = d_model // h
+    return M.reshape(*lead, T, h, d_k).swapaxes(-2, -3)  # (..., h, T, d_k)
+
+
+def merge_heads(H) -> np.ndarray:
+    """Concatenate the heads back along the last axis; undoes :func:`split_heads`.
+
+    Parameters
+    ----------
+    H : ndarray of shape (..., h, T, d_k)
+
+    Returns
+    -------
+    M : ndarray of shape (..., T, h * d_k)
+        Head ``i`` fills the columns ``i*d_k:(i+1)*d_k``.
+    """
+    H = _as_array(H, "H")
+    _check_min_ndim(H, 3, "H", "(..., h, T, d_k)")
+    *lead, h, T, d_k = H.shape
+    return H.swapaxes(-2, -3).reshape(*lead, T, h * d_k)  # (..., T, h*d_k)
+
+
+# --------------------------------------------------------------------------
+# step 5: scores
+# --------------------------------------------------------------------------
+def _scores(Q: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """Unchecked ``Q @ K.T / sqrt(d_k)``; the scale is applied to Q, the smaller array."""
+    d_k = Q.shape[-1]
+    scale = np.asarray(1.0 / np.sqrt(d_k), dtype=Q.dtype)
+    return (Q * scale) @ K.swapaxes(-1, -2)  # (..., T_q, T_k)
+
+
+def attention_scores(Q, K) -> np.ndarray:
+    """Scaled dot-product scores ``Z = Q @ K.T / sqrt(d_k)``.
+
+    Dividing by ``sqrt(d_k)`` (the per-head key size, not the sequence
+    length) keeps the scores' variance near 1 whatever ``d_k`` is, so the
+    softmax does not saturate.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (..., T_q, d_k)
+    K : ndarray of shape (..., T_k, d_k)
+
+    Returns
+    -------
+    Z : ndarray of shape (..., T_q, T_k)
+    """
+    Q = _as_array(Q, "Q")
+    K = _as_array(K, "K")
+    _check_min_ndim(Q, 2, "Q", "(..., T_q, d_k)")
+    _check_min_ndim(K, 2, "K", "(..., T_k, d_k)")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(
+            "Q and K must have the same last axis d_k, but got Q of shape "
+            f"{Q.shape} and K of shape {K.shape}."
+        )
+    try:
+        np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            "Q and K must have broadcastable batch axes, but got Q of shape "
+            f"{Q.shape} and K of shape {K.shape}."
+        ) from None
+    return _scores(Q, K)
+
+
+# --------------------------------------------------------------------------
+# step 6: masks
+# --------------------------------------------------------------------------
+def causal_mask(seq_len: int) -> np.ndarray:
+    """Additive causal mask: query ``i`` may only look at keys ``j <= i``.
+
+    Parameters
+    ----------
+    seq_len : int
+
+    Returns
+    -------
+    M : ndarray of shape (seq_len, seq_len)
+        ``0`` where ``j <= i`` and ``-inf`` where ``j > i`` (strictly above
+        the diagonal). It is added to the scores, never to K.
+    """
+    T = _check_positive_int(seq_len, "seq_len")
+    i = np.arange(T)[:, None]  # (T, 1) query index
+    j = np.arange(T)[None, :]  # (1, T) key index
+    return np.where(j > i, -np.inf, 0.0)
+
+
+def padding_mask(lengths, seq_len: int) -> np.ndarray:
+    """Additive padding mask that hides the key positions past each length.
+
+    Parameters
+    ----------
+    lengths : int or array of int
+        Number of real (non-padding) tokens of each sequence, ``0 <= length <= seq_len``.
+    seq_len : int
+
+    Returns
+    -------
+    M : ndarray of shape lengths.shape + (1, seq_len)
+        ``0`` for key positions ``< length`` and ``-inf`` beyond. The
+        axis of size 1 stands for the queries, so the mask broadcasts
+        against scores ``(..., T_q, T_k)`` and blocks keys, not queries.
+    """
+    T = _check_positive_int(seq_len, "seq_len")
+    arr = np.asarray(lengths)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(
+            f"lengths must be an int or an array of ints, but got {lengths!r} (dtype {arr.dtype})."
+        )
+    if np.any(arr < 0) or np.any(arr > T):
+        raise ValueError(f"lengths must lie between 0 and seq_len={T}, but got {arr.tolist()!r}.")
+    j = np.arange(T)  # (T,) key index
+    blocked = j >= arr[..., None, None]  # (..., 1, T)
+    return np.where(blocked, -np.inf, 0.0)
+
+
+# --------------------------------------------------------------------------
+# step 7: softmax
+# --------------------------------------------------------------------------
+def _softmax_inplace(Z: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Softmax that overwrites ``Z`` (a float array owned by the caller)."""
+    m = Z.max(axis=axis, keepdims=True)
+    # A row that is entirely -inf has max -inf; shifting by 0 instead keeps
+    # exp(-inf - 0) = 0 and avoids the -inf - -inf = nan of a naive shift.
+    m[~np.isfinite(m)] = 0.0
+    Z -= m
+    np.exp(Z, out=Z)
+    s = Z.sum(axis=axis, keepdims=True)
+    s[s == 0] = 1.0  # an all -inf row is all zeros after exp; keep it so, without 0/0
+    Z *= 1.0 / s  # one division per row, then a multiplication per entry
+    return Z
+
+
+def softmax(Z, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax along ``axis`` (by default the rows).
+
+    ``softmax(z)_j = exp(z_j - max z) / sum_k exp(z_k - max z)``: subtracting
+    the maximum changes nothing mathematically but keeps ``exp`` from
+    overflowing. A row that is entirely ``-inf`` (every key masked) gives
+    zeros, with no NaN and no warning.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (..., T_q, T_k)
+    axis : int, default=-1
+
+    Returns
+    -------
+    A : ndarray of the same shape as Z
+        Each slice along ``axis`` sums to 1 (or is all zeros).
+    """
+    Z = _as_array(Z, "Z")
+    if Z.ndim == 0:
+        raise ValueError("Z must have at least one axis, but got a scalar.")
+    if not -Z.ndim <= axis < Z.ndim:
+        raise ValueError(
+            f"axis must lie in [-{Z.ndim}, {Z.ndim}) for Z of shape {Z.shape}, but got {axis}."
+        )
+    return _softmax_inplace(Z.copy(), axis=axis)
+
+
+# --------------------------------------------------------------------------
+# steps 8 and 9: one head, then all of them
+# --------------------------------------------------------------------------
+def attention_head(Q, K, V, mask=None):
+    """Scaled dot-product attention: ``softmax(Q @ K.T / sqrt(d_k) + M) @ V``.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (..., T_q, d_k)
+    K : ndarray of shape (..., T_k, d_k)
+    V : ndarray of shape (..., T_k, d_v)
+    mask : ndarray broadcastable to (..., T_q, T_k), optional
+        Additive mask (0 or -inf), added to the scores before the softmax.
+
+    Returns
+    -------
+    output : ndarray of shape (..., T_q, d_v)
+    weights : ndarray of shape (..., T_q, T_k)
+        The attention matrix; each row sums to 1.
+    """
+    Z = attention_scores(Q, K)  # (..., T_q, T_k)
+    V = _as_array(V, "V")
+    _check_min_ndim(V, 2, "V", "(..., T_k, d_v)")
+    if V.shape[-2] != Z.shape[-1]:
+        raise ValueError(
+            f"V must have one row per key, shape (..., {Z.shape[-1]}, d_v), "
+            f"but got V of shape {V.shape}."
+        )
+    if mask is not None:
+        Z += _check_mask(mask, Z.shape)
+    A = _softmax_inplace(Z)  # (..., T_q, T_k)
+    return A @ V, A
+
+
+def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads: int, mask=None):
+    """Multi-head self-attention of "Attention Is All You Need".
+
+    Projects ``X`` to Q, K, V, splits them into ``n_heads`` heads, runs
+    :func:`attention_head` on every head at once, concatenates the heads and
+    projects the result with ``W_o``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (..., T, d_model)
+    W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
+    n_heads : int
+        Must divide ``d_model``.
+    mask : ndarray broadcastable to (..., T, T), optional
+        Additive mask, the same for every head (a head axis is inserted).
+
+    Returns
+    -------
+    output : ndarray of shape (..., T, d_model)
+    weights : ndarray of shape (..., n_heads, T, T)
+    """
+    Q, K, V = project_qkv(X, W_q, W_k, W_v)  # (..., T, d_model) each
+    W_o = _check_weight(W_o, Q.shape[-1], "W_o")
+    # split_heads returns strided views; contiguous copies (cheap: T*d_model
+    # each) make the batched products below markedly faster.
+    Qh = np.ascontiguousarray(split_heads(Q, n_heads))  # (..., h, T, d_k)
+    Kh = np.ascontiguousarray(split_heads(K, n_heads))  # (..., h, T, d_k)
+    Vh = np.ascontiguousarray(split_heads(V, n_heads))  # (..., h, T, d_k)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.ndim > 2:
+            mask = np.expand_dims(mask, -3)  # (..., 1, T_q, T_k): same for every head
+    out, A = attention_head(Qh, Kh, Vh, mask)  # (..., h, T, d_k), (..., h, T, T)
+    return merge_heads(out) @ W_o, A  # (..., T, d_model), (..., h, T, T)
