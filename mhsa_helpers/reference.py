@@ -430,3 +430,62 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads: int, mask=None):
             mask = np.expand_dims(mask, -3)  # (..., 1, T_q, T_k): same for every head
     out, A = attention_head(Qh, Kh, Vh, mask)  # (..., h, T, d_k), (..., h, T, T)
     return merge_heads(out) @ W_o, A  # (..., T, d_model), (..., h, T, T)
+
+
+# --------------------------------------------------------------------------
+# beyond the nine steps (capstone): multi-query attention
+# --------------------------------------------------------------------------
+def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads: int, mask=None):
+    """Multi-query attention: every head has its own queries but shares one K and V.
+
+    Parameters
+    ----------
+    X : ndarray of shape (..., T, d_model)
+    W_q, W_o : ndarray of shape (d_model, d_model)
+    W_k, W_v : ndarray of shape (d_model, d_k)
+        One key and one value projection for all heads, ``d_k = d_model // n_heads``.
+    n_heads : int
+    mask : ndarray broadcastable to (..., T, T), optional
+
+    Returns
+    -------
+    output : ndarray of shape (..., T, d_model)
+    weights : ndarray of shape (..., n_heads, T, T)
+    """
+    X = _as_array(X, "X")
+    _check_min_ndim(X, 2, "X", "(..., T, d_model)")
+    d_model = X.shape[-1]
+    W_q = _check_weight(W_q, d_model, "W_q")
+    Qh = split_heads(X @ W_q, n_heads)  # (..., h, T, d_k)
+    d_k = Qh.shape[-1]
+    W_k = _check_weight(W_k, d_model, "W_k")
+    W_v = _check_weight(W_v, d_model, "W_v")
+    if W_k.shape[1] != d_k:
+        raise ValueError(
+            f"W_k must have shape ({d_model}, {d_k}) (one shared head of size d_k), "
+            f"but got an array of shape {W_k.shape}."
+        )
+    K = (X @ W_k)[..., None, :, :]  # (..., 1, T, d_k): broadcast over the heads
+    V = (X @ W_v)[..., None, :, :]  # (..., 1, T, d_v)
+    W_o = _check_weight(W_o, d_model, "W_o")
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.ndim > 2:
+            mask = np.expand_dims(mask, -3)  # (..., 1, T_q, T_k)
+    out, A = attention_head(Qh, K, V, mask)  # (..., h, T, d_v), (..., h, T, T)
+    return merge_heads(out) @ W_o, A
+
+
+def kv_cache_size(seq_len: int, d_model: int, n_heads: int, multi_query: bool = False) -> int:
+    """How many numbers a decoder caches for K and V, per sequence and layer.
+
+    Multi-head attention caches K and V for every head: ``2 * seq_len * d_model``.
+    Multi-query attention caches one shared head: ``2 * seq_len * d_k``, that is
+    ``n_heads`` times less.
+    """
+    seq_len = _check_positive_int(seq_len, "seq_len")
+    d_model = _check_positive_int(d_model, "d_model")
+    h = _check_positive_int(n_heads, "n_heads")
+    if d_model % h:
+        raise ValueError(f"n_heads must divide d_model, but got d_model={d_model} and n_heads={h}.")
+    return 2 * seq_len * (d_model // h if multi_query else d_model)
