@@ -836,7 +836,7 @@ def _check_mqa_case(fn, X, W_q, W_k, W_v, W_o, h, mask=None):
     Q = ref.split_heads(X @ W_q, h)
     K, V = X @ W_k, X @ W_v
     m4 = None if mask is None else mask
-    no_wo, A0 = ref.attention_head(Q, K[..., None, :, :], V[..., None, :, :], m4)
+    no_wo, _ = ref.attention_head(Q, K[..., None, :, :], V[..., None, :, :], m4)
     mistakes = [("the output projection W_O is missing.", ref.merge_heads(no_wo))]
     _compare(fn, got[1], exp_A, "the attention weights (..., h, T, T)")
     _compare(fn, got[0], exp_out, "the output", mistakes)

@@ -106,3 +106,39 @@ def show_progress(directory=".") -> None:
         detail = "" if status == "pass" else f"  \u2014 {status}"
         print(f"{mark} {stem:<15} {name:<26}{detail}")
     print(f"\n{done} of {len(rows)} exercises pass.")
+
+
+def load_answers(path) -> dict:
+    """Run a notebook's answer cells here and return what they define.
+
+    Used by the capstone to take the learner's own functions from earlier
+    notebooks (save them first).
+    """
+    import numpy as np
+
+    namespace = {"np": np}
+    for source in answer_sources(path):
+        exec(compile(source, str(path), "exec"), namespace)
+    return namespace
+
+
+def compare_layer(fn) -> list:
+    """Run a learner's ``multi_head_self_attention`` on every worked example.
+
+    Returns rows ``(example, n_heads, mask, max |fn - reference|)`` over every
+    number of heads the example allows, with and without the causal mask.
+    """
+    import numpy as np
+
+    import mhsa_helpers as mh
+
+    rows = []
+    for name in mh.EXAMPLES:
+        e = mh.get_example(name)
+        for h in e.head_choices:
+            for label, mask in (("no mask", None), ("causal", mh.causal_mask(e.T))):
+                ref_out, ref_A = mh.multi_head_self_attention(e.X, *e.weights, h, mask)
+                out, A = fn(e.X, *e.weights, h, mask)
+                diff = max(np.abs(out - ref_out).max(), np.abs(A - ref_A).max())
+                rows.append((name, h, label, float(diff)))
+    return rows

@@ -11,7 +11,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["HEAD_COLOURS", "heatmap", "heads_figure", "check_shape"]
+__all__ = ["HEAD_COLOURS", "check_shape", "heads_figure", "heatmap"]
 
 #: Okabe-Ito palette, distinguishable under the common colour-vision deficiencies.
 HEAD_COLOURS = [
@@ -115,12 +115,14 @@ def heatmap(
     return ax
 
 
-def heads_figure(H, row_labels=None, col_labels=None, title="", **kwargs):
+def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, **kwargs):
     """One heatmap per head, each framed in its head's colour.
 
     Parameters
     ----------
     H : ndarray of shape (h, n_rows, n_cols)
+    titles : list of str, optional
+        One title per head; "head 1", "head 2" … by default.
 
     Returns
     -------
