@@ -867,9 +867,8 @@ def check_multi_query_attention_hidden(fn, seed):
     _ok(fn, "matches on random shapes.")
 
 
-def check_kv_cache_size(fn):
-    """Check the KV-cache size: numbers cached per sequence and layer, MHA vs MQA."""
-    for T, d, h in [(6, 4, 2), (1024, 512, 8), (10, 12, 3)]:
+def _check_kv_cases(fn, cases):
+    for T, d, h in cases:
         for mq in (False, True):
             got = _call(fn, T, d, h, mq)
             exp = ref.kv_cache_size(T, d, h, mq)
@@ -883,7 +882,22 @@ def check_kv_cache_size(fn):
                     f"{_name(fn)}({T}, {d}, {h}, multi_query={mq}) returned {got!r}, "
                     f"expected {exp}.{hint}"
                 )
+
+
+def check_kv_cache_size(fn):
+    """Check the KV-cache size: numbers cached per sequence and layer, MHA vs MQA."""
+    _check_kv_cases(fn, [(6, 4, 2), (1024, 512, 8), (10, 12, 3)])
     _ok(fn, "2·T·d_model numbers for multi-head, 2·T·d_k for multi-query.")
+
+
+def check_kv_cache_size_hidden(fn, seed):
+    rng = _rng(seed)
+    cases = []
+    for _ in range(4):
+        h, d_k = (int(n) for n in rng.integers(1, 17, size=2))
+        cases.append((int(rng.integers(1, 5000)), h * d_k, h))
+    _check_kv_cases(fn, cases)
+    _ok(fn, "correct on random sizes.")
 
 
 __all__ = sorted(name for name in globals() if name.startswith("check_"))

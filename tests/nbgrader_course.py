@@ -1,0 +1,118 @@
+"""Build a throw-away nbgrader course directory from this repository, for tests.
+
+The course's own configuration (autograders/nbgrader_config.py) is loaded,
+with only the root moved to the temporary directory, so the tests grade
+with exactly the settings an instructor gets.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = "mhsa"
+SOLUTIONS = ROOT / "solutions" / ASSIGNMENT
+STUDENT = ROOT / "notebooks" / ASSIGNMENT
+
+
+def env() -> dict:
+    """The environment for nbgrader: this interpreter's bin first (nbgrader runs alembic)."""
+    e = dict(os.environ)
+    e["PATH"] = str(Path(sys.executable).parent) + os.pathsep + e.get("PATH", "")
+    e.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    return e
+
+
+def make_course(tmp: Path) -> Path:
+    """A course directory whose config is the repository's, rooted at ``tmp``."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "nbgrader_config.py").write_text(
+        f"load_subconfig({str(ROOT / 'autograders' / 'nbgrader_config.py')!r})\n"
+        f"c.CourseDirectory.root = {str(tmp)!r}\n"
+    )
+    shutil.copytree(SOLUTIONS, tmp / "solutions" / ASSIGNMENT)
+    return tmp
+
+
+def nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=course,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"nbgrader {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def answer_cells(nb) -> dict:
+    """grade_id -> cell, for the autograded-answer cells of a notebook."""
+    return {
+        c.metadata.nbgrader["grade_id"]: c
+        for c in nb.cells
+        if c.get("metadata", {}).get("nbgrader", {}).get("solution")
+    }
+
+
+def student_notebook(stem: str, answers: dict | None = None):
+    """The student version of ``stem`` with some answer cells' sources replaced.
+
+    ``answers`` maps a function name to source; ``"solution"`` takes the
+    instructor's answer for every cell.
+    """
+    nb = nbformat.read(str(STUDENT / f"{stem}.ipynb"), as_version=4)
+    sol = answer_cells(nbformat.read(str(SOLUTIONS / f"{stem}.ipynb"), as_version=4))
+    for grade_id, cell in answer_cells(nb).items():
+        name = grade_id.removesuffix("_answer")
+        if answers == "solution":
+            cell.source = sol[grade_id].source
+        elif answers and name in answers:
+            cell.source = answers[name]
+    return nb
+
+
+def submit(course: Path, student: str, notebooks: dict) -> None:
+    """Place notebooks ``{stem: nb}`` as ``student``'s submission."""
+    d = course / "submitted" / student / ASSIGNMENT
+    d.mkdir(parents=True, exist_ok=True)
+    for stem, nb in notebooks.items():
+        if isinstance(nb, str | bytes):
+            (d / f"{stem}.ipynb").write_text(nb if isinstance(nb, str) else nb.decode())
+        else:
+            nbformat.write(nb, str(d / f"{stem}.ipynb"))
+
+
+def scores(course: Path) -> dict:
+    """{student: {notebook: (score, max_score)}} from the gradebook."""
+    from nbgrader.api import Gradebook
+
+    out = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        assignment = gb.find_assignment(ASSIGNMENT)
+        for student in gb.students:
+            try:
+                sub = gb.find_submission(ASSIGNMENT, student.id)
+            except Exception:  # never submitted: not in this test's scope
+                continue
+            out[student.id] = {nb.name: (nb.score, nb.max_score) for nb in sub.notebooks}
+        out["_max"] = {nb.name: nb.max_score for nb in assignment.notebooks}
+    return out
+
+
+def cell_outputs_text(course: Path, student: str, stem: str) -> str:
+    nb = nbformat.read(str(course / "autograded" / student / ASSIGNMENT / f"{stem}.ipynb"), 4)
+    parts = []
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            parts.append(o.get("text", "") or "\n".join(o.get("traceback", [])))
+            parts.append(o.get("evalue", ""))
+    return "\n".join(parts)
