@@ -15,6 +15,7 @@ one redraw (see ``benchmarks/bench_widgets.py``).
 
 from __future__ import annotations
 
+import base64
 import io
 
 import ipywidgets as widgets
@@ -58,9 +59,7 @@ MASKS = ("none", "causal", "padding")
 
 
 def _cmap(name):
-    cm = matplotlib.colormaps[name].copy()
-    cm.set_bad("#d9d9d9")  # masked (-inf) cells
-    return cm
+    return matplotlib.colormaps[name].with_extremes(bad="#d9d9d9")  # masked (-inf) cells
 
 
 _CMAPS = {name: _cmap(name) for name in (SEQUENTIAL, DIVERGING)}
@@ -201,6 +200,7 @@ class Explorer:
         self.widget = widgets.VBox([*shown, self.title_w, self.status_w, self.image, self.values_w])
         self._fig = None
         self._key = None
+        self._cache = {}  # layout key -> (figure, panels, background)
         self._panels = []
         self._busy = False
         self.update()
@@ -249,7 +249,8 @@ class Explorer:
             M = self._call("padding_mask", self.length_w.value, e.T) + np.zeros((e.T, e.T))
         else:
             M = np.zeros((e.T, e.T))
-        heads, A = self._call("attention_head", Qh, Kh, Vh, M)
+        A = self._call("softmax", Z + M)  # step 7: the learner's softmax
+        heads, _ = self._call("attention_head", Qh, Kh, Vh, M)  # step 8
         concat = self._call("merge_heads", heads)
         out = concat @ e.W_o
         return dict(
@@ -333,30 +334,43 @@ class Explorer:
         return "".join(html) + "</table>"
 
     def _build(self, panels):
+        """Make the figure for a layout: axes, ticks, titles, and its saved background.
+
+        Fixed margins (in inches) instead of a layout engine: laying out is
+        most of the cost of a new figure.
+        """
         n = len(panels)
-        widths = [max(2.2, 0.42 * p[0].shape[1] + 1.2) for p in panels]
-        height = max(2.4, 0.3 * max(p[0].shape[0] for p in panels) + 1.4)
-        fig = Figure(figsize=(sum(widths), height), dpi=72, layout="constrained")
-        axes = fig.subplots(1, n, squeeze=False, width_ratios=widths)[0]
+        widths = [max(1.6, 0.42 * p[0].shape[1] + 0.5) for p in panels]
+        left, gap, right, top, bottom = 0.9, 0.35, 0.1, 0.35, 0.75  # inches
+        if any(p[3] != q[3] for p, q in zip(panels[1:], panels[:-1], strict=True)):
+            gap = left  # a later panel writes its own row labels
+        n_rows = max(p[0].shape[0] for p in panels)
+        fig_w = left + sum(widths) + gap * (n - 1) + right
+        fig_h = top + 0.3 * n_rows + 0.4 + bottom
+        fig = Figure(figsize=(fig_w, fig_h), dpi=72)
+        axes = fig.subplots(
+            1,
+            n,
+            squeeze=False,
+            width_ratios=widths,
+            gridspec_kw=dict(
+                left=left / fig_w,
+                right=1 - right / fig_w,
+                bottom=bottom / fig_h,
+                top=1 - top / fig_h,
+                wspace=gap * n / sum(widths),
+            ),
+        )[0]
         self._panels = [
             _Panel(
-                ax,
-                M.shape,
-                rows,
-                cols,
-                title,
-                colour,
-                show_rows=k == 0 or rows != panels[k - 1][3],
+                ax, M.shape, rows, cols, title, colour, show_rows=k == 0 or rows != panels[k - 1][3]
             )
             for k, (ax, (M, title, colour, rows, cols, _)) in enumerate(
                 zip(axes, panels, strict=True)
             )
         ]
-        # Lay the figure out once, then freeze it: a layout engine would
-        # redo its work on every redraw, which is most of the cost.
         FigureCanvasAgg(fig)
         fig.canvas.draw()
-        fig.set_layout_engine("none")
         self._background = fig.canvas.copy_from_bbox(fig.bbox)
         self._fig = fig
 
@@ -371,7 +385,11 @@ class Explorer:
             tuple(p[0].shape for p in panels),
         )
         if key != self._key:
-            self._build(panels)
+            if key in self._cache:  # a layout seen before: reuse its figure
+                self._fig, self._panels, self._background = self._cache[key]
+            else:
+                self._build(panels)
+                self._cache[key] = (self._fig, self._panels, self._background)
             self._key = key
         q = self.query_w.value
         canvas = self._fig.canvas
@@ -444,7 +462,13 @@ class Explorer:
 
         return Image(data=self.image.value, format="png")
 
-    def _ipython_display_(self):
-        from IPython.display import display
+    def _repr_mimebundle_(self, **kwargs):
+        """The live widget, plus a PNG of the current state for static viewers.
 
-        display(self.widget)
+        JupyterLab prefers the widget view; where widgets are not live (a
+        rendered notebook on a website) the picture is shown instead.
+        """
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data["image/png"] = base64.b64encode(bytes(self.image.value)).decode("ascii")
+        return bundle
