@@ -324,7 +324,10 @@ class Explorer:
         if not rows:
             return ""
         token = self.example.tokens[q]
-        html = [f"<table class='mhsa-values'><caption>row of the query '{token}'</caption>"]
+        html = [
+            f"<table class='mhsa-values'><caption>row of the query '{token}'</caption>",
+            "<tr><th></th>" + "".join(f"<th>{c}</th>" for c in rows[0][3]) + "</tr>",
+        ]
         for title, colour, values, cols in rows:
             style = f" style='color:{colour}'" if colour else ""
             cells = "".join(
