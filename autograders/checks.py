@@ -14,8 +14,12 @@ any stderr in a test cell as 0, and a warning is not a mistake.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import math
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -23,6 +27,73 @@ import mhsa_helpers.reference as ref
 from mhsa_helpers.examples import get_example
 
 __all__ = [name for name in dir() if name.startswith("check_")]  # filled at the end
+
+
+# --------------------------------------------------------------------------
+# integrity: verdicts must not depend on anything a submission can replace
+# --------------------------------------------------------------------------
+# numpy functions taken when this module is imported (in the read-only setup
+# cell, before any learner code runs): a learner's `np.allclose = ...` cannot
+# change a verdict, and is reported.
+_NUMPY_DIR = str(Path(np.__file__).resolve().parent)
+_GENUINE = {
+    "allclose": np.allclose,
+    "isclose": np.isclose,
+    "array_equal": np.array_equal,
+    "testing.assert_allclose": np.testing.assert_allclose,
+    "testing.assert_array_equal": np.testing.assert_array_equal,
+}
+_allclose, _isclose = np.allclose, np.isclose
+# The reference functions a learner must not call in place of their own.
+_REF_CODE = {getattr(ref, n).__code__: n for n in ref.__all__}
+_EXERCISE = contextvars.ContextVar("exercise", default=None)
+
+
+def _lookup(path: str):
+    obj = np
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def _is_numpy(f) -> bool:
+    """True for a function defined in numpy's own files (numpy 2 wraps many in a dispatcher)."""
+    code = getattr(getattr(f, "__wrapped__", f), "__code__", None)
+    return code is not None and str(Path(code.co_filename).resolve()).startswith(_NUMPY_DIR)
+
+
+def _guard() -> None:
+    """Fail (no credit) when numpy's comparison functions have been replaced."""
+    for path, genuine in _GENUINE.items():
+        now = _lookup(path)
+        if now is not genuine or not _is_numpy(genuine):
+            raise AssertionError(
+                f"numpy.{path} has been replaced (monkeypatched); restart the kernel and "
+                "run the notebook again: no check passes while numpy is patched."
+            )
+
+
+def _exercise(name):
+    """Wrap a check: guard numpy, and remember which contract function is under test."""
+
+    def wrap(check):
+        @functools.wraps(check)
+        def run(fn, *args, **kwargs):
+            _guard()
+            token = _EXERCISE.set(name)
+            try:
+                return check(fn, *args, **kwargs)
+            finally:
+                _EXERCISE.reset(token)
+
+        return run
+
+    return wrap
+
+
+def _forbidden(name) -> set:
+    names = {name} | ({"multi_query_attention"} if name == "multi_head_self_attention" else set())
+    return {code for code, n in _REF_CODE.items() if n in names}
 
 
 # --------------------------------------------------------------------------
@@ -35,10 +106,20 @@ def _name(fn) -> str:
 def _call(fn, *args, **kwargs):
     """Run the learner's function on copies of the inputs, with warnings silenced."""
     args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    exercise = _EXERCISE.get()
+    forbidden = _forbidden(exercise) if exercise else set()
+    called = []
+
+    def profile(frame, event, _arg):
+        if event == "call" and frame.f_code in forbidden:
+            called.append(_REF_CODE[frame.f_code])
+
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
+        previous = sys.getprofile()
+        sys.setprofile(profile)
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
         except NotImplementedError:
             raise AssertionError(
                 f"{_name(fn)} is not implemented yet: replace `raise NotImplementedError()` "
@@ -49,6 +130,17 @@ def _call(fn, *args, **kwargs):
             raise AssertionError(
                 f"{_name(fn)}({shapes}) raised {type(exc).__name__}: {exc}"
             ) from exc
+        finally:
+            untouched = sys.getprofile() is profile
+            sys.setprofile(previous)
+    if called:
+        raise AssertionError(
+            f"{_name(fn)} calls the course's reference mhsa_helpers.{called[0]} instead of "
+            "implementing it: write the computation yourself."
+        )
+    if not untouched:
+        raise AssertionError(f"{_name(fn)} changed the interpreter's profiler during the check.")
+    return result
 
 
 def _close(a, b, atol=1e-8) -> bool:
@@ -57,7 +149,7 @@ def _close(a, b, atol=1e-8) -> bool:
     if a.shape != b.shape:
         return False
     with np.errstate(all="ignore"):
-        return bool(np.allclose(a, b, rtol=1e-6, atol=atol, equal_nan=True))
+        return bool(_allclose(a, b, rtol=1e-6, atol=atol, equal_nan=True))
 
 
 def _as_result(fn, got, what: str) -> np.ndarray:
@@ -93,7 +185,7 @@ def _compare(fn, got, expected, what: str, mistakes=(), atol=1e-8) -> None:
     if np.isnan(got).any() and not np.isnan(expected).any():
         raise AssertionError(f"{_name(fn)}: {what} contains NaN where the reference has none.")
     with np.errstate(all="ignore"):
-        diff = np.where(np.isclose(got, expected, rtol=1e-6, atol=atol), 0.0, 1.0)
+        diff = np.where(_isclose(got, expected, rtol=1e-6, atol=atol), 0.0, 1.0)
     idx = np.unravel_index(int(np.argmax(diff)), got.shape)
     raise AssertionError(
         f"{_name(fn)}: {what} differs from the reference, first at index {idx}: "
@@ -901,3 +993,7 @@ def check_kv_cache_size_hidden(fn, seed):
 
 
 __all__ = sorted(name for name in globals() if name.startswith("check_"))
+for _check in __all__:
+    globals()[_check] = _exercise(_check.removeprefix("check_").removesuffix("_hidden"))(
+        globals()[_check]
+    )

@@ -7,6 +7,12 @@ Use it from the repository root with ``--config autograders/nbgrader_config.py``
 
 from pathlib import Path
 
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import GetGrades
+
+from autograders.feedback import HideHiddenTests
+from autograders.kernel import KERNEL_NAME
+
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,13 +25,18 @@ c.CourseDirectory.release_directory = "notebooks"
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearOutput.enabled = True
 
-# Grading: one kernel, forced; a per-cell time limit; deleted or edited
-# test cells are put back from the source.
-c.Execute.timeout = 120
+# Grading: the grading kernel (memory limit, output cap; install it with
+# `python -m autograders install-kernel`) is forced whatever kernelspec a
+# submission names; a per-cell time limit stops endless loops; edited test
+# cells are overwritten and deleted ones put back from the gradebook.
+c.Execute.kernel_name = KERNEL_NAME
+c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
-c.Execute.kernel_name = "python3"
-c.ExecutePreprocessor.kernel_name = "python3"
 c.Autograde.sanitize_ingested = True
 c.CheckCellMetadata.enabled = True
 c.OverwriteCells.enabled = True
+c.OverwriteCells.add_missing_cells = True
 c.ClearHiddenTests.enabled = True
+
+# Feedback: which checks failed and their hints, never the hidden tests.
+c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]

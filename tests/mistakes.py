@@ -189,3 +189,45 @@ def softmax(Z, axis=-1):
     return np.divide(E, s, out=np.zeros_like(E), where=s > 0)
 """,
 )
+
+# Hostile answers: each must get no credit for its exercise (stem, name, source, hint).
+HOSTILE = {
+    "calls_reference": (
+        "07_softmax",
+        "softmax",
+        """
+import mhsa_helpers
+from mhsa_helpers import softmax as _s
+
+
+def softmax(Z, axis=-1):
+    return _s(Z, axis)
+""",
+        "instead of implementing it",
+    ),
+    "patches_allclose": (
+        "07_softmax",
+        "softmax",
+        """
+np.allclose = lambda *args, **kwargs: True
+np.isclose = lambda a, b, *args, **kwargs: np.ones(np.broadcast(a, b).shape, bool)
+
+
+def softmax(Z, axis=-1):
+    return np.zeros_like(Z)
+""",
+        "has been replaced",
+    ),
+    "patches_testing": (
+        "07_softmax",
+        "softmax",
+        """
+np.testing.assert_allclose = lambda *args, **kwargs: None
+
+
+def softmax(Z, axis=-1):
+    return np.zeros_like(Z)
+""",
+        "has been replaced",
+    ),
+}

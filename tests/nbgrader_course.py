@@ -29,15 +29,61 @@ def env() -> dict:
     return e
 
 
-def make_course(tmp: Path) -> Path:
-    """A course directory whose config is the repository's, rooted at ``tmp``."""
+def make_course(tmp: Path, extra: str = "") -> Path:
+    """A course directory whose config is the repository's, rooted at ``tmp``.
+
+    ``extra`` is appended to the configuration (a test's shorter time limit).
+    """
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "nbgrader_config.py").write_text(
         f"load_subconfig({str(ROOT / 'autograders' / 'nbgrader_config.py')!r})\n"
-        f"c.CourseDirectory.root = {str(tmp)!r}\n"
+        f"c.CourseDirectory.root = {str(tmp)!r}\n" + extra
     )
+    install_kernel()
     shutil.copytree(SOLUTIONS, tmp / "solutions" / ASSIGNMENT)
     return tmp
+
+
+def install_kernel() -> None:
+    """The grading kernel the course's configuration forces, in this environment."""
+    subprocess.run(
+        [sys.executable, "-m", "autograders", "install-kernel"],
+        check=True,
+        capture_output=True,
+        env=env(),
+    )
+
+
+def grade(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """``python -m autograders grade mhsa …`` in ``course``."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograders", "grade", ASSIGNMENT, *args],
+        cwd=course,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"grade failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def grades(course: Path) -> dict:
+    """{(student, notebook, grade_id): score} for every graded cell in the gradebook."""
+    from nbgrader.api import Gradebook
+
+    out = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for student in gb.students:
+            try:
+                sub = gb.find_submission(ASSIGNMENT, student.id)
+            except Exception:  # this student has no submission in this course
+                continue
+            for nb in sub.notebooks:
+                for g in nb.grades:
+                    out[(student.id, nb.name, g.name)] = g.score
+    return out
 
 
 def nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-import mhsa_helpers.reference as ref
 from autograders import checks
+from autograders.progress import load_answers
 from tests.mistakes import MISTAKES, WARNING_BUT_CORRECT
+from tests.nbgrader_course import SOLUTIONS
 
 FUNCTIONS = [
     "positional_encoding",
@@ -29,10 +30,22 @@ def load(source, name):
     return namespace[name]
 
 
+def solution(name):
+    """The instructor's answer for ``name``, from the solutions notebooks."""
+    for path in sorted(SOLUTIONS.glob("*.ipynb")):
+        if path.stem in ("00_start_here",):
+            continue
+        found = load_answers(path)
+        if name in found:
+            return found[name]
+    raise LookupError(name)
+
+
 @pytest.mark.parametrize("name", FUNCTIONS)
-def test_reference_passes_visible_and_hidden(name, capsys):
-    getattr(checks, f"check_{name}")(getattr(ref, name))
-    getattr(checks, f"check_{name}_hidden")(getattr(ref, name), seed=7)
+def test_solutions_pass_visible_and_hidden(name, capsys):
+    fn = solution(name)
+    getattr(checks, f"check_{name}")(fn)
+    getattr(checks, f"check_{name}_hidden")(fn, seed=7)
     assert capsys.readouterr().out.count("\u2713") == 2
 
 
@@ -66,7 +79,7 @@ def test_correct_answer_with_warnings_passes_without_stderr(capfd):
 
 
 def test_kv_cache_size_check():
-    checks.check_kv_cache_size(ref.kv_cache_size)
+    checks.check_kv_cache_size(solution("kv_cache_size"))
     with pytest.raises(AssertionError, match="Both K and V"):
         checks.check_kv_cache_size(lambda T, d, h, mq=False: T * d)
 
@@ -77,7 +90,9 @@ def test_kv_cache_size_check():
         (
             "positional_encoding",
             "def positional_encoding(T, d):\n"
-            "    import mhsa_helpers\n    return mhsa_helpers.positional_encoding(T, d).T\n",
+            "    pos, col = np.arange(T)[:, None], np.arange(d)[None, :]\n"
+            "    angle = pos / 10000 ** (2 * (col // 2) / d)\n"
+            "    return np.where(col % 2 == 0, np.sin(angle), np.cos(angle)).T\n",
             "transposed",
         ),
         (
@@ -112,3 +127,35 @@ def test_more_mistakes_named(name, source, hint):
     with pytest.raises(AssertionError) as info:
         getattr(checks, f"check_{name}")(load(source, name))
     assert hint in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("case", ["calls_reference"])
+def test_calling_the_reference_is_named(case):
+    from tests.mistakes import HOSTILE
+
+    _, name, source, hint = HOSTILE[case]
+    with pytest.raises(AssertionError) as info:
+        getattr(checks, f"check_{name}")(load(source, name))
+    assert hint in str(info.value)
+
+
+def test_patched_numpy_fails_every_check():
+    original = np.allclose
+    np.allclose = lambda *a, **k: True
+    try:
+        with pytest.raises(AssertionError, match=r"numpy\.allclose has been replaced"):
+            checks.check_softmax(solution("softmax"))
+    finally:
+        np.allclose = original
+    checks.check_softmax(solution("softmax"))
+
+
+def test_earlier_steps_of_the_reference_may_be_used():
+    import mhsa_helpers as mh
+
+    def attention_head(Q, K, V, mask=None):  # own head, reference softmax from step 7
+        Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        A = mh.softmax(Z if mask is None else Z + mask)
+        return A @ V, A
+
+    checks.check_attention_head(attention_head)

@@ -1,0 +1,335 @@
+"""Grade a whole class with nbgrader's own autograde machinery, in parallel.
+
+``python -m autograders grade ASSIGNMENT --workers N`` (run in the course
+directory) grades every submission under ``submitted/*/ASSIGNMENT`` with
+nbgrader's ``Autograde`` converter, exactly as ``nbgrader autograde`` does,
+but spread over N worker processes that each live for many students: the
+imports (about 2 s) are paid once per worker, not once per student.
+
+It is resumable: a student counts as done once a marker file, written after
+nbgrader has finished with them, matches their submission's timestamp. Killed
+and run again, it regrades only the students without a marker (the gradebook
+keeps one row per student, notebook and cell, so a regrade replaces, never
+duplicates). ``--force`` regrades everyone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import multiprocessing as mp
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+MARKER = ".mhsa-graded"
+SHADOW = ".mhsa-readable"  # submissions without their unreadable notebooks
+
+
+# --------------------------------------------------------------------------
+# course directory
+# --------------------------------------------------------------------------
+def load_config(course: Path, db: str | None):
+    """The course's nbgrader configuration, as ``nbgrader autograde`` would load it there."""
+    from nbgrader.apps.autogradeapp import AutogradeApp
+
+    cwd = os.getcwd()
+    os.chdir(course)
+    try:
+        app = AutogradeApp()
+        app.load_config_file()
+        config = app.config
+    finally:
+        os.chdir(cwd)
+    config.CourseDirectory.root = str(course)
+    if db:
+        config.CourseDirectory.db_url = db
+    return config
+
+
+def submission_stamp(course: Path, student: str, assignment: str) -> str:
+    stamp = course / "submitted" / student / assignment / "timestamp.txt"
+    return stamp.read_text().strip() if stamp.exists() else "no timestamp"
+
+
+def marker_path(course: Path, student: str, assignment: str) -> Path:
+    return course / "autograded" / student / assignment / MARKER
+
+
+def is_done(course: Path, student: str, assignment: str) -> bool:
+    m = marker_path(course, student, assignment)
+    return m.exists() and m.read_text() == submission_stamp(course, student, assignment)
+
+
+def students_of(course: Path, assignment: str) -> list:
+    return sorted(
+        p.parent.name for p in (course / "submitted").glob(f"*/{assignment}") if p.is_dir()
+    )
+
+
+# --------------------------------------------------------------------------
+# one student, inside a worker
+# --------------------------------------------------------------------------
+class _Errors(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        msg = record.getMessage().strip()
+        if msg and "Kernel is running over TCP" not in msg:
+            self.messages.append(msg.splitlines()[-1][:300])
+
+
+def grade_one(config, course: Path, assignment: str, student: str) -> tuple:
+    """Autograde one student; return (student, ok, notes)."""
+    from nbgrader.converters import Autograde
+    from nbgrader.converters.base import NbGraderException
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograders import integrity
+    from autograders.kernel import KERNEL_NAME
+
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id = assignment
+    coursedir.student_id = student
+    source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
+    submission = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+    notes = []
+    bad = [p.name for p in sorted(submission.glob("*.ipynb")) if integrity.read(p) is None]
+    if bad:  # grade a copy without them, so that only those notebooks score 0
+        coursedir.submitted_directory = SHADOW
+        integrity.readable_copy(
+            submission, Path(coursedir.format_path(SHADOW, student, assignment))
+        )
+        notes.append("unreadable notebook(s), scored 0: " + ", ".join(bad))
+    notes += integrity.tampering(source, submission, KERNEL_NAME)
+    converter = Autograde(coursedir=coursedir, config=config)
+    converter.force = True  # a student without a marker may have a partial folder
+    errors = _Errors()
+    converter.log.addHandler(errors)
+    ok = True
+    try:
+        converter.start()
+    except NbGraderException:
+        ok = False
+    except Exception as exc:  # reported in the summary; the other students go on
+        ok = False
+        errors.messages.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        converter.log.removeHandler(errors)
+    if not ok:
+        notes += errors.messages
+    missing = missing_notebooks(source, submission)
+    if missing:
+        notes.append("missing notebook(s): " + ", ".join(missing))
+    autograded = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
+    if ok:
+        notes += integrity.events(autograded)
+        notes += reverify(coursedir.db_url, assignment, student, source, submission)
+        if autograded.exists():
+            (autograded / MARKER).write_text(submission_stamp(course, student, assignment))
+        else:
+            ok = False
+            notes.append("nbgrader wrote no autograded folder")
+    return student, ok, notes
+
+
+def reverify(db_url, assignment, student, source, submission) -> list:
+    """Re-run every exercise in a clean process; remove points that only the kernel gave."""
+    from nbgrader.api import Gradebook
+
+    from autograders import integrity
+
+    notes = []
+    results = integrity.verify(source, submission)
+    with Gradebook(db_url) as gb:
+        for stem, cells in results.items():
+            for gid, (status, message) in cells.items():
+                if status != "fail":
+                    continue
+                try:
+                    grade = gb.find_grade(gid, stem, assignment, student)
+                except Exception:  # no such grade: nothing to take back
+                    continue
+                if (grade.auto_score or 0) > 0 and grade.manual_score != 0:
+                    grade.manual_score = 0
+                    gb.db.commit()
+                    notes.append(
+                        f"{stem}: {gid} passed in the kernel but fails in a clean "
+                        f"process ({message}); points removed"
+                    )
+    return notes
+
+
+def missing_notebooks(source: Path, submission: Path) -> list:
+    expected = {p.name for p in source.glob("*.ipynb")}
+    got = {p.name for p in submission.glob("*.ipynb")}
+    return sorted(expected - got)
+
+
+def _worker(config, course, assignment, tasks, results):
+    logging.getLogger("traitlets").setLevel(logging.ERROR)
+    while True:
+        student = tasks.get()
+        if student is None:
+            return
+        try:
+            results.put(grade_one(config, course, assignment, student))
+        except BaseException as exc:  # never lose a student: report and go on
+            results.put((student, False, [f"worker error: {type(exc).__name__}: {exc}"]))
+
+
+# --------------------------------------------------------------------------
+# the class
+# --------------------------------------------------------------------------
+def progress_bar(done: int, total: int, failed: int, started: float) -> str:
+    width = 30
+    filled = int(width * done / total) if total else width
+    rate = (time.monotonic() - started) / done if done else 0.0
+    eta = rate * (total - done)
+    return (
+        f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} students"
+        f" · {failed} failed · {rate:.1f} s/student · eta {eta:.0f} s "
+    )
+
+
+def grade_class(
+    course: Path,
+    assignment: str,
+    workers: int,
+    force: bool = False,
+    db: str | None = None,
+    out=sys.stderr,
+) -> dict:
+    """Grade every submission of ``assignment``; return the summary as a dict."""
+    from autograders.kernel import install_kernel
+
+    course = course.resolve()
+    install_kernel()
+    config = load_config(course, db)
+    everyone = students_of(course, assignment)
+    todo = [s for s in everyone if force or not is_done(course, s, assignment)]
+    skipped = len(everyone) - len(todo)
+    ensure_gradebook(config, course, assignment, everyone)
+    ctx = mp.get_context("fork")  # workers inherit the imports already made here
+    tasks, results = ctx.Queue(), ctx.Queue()
+    for s in todo:
+        tasks.put(s)
+    n = max(1, min(workers, len(todo)))
+    for _ in range(n):
+        tasks.put(None)
+    procs = [
+        ctx.Process(target=_worker, args=(config, course, assignment, tasks, results))
+        for _ in range(n if todo else 0)
+    ]
+    for p in procs:
+        p.start()
+    started = time.monotonic()
+    outcomes = {}
+    failed = 0
+    while len(outcomes) < len(todo):
+        try:
+            student, ok, reasons = results.get(timeout=5)
+        except Exception:
+            if not any(p.is_alive() for p in procs):
+                for s in todo:
+                    outcomes.setdefault(s, (False, ["worker died before grading this student"]))
+                break
+            continue
+        outcomes[student] = (ok, reasons)
+        failed += not ok
+        print(progress_bar(len(outcomes), len(todo), failed, started), end="", file=out, flush=True)
+    for p in procs:
+        p.join()
+    if todo:
+        print(file=out)
+    return summarize(
+        config, course, assignment, everyone, outcomes, skipped, time.monotonic() - started
+    )
+
+
+def ensure_gradebook(config, course, assignment, students):
+    """Create the assignment and students in the gradebook before workers write to it.
+
+    Done once, in the parent, so that parallel workers never race to create them.
+    """
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+
+    db = CourseDirectory(config=config).db_url
+    with Gradebook(db) as gb:
+        try:
+            gb.find_assignment(assignment)
+        except Exception:
+            raise SystemExit(
+                f"assignment {assignment!r} is not in the gradebook {db}: run "
+                f"`nbgrader generate_assignment {assignment}` first."
+            ) from None
+        for s in students:
+            gb.update_or_create_student(s)
+
+
+def summarize(config, course, assignment, students, outcomes, skipped, seconds) -> dict:
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+
+    totals = {}
+    with Gradebook(CourseDirectory(config=config).db_url) as gb:
+        max_score = gb.find_assignment(assignment).max_score
+        for s in students:
+            try:
+                totals[s] = gb.find_submission(assignment, s).score
+            except Exception:
+                totals[s] = None
+    failures = {s: notes for s, (ok, notes) in outcomes.items() if not ok or notes}
+    return dict(
+        students=len(students),
+        graded=len(outcomes),
+        skipped=skipped,
+        failed=sum(not ok for ok, _ in outcomes.values()),
+        seconds=seconds,
+        max_score=max_score,
+        totals=totals,
+        failures=failures,
+    )
+
+
+def print_summary(summary: dict, out=sys.stdout) -> None:
+    scores = [v for v in summary["totals"].values() if v is not None]
+    print(
+        f"students: {summary['students']} · graded now: {summary['graded']} · "
+        f"already done: {summary['skipped']} · failed: {summary['failed']} · "
+        f"{summary['seconds']:.1f} s",
+        file=out,
+    )
+    if scores:
+        m = summary["max_score"] or 1
+        print(
+            f"scores out of {summary['max_score']:g}: min {min(scores):g} · median "
+            f"{statistics.median(scores):g} · max {max(scores):g}",
+            file=out,
+        )
+        bins = [0] * 5
+        for v in scores:
+            bins[min(4, int(5 * v / m))] += 1
+        for k, count in enumerate(bins):
+            lo, hi = 20 * k, 20 * (k + 1)
+            print(f"  {lo:>3}-{hi:<3}% {'#' * count} {count}", file=out)
+    for student, reasons in sorted(summary["failures"].items()):
+        print(f"! {student}: " + "; ".join(reasons or ["failed"]), file=out)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m autograders grade", description=__doc__)
+    p.add_argument("assignment")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--force", action="store_true", help="regrade students already graded")
+    p.add_argument("--db", help="gradebook URL (default: the course's, SQLite)")
+    p.add_argument("--course-dir", default=".", type=Path)
+    a = p.parse_args(argv)
+    summary = grade_class(a.course_dir, a.assignment, a.workers, a.force, a.db)
+    print_summary(summary)
+    return 0
