@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 c.CourseDirectory.root = str(ROOT)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "notebooks"
+# The gradebook needs a course (PostgreSQL enforces it; the exchange uses it too).
+c.CourseDirectory.course_id = "mhsa"
 
 # Student versions: no outputs stored, and the stub every answer starts from.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

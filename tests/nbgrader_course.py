@@ -69,12 +69,12 @@ def grade(course: Path, *args: str, check: bool = True) -> subprocess.CompletedP
     return proc
 
 
-def grades(course: Path) -> dict:
+def grades(course: Path, db: str | None = None) -> dict:
     """{(student, notebook, grade_id): score} for every graded cell in the gradebook."""
     from nbgrader.api import Gradebook
 
     out = {}
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with Gradebook(db or f"sqlite:///{course / 'gradebook.db'}") as gb:
         for student in gb.students:
             try:
                 sub = gb.find_submission(ASSIGNMENT, student.id)
