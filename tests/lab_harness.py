@@ -106,13 +106,18 @@ def jupyterlab(tmp: Path, notebooks: Path):
                 urllib.request.urlopen(req, timeout=10).close()
         except OSError:
             pass
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop(proc)
         log.close()
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End a process started with ``start_new_session=True`` and all its children."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 @contextmanager

@@ -54,10 +54,10 @@ def install_kernel() -> None:
     )
 
 
-def grade(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """``python -m autograders grade mhsa …`` in ``course``."""
+def _python(course: Path, module: str, *args: str, check: bool) -> subprocess.CompletedProcess:
+    """``python -m module args…`` in ``course``; with ``check``, fail with its output."""
     proc = subprocess.run(
-        [sys.executable, "-m", "autograders", "grade", ASSIGNMENT, *args],
+        [sys.executable, "-m", module, *args],
         cwd=course,
         env=env(),
         capture_output=True,
@@ -65,8 +65,13 @@ def grade(course: Path, *args: str, check: bool = True) -> subprocess.CompletedP
         timeout=1800,
     )
     if check and proc.returncode != 0:
-        raise AssertionError(f"grade failed:\n{proc.stdout}\n{proc.stderr}")
+        raise AssertionError(f"{module} {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+def grade(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """``python -m autograders grade mhsa …`` in ``course``."""
+    return _python(course, "autograders", "grade", ASSIGNMENT, *args, check=check)
 
 
 def grades(course: Path, db: str | None = None) -> dict:
@@ -87,17 +92,8 @@ def grades(course: Path, db: str | None = None) -> dict:
 
 
 def nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args],
-        cwd=course,
-        env=env(),
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"nbgrader {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
-    return proc
+    """``nbgrader args…`` in ``course``."""
+    return _python(course, "nbgrader", *args, check=check)
 
 
 def answer_cells(nb) -> dict:

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lab_harness import free_port
+from tests.lab_harness import free_port, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACKED = [
@@ -205,9 +204,5 @@ def test_readme_first_command_starts_jupyterlab(tmp_path):
         assert status is not None, (tmp_path / "lab.log").read_text()[-3000:]
         assert "started" in status
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        stop(proc)
         log.close()
