@@ -27,25 +27,25 @@ def softmax_nb(answer=WRONG):
     return nc.student_notebook(SOFTMAX, {"softmax": answer})
 
 
-def test_cell(nb):
+def softmax_test_cell(nb):
     return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
 
 
 def edited():
     nb = softmax_nb()
-    test_cell(nb).source = "assert True"
+    softmax_test_cell(nb).source = "assert True"
     return nb
 
 
 def deleted():
     nb = softmax_nb()
-    nb.cells.remove(test_cell(nb))
+    nb.cells.remove(softmax_test_cell(nb))
     return nb
 
 
 def recreated():
     nb = softmax_nb()
-    cell = test_cell(nb)
+    cell = softmax_test_cell(nb)
     cell.metadata = {}
     cell.source = "pass"
     return nb
@@ -53,7 +53,7 @@ def recreated():
 
 def retyped():
     nb = softmax_nb()
-    cell = test_cell(nb)
+    cell = softmax_test_cell(nb)
     cell.cell_type = "markdown"
     for key in ("outputs", "execution_count"):
         cell.pop(key, None)
