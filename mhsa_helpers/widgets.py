@@ -219,9 +219,6 @@ class Explorer:
             options.append((t if seen[t] == 1 else f"{t} ({i + 1})", i))
         return options
 
-    def _fn(self, name):
-        return self.functions.get(name, getattr(ref, name))
-
     def _call(self, name, *args):
         """The learner's function if it works here, else the reference (and a note)."""
         fn = self.functions.get(name)
