@@ -1,7 +1,7 @@
 """Reference implementation of multi-head self-attention, one function per step.
 
 These are the functions the learner writes in the course notebooks; the
-checks in :mod:`autograders` compare the learner's versions with these.
+checks in :mod:`mhsa_helpers.checks` compare the learner's versions with these.
 Weights act on the right, as in the course articles: ``Q = X @ W_q`` with
 ``W_q`` of shape ``(d_model, d_model)``; head ``i`` owns the columns
 ``i*d_k:(i+1)*d_k``. Leading batch axes (``...``) are allowed throughout.
@@ -13,19 +13,10 @@ import numbers
 
 import numpy as np
 
-__all__ = [
-    "attention_head",
-    "attention_scores",
-    "causal_mask",
-    "init_weights",
-    "merge_heads",
-    "multi_head_self_attention",
-    "padding_mask",
-    "positional_encoding",
-    "project_qkv",
-    "softmax",
-    "split_heads",
-]
+from .exercises import names
+
+#: One function per exercise of the course, named as in the registry.
+__all__ = names()
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,317 @@
+"""The machinery of every check: run the learner's function, then judge what came back.
+
+A check is two halves that never need to share a process:
+
+* :func:`run_calls` calls the learner's function on a check's inputs and
+  returns one :class:`Outcome` per call: the value, or what went wrong
+  (not implemented, raised, called the reference). It gives no verdict.
+* :meth:`Check.judge` compares those outcomes with the reference and raises
+  :class:`CheckFailed` whose message names the most likely mistake, from a
+  catalogue of ``(hint, wrong_output)`` pairs computed from the reference.
+
+In a notebook both halves run in the kernel (:func:`Check.run`); the
+progress report and the grader run the first half in a child process
+(:mod:`mhsa_helpers.run`) and judge in the parent.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .. import reference as ref
+from ..exercises import exercise, forbidden
+
+__all__ = [
+    "Call",
+    "Check",
+    "CheckFailed",
+    "Opaque",
+    "Outcome",
+    "as_pair",
+    "as_result",
+    "close",
+    "compare",
+    "guard_numpy",
+    "random_shape",
+    "run_calls",
+]
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict: the learner's function is wrong, and the message says how.
+
+    An ``AssertionError``, so that nbgrader and ``pytest.raises`` treat it as a
+    failed test.
+    """
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of the learner's function: positional and keyword arguments."""
+
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """The arguments as a learner reads them: shapes for arrays, values otherwise."""
+        parts = [_describe(a) for a in self.args]
+        parts += [f"{k}={_describe(v)}" for k, v in self.kwargs.items()]
+        return ", ".join(parts)
+
+
+def _describe(a) -> str:
+    if isinstance(a, np.ndarray):
+        return f"array of shape {a.shape}"
+    if isinstance(a, np.random.Generator):
+        return "rng"
+    return repr(a)
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """Stands for a returned object that is neither an array, a number nor a tuple."""
+
+    type_name: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call of the learner's function gave: a value, or an error sentence."""
+
+    value: Any = None
+    error: str | None = None
+
+
+# --------------------------------------------------------------------------
+# numpy as it was when the checks were imported (in the read-only setup cell,
+# before any learner code ran): a verdict never rests on a replaced function
+# --------------------------------------------------------------------------
+_GENUINE = {
+    "allclose": np.allclose,
+    "isclose": np.isclose,
+    "array_equal": np.array_equal,
+    "testing.assert_allclose": np.testing.assert_allclose,
+    "testing.assert_array_equal": np.testing.assert_array_equal,
+}
+_allclose, _isclose = np.allclose, np.isclose
+
+
+def _lookup(path: str):
+    obj = np
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def guard_numpy() -> None:
+    """Fail when numpy's comparison functions have been replaced since the checks were imported."""
+    for path, genuine in _GENUINE.items():
+        if _lookup(path) is not genuine:
+            raise CheckFailed(
+                f"numpy.{path} has been replaced (monkeypatched); restart the kernel and "
+                "run the notebook again: no check passes while numpy is patched."
+            )
+
+
+# --------------------------------------------------------------------------
+# running the learner's function (in the kernel, or in a child process)
+# --------------------------------------------------------------------------
+def _plain(value):
+    """``value`` reduced to arrays, numbers, strings, tuples and lists (safe to send back)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject:
+            return Opaque("ndarray of Python objects")
+        return np.array(value, copy=True, subok=False)
+    if isinstance(value, bool | int | float | complex | str | np.generic) or value is None:
+        return value
+    if type(value) in (tuple, list):
+        return type(value)(_plain(v) for v in value)
+    return Opaque(type(value).__name__)
+
+
+def run_calls(name: str, fn, calls: list[Call]) -> list[Outcome]:
+    """Call ``fn`` (the learner's ``name``) on every call's inputs; stop at the first error.
+
+    Inputs are copied, numpy warnings silenced (nbgrader scores any stderr in a
+    test cell as 0, and a warning is not a mistake), and calls to reference
+    functions the exercise may not use are reported as errors.
+    """
+    codes = {getattr(ref, n).__code__: n for n in forbidden(name)}
+    outcomes = []
+    for call in calls:
+        args = [a.copy() if isinstance(a, np.ndarray) else a for a in call.args]
+        called = []
+
+        def profile(frame, event, _arg, called=called):
+            if event == "call" and frame.f_code in codes:
+                called.append(codes[frame.f_code])
+
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            previous = sys.getprofile()
+            sys.setprofile(profile)
+            try:
+                value = fn(*args, **call.kwargs)
+            except NotImplementedError:
+                outcomes.append(
+                    Outcome(
+                        error=f"{name} is not implemented yet: replace "
+                        "`raise NotImplementedError()` with your code."
+                    )
+                )
+                break
+            except Exception as exc:  # reported to the learner, with its message
+                outcomes.append(
+                    Outcome(error=f"{name}({call.describe()}) raised {type(exc).__name__}: {exc}")
+                )
+                break
+            finally:
+                untouched = sys.getprofile() is profile
+                sys.setprofile(previous)
+        if called:
+            outcomes.append(
+                Outcome(
+                    error=f"{name} calls the course's reference mhsa_helpers.{called[0]} "
+                    "instead of implementing it: write the computation yourself."
+                )
+            )
+            break
+        if not untouched:
+            changed = f"{name} changed the interpreter's profiler during the check."
+            outcomes.append(Outcome(error=changed))
+            break
+        outcomes.append(Outcome(value=_plain(value)))
+    return outcomes
+
+
+# --------------------------------------------------------------------------
+# judging
+# --------------------------------------------------------------------------
+def close(a, b, atol=1e-8) -> bool:
+    """Same shape and equal within the checks' tolerance (NaN equals NaN, −∞ equals −∞)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    with np.errstate(all="ignore"):
+        return bool(_allclose(a, b, rtol=1e-6, atol=atol, equal_nan=True))
+
+
+def as_result(name: str, got, what: str) -> np.ndarray:
+    """``got`` as a numeric ndarray, or fail saying what came instead."""
+    if isinstance(got, tuple | list) or got is None or isinstance(got, Opaque):
+        kind = got.type_name if isinstance(got, Opaque) else type(got).__name__
+        raise CheckFailed(f"{name} should return {what} as one ndarray, but returned {kind}.")
+    arr = np.asarray(got)
+    if not np.issubdtype(arr.dtype, np.number):
+        raise CheckFailed(
+            f"{name} should return a numeric ndarray for {what}, but got dtype {arr.dtype}."
+        )
+    return arr
+
+
+def compare(name: str, got, expected, what: str, mistakes=(), atol=1e-8) -> None:
+    """Pass if ``got`` matches ``expected``; else fail with the matching mistake's hint.
+
+    ``mistakes`` is a sequence of ``(hint, wrong_output)`` pairs; the first
+    wrong output that ``got`` matches names the mistake.
+    """
+    got = as_result(name, got, what)
+    expected = np.asarray(expected)
+    if close(got, expected, atol):
+        return
+    for hint, wrong in mistakes:
+        if wrong is not None and close(got, wrong, atol):
+            raise CheckFailed(f"{name}: {hint}")
+    if got.shape != expected.shape:
+        raise CheckFailed(
+            f"{name}: {what} should have shape {expected.shape}, but has shape {got.shape}."
+        )
+    if np.isnan(got).any() and not np.isnan(expected).any():
+        raise CheckFailed(f"{name}: {what} contains NaN where the reference has none.")
+    with np.errstate(all="ignore"):
+        wrong = ~_isclose(got, expected, rtol=1e-6, atol=atol, equal_nan=True)
+    idx = tuple(int(i) for i in np.argwhere(wrong)[0])
+    raise CheckFailed(
+        f"{name}: {what} differs from the reference, first at index {idx}: "
+        f"got {float(got[idx]):.6g}, expected {float(expected[idx]):.6g}."
+    )
+
+
+def as_pair(name: str, got, first: str = "output", second: str = "weights") -> tuple:
+    """``got`` as a pair ``(first, second)``, or fail asking for one."""
+    if not isinstance(got, tuple | list) or len(got) != 2:
+        raise CheckFailed(f"{name}: return a tuple ({first}, {second}).")
+    return got
+
+
+class Check:
+    """The check of one exercise: its inputs, and how to judge what came back.
+
+    Subclasses set :attr:`name` (an exercise of the registry) and the two
+    success sentences, and define :meth:`visible`, :meth:`hidden` and
+    :meth:`judge` (and :meth:`judge_all` for properties across calls). Every
+    subclass is registered by its name.
+    """
+
+    name: ClassVar[str]
+    passed: ClassVar[str]
+    passed_hidden: ClassVar[str]
+    registry: ClassVar[dict[str, Check]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        exercise(cls.name)  # a check belongs to an exercise of the registry
+        Check.registry[cls.name] = cls()
+
+    # -- inputs --------------------------------------------------------------
+    def visible(self) -> list[Call]:
+        """The calls of the visible test, on the worked examples."""
+        raise NotImplementedError
+
+    def hidden(self, rng: np.random.Generator) -> list[Call]:
+        """The calls of the hidden test, drawn from ``rng``."""
+        raise NotImplementedError
+
+    def calls(self, seed: int | None = None) -> list[Call]:
+        """The visible calls (``seed`` None) or the hidden calls drawn from ``seed``."""
+        if seed is None:
+            return self.visible()
+        return self.hidden(np.random.default_rng(seed))
+
+    # -- verdict -------------------------------------------------------------
+    def judge(self, call: Call, got) -> None:
+        """Fail (:class:`CheckFailed`) unless ``got`` is right for ``call``."""
+        raise NotImplementedError
+
+    def judge_all(self, calls: list[Call], results: list) -> None:
+        """Properties across all calls (by default none)."""
+
+    def verdict(self, calls: list[Call], outcomes: list[Outcome]) -> None:
+        """Judge the outcomes of ``calls`` in order: the first error or wrong value fails."""
+        results = []
+        for call, outcome in zip(calls, outcomes, strict=False):
+            if outcome.error is not None:
+                raise CheckFailed(outcome.error)
+            self.judge(call, outcome.value)
+            results.append(outcome.value)
+        if len(results) < len(calls):
+            raise CheckFailed(f"{self.name}: the check stopped before all of its calls ran.")
+        self.judge_all(calls, results)
+
+    def run(self, fn, seed: int | None = None) -> None:
+        """Run and judge here (the notebook's way); print a tick when ``fn`` passes."""
+        guard_numpy()
+        calls = self.calls(seed)
+        with np.errstate(all="ignore"):
+            self.verdict(calls, run_calls(self.name, fn, calls))
+        print(f"\u2713 {self.name}: {self.passed if seed is None else self.passed_hidden}")
+
+
+def random_shape(rng: np.random.Generator, max_lead: int = 2) -> tuple:
+    """Zero to ``max_lead`` leading batch axes of sizes 1 to 3."""
+    return tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(0, max_lead + 1)))

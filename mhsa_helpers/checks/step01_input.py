@@ -1,0 +1,53 @@
+"""Step 1: the sinusoidal positional encoding."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import reference as ref
+from .core import Call, Check, compare
+
+
+def mistakes(T: int, d: int) -> list:
+    """``(hint, wrong encoding)`` for the known mistakes at size ``(T, d)``."""
+    pos = np.arange(T)[:, None]  # (T, 1)
+    col = np.arange(d)[None, :]  # (1, d)
+    pair = 2 * (col // 2)
+    angle = pos / 10000 ** (pair / d)  # (T, d)
+    sin_even = np.where(col % 2 == 0, np.sin(angle), np.cos(angle))
+    by_col = pos / 10000 ** (col / d)
+    shifted = (pos + 1) / 10000 ** (pair / d)
+    return [
+        (
+            "sine and cosine are swapped: even columns 2i take sin, odd columns 2i+1 take cos.",
+            np.where(col % 2 == 0, np.cos(angle), np.sin(angle)),
+        ),
+        (
+            "the exponent uses the column index; columns 2i and 2i+1 share the frequency "
+            "1/10000**(2i/d_model).",
+            np.where(col % 2 == 0, np.sin(by_col), np.cos(by_col)),
+        ),
+        (
+            "positions start at 0, not 1.",
+            np.where(col % 2 == 0, np.sin(shifted), np.cos(shifted)),
+        ),
+        ("only sine is used; odd columns 2i+1 take the cosine.", np.sin(angle)),
+        ("the result is transposed: rows are positions, shape (seq_len, d_model).", sin_even.T),
+    ]
+
+
+class PositionalEncoding(Check):
+    name = "positional_encoding"
+    passed = "matches the sinusoidal encoding for (6, 4), (10, 6) and (3, 8)."
+    passed_hidden = "matches on random sizes, odd d_model included."
+
+    def visible(self):
+        return [Call((T, d)) for T, d in [(6, 4), (10, 6), (3, 8)]]
+
+    def hidden(self, rng):
+        sizes = [(int(rng.integers(1, 60)), int(rng.integers(1, 40))) for _ in range(5)]
+        return [Call(s) for s in [*sizes, (7, 5)]]  # and one odd d_model
+
+    def judge(self, call, got):
+        T, d = call.args
+        compare(self.name, got, ref.positional_encoding(T, d), "the encoding", mistakes(T, d))

@@ -1,0 +1,64 @@
+"""Step 3: queries, keys and values, each weight acting on the right."""
+
+from __future__ import annotations
+
+from ..examples import get_example
+from .core import Call, Check, CheckFailed, compare, random_shape
+
+NAMES = ("Q", "K", "V")
+
+
+def mistakes(X, weights: dict, name: str) -> list:
+    """``(hint, wrong matrix)`` for the known mistakes in computing ``name`` (Q, K or V)."""
+    right = {n: X @ W for n, W in weights.items()}
+    out = [
+        (
+            f"{name} equals X @ W_{other.lower()}: you used the same weight for Q, K and V, "
+            f"or returned them out of order; {name} = X @ W_{name.lower()}.",
+            right[other],
+        )
+        for other in NAMES
+        if other != name
+    ]
+    W = weights[name]
+    out.append(
+        (
+            f"{name} = X @ W_{name.lower()}.T: the weights act on the right as they are, "
+            "without transposing.",
+            X @ W.T,
+        )
+    )
+    square = W.shape[0] == W.shape[1] and X.shape[-2] == W.shape[1]
+    out.append(
+        (
+            f"{name} = W_{name.lower()} @ X: the input comes first, X @ W.",
+            (W @ X.swapaxes(-1, -2)).swapaxes(-1, -2) if square else None,
+        )
+    )
+    return out
+
+
+class ProjectQKV(Check):
+    name = "project_qkv"
+    passed = "Q, K and V match on the song example."
+    passed_hidden = "matches on random shapes with batch axes."
+
+    def visible(self):
+        e = get_example("song")
+        return [Call((e.X, e.W_q, e.W_k, e.W_v))]
+
+    def hidden(self, rng):
+        calls = []
+        for _ in range(3):
+            T, d = (int(n) for n in rng.integers(2, 9, size=2))
+            X = rng.normal(size=(*random_shape(rng), T, d))
+            calls.append(Call((X, *(rng.normal(size=(d, d)) for _ in range(3)))))
+        return calls
+
+    def judge(self, call, got):
+        X, *Ws = call.args
+        if not isinstance(got, tuple | list) or len(got) != 3:
+            raise CheckFailed(f"{self.name}: return the three matrices as a tuple (Q, K, V).")
+        weights = dict(zip(NAMES, Ws, strict=True))
+        for name, g in zip(NAMES, got, strict=True):
+            compare(self.name, g, X @ weights[name], name, mistakes(X, weights, name))

@@ -1,0 +1,91 @@
+"""Step 4: splitting into heads and merging them back."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import reference as ref
+from ..examples import get_example
+from .core import Call, Check, compare, random_shape
+
+
+def split_mistakes(M, h: int) -> list:
+    """``(hint, wrong heads)`` for the known mistakes in splitting ``M`` into ``h`` heads."""
+    *lead, T, d = M.shape
+    d_k = d // h
+    return [
+        (
+            "reshaped straight to (..., h, T, d_k) without the transpose: reshape to "
+            "(..., T, h, d_k) first, then swap the T and h axes.",
+            M.reshape(*lead, h, T, d_k),
+        ),
+        (
+            "head i must own the contiguous columns i*d_k:(i+1)*d_k, not every h-th column.",
+            np.moveaxis(M.reshape(*lead, T, d_k, h), -1, -3),
+        ),
+        (
+            "the head axis must come before the token axis: shape (..., h, T, d_k).",
+            M.reshape(*lead, T, h, d_k),
+        ),
+    ]
+
+
+def merge_mistakes(H) -> list:
+    """``(hint, wrong merge)`` for the known mistakes in merging the heads ``H``."""
+    *lead, h, T, d_k = H.shape
+    return [
+        (
+            "reshaped without swapping the head and token axes back; merge_heads must undo "
+            "split_heads: swap axes -3 and -2, then reshape.",
+            H.reshape(*lead, T, h * d_k),
+        ),
+        (
+            "the heads are concatenated along the wrong axis; head i fills the columns "
+            "i*d_k:(i+1)*d_k of each token's row.",
+            np.concatenate(list(np.moveaxis(H, -3, 0)), axis=-2),
+        ),
+    ]
+
+
+def _random_input(rng):
+    """A random (..., T, h*d_k) matrix with leading batch axes, and its number of heads h."""
+    h, d_k, T = (int(n) for n in rng.integers(1, 5, size=3))
+    return rng.normal(size=(*random_shape(rng), T + 1, h * d_k)), h
+
+
+def _song_q():
+    e = get_example("song")
+    return e.X @ e.W_q
+
+
+class SplitHeads(Check):
+    name = "split_heads"
+    passed = "splits the song's Q into 1, 2 and 4 heads correctly."
+    passed_hidden = "splits random batched inputs correctly."
+
+    def visible(self):
+        return [Call((_song_q(), h)) for h in (2, 4, 1)]
+
+    def hidden(self, rng):
+        return [Call(_random_input(rng)) for _ in range(4)]
+
+    def judge(self, call, got):
+        M, h = call.args
+        compare(self.name, got, ref.split_heads(M, h), "the heads", split_mistakes(M, h))
+
+
+class MergeHeads(Check):
+    name = "merge_heads"
+    passed = "merge_heads(split_heads(Q, h)) gives back Q for h = 2 and 4."
+    passed_hidden = "undoes split_heads on random batched inputs."
+
+    def visible(self):
+        return [Call((ref.split_heads(_song_q(), h),)) for h in (2, 4)]
+
+    def hidden(self, rng):
+        return [Call((ref.split_heads(*_random_input(rng)),)) for _ in range(4)]
+
+    def judge(self, call, got):
+        (H,) = call.args
+        what = "merge_heads(split_heads(M))"
+        compare(self.name, got, ref.merge_heads(H), what, merge_mistakes(H))

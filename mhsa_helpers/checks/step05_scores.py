@@ -1,0 +1,58 @@
+"""Step 5: the scaled scores Z = Q·Kᵀ/√d_k."""
+
+from __future__ import annotations
+
+import math
+
+from .. import reference as ref
+from ..examples import get_example
+from .core import Call, Check, compare, random_shape
+
+
+def mistakes(Q, K) -> list:
+    """``(hint, wrong scores)`` for the known mistakes in scoring ``Q`` against ``K``."""
+    raw = Q @ K.swapaxes(-1, -2)  # (..., T_q, T_k)
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    out = [
+        ("the scores are not scaled: divide Q·Kᵀ by √d_k.", raw),
+        (
+            f"divided by √T (the sequence length, {T_k}), as the source article says; divide "
+            f"by √d_k = √{d_k}, the per-head key size.",
+            raw / math.sqrt(T_k),
+        ),
+        (f"divided by d_k = {d_k}; divide by its square root √d_k.", raw / d_k),
+        ("multiplied by √d_k; divide by it.", raw * math.sqrt(d_k)),
+        (
+            "computed K·Qᵀ: rows must be queries and columns keys, Q·Kᵀ.",
+            (K @ Q.swapaxes(-1, -2)).swapaxes(-1, -2) if T_q == T_k else None,
+        ),
+    ]
+    if T_q != T_k:
+        out.append((f"divided by √T_q = √{T_q}; divide by √d_k = √{d_k}.", raw / math.sqrt(T_q)))
+    return out
+
+
+class AttentionScores(Check):
+    name = "attention_scores"
+    passed = "Z = Q·Kᵀ/√d_k on the song's head 1 and on the six students."
+    passed_hidden = "matches on random shapes, batch axes and T_q != T_k."
+
+    def visible(self):
+        e = get_example("song")
+        Q, K, _ = ref.project_qkv(e.X, e.W_q, e.W_k, e.W_v)
+        s = get_example("students")
+        return [Call((ref.split_heads(Q, 2)[0], ref.split_heads(K, 2)[0])), Call((s.X, s.X))]
+
+    def hidden(self, rng):
+        calls = []
+        for _ in range(4):
+            T_q, T_k, d_k = (int(n) for n in rng.integers(2, 9, size=3))
+            lead = random_shape(rng)
+            Q, K = rng.normal(size=(*lead, T_q, d_k)), rng.normal(size=(*lead, T_k, d_k))
+            calls.append(Call((Q, K)))
+        return calls
+
+    def judge(self, call, got):
+        Q, K = call.args
+        compare(self.name, got, ref.attention_scores(Q, K), "Z", mistakes(Q, K))

@@ -1,0 +1,111 @@
+"""Step 6: the additive causal and padding masks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import reference as ref
+from .core import Call, Check, CheckFailed, compare, random_shape
+
+
+def causal_mistakes(T: int) -> list:
+    """``(hint, wrong mask)`` for the known mistakes in a causal mask of size ``T``."""
+    i = np.arange(T)[:, None]  # (T, 1) queries
+    j = np.arange(T)[None, :]  # (1, T) keys
+    return [
+        (
+            "the mask is flipped: −∞ goes above the diagonal, where key j > query i, so a token "
+            "cannot see the future.",
+            np.where(j < i, -np.inf, 0.0),
+        ),
+        (
+            "this is the anti-triangle drawn in the source article; mask where key j > query i "
+            "(above the main diagonal).",
+            np.where(i + j > T - 1, -np.inf, 0.0),
+        ),
+        (
+            "the diagonal is masked too: a token may attend to itself (j == i).",
+            np.where(j >= i, -np.inf, 0.0),
+        ),
+        (
+            "use -np.inf for blocked positions, not a large finite number.",
+            np.where(j > i, -1e9, 0.0),
+        ),
+        (
+            "the mask is additive: 0 where attention is allowed, -np.inf where it is blocked "
+            "(not 1 and 0, not booleans).",
+            np.where(j > i, 0.0, 1.0),
+        ),
+        (
+            "the mask is additive: 0 where attention is allowed, -np.inf where it is blocked "
+            "(not 0 and 1).",
+            (j > i).astype(float),
+        ),
+    ]
+
+
+def padding_mistakes(lengths, T: int) -> list:
+    """``(hint, wrong mask)`` for the known mistakes in a padding mask."""
+    L = np.asarray(lengths)
+    j = np.arange(T)  # (T,) key positions
+    off_by_one = "off by one: positions 0 … length-1 are real tokens, −∞ starts at position length."
+    return [
+        (
+            "the mask hides queries instead of keys: the padded positions are key columns, so "
+            "the mask has shape lengths.shape + (1, seq_len).",
+            np.where(j[:, None] >= L[..., None, None], -np.inf, 0.0),
+        ),
+        (off_by_one, np.where(j > L[..., None, None], -np.inf, 0.0)),
+        (off_by_one, np.where(j >= L[..., None, None] - 1, -np.inf, 0.0)),
+        (
+            "keep the query axis of size 1: the shape is lengths.shape + (1, seq_len), so the "
+            "mask broadcasts against the scores (..., T_q, T_k).",
+            np.where(j >= L[..., None], -np.inf, 0.0),
+        ),
+        (
+            "use -np.inf for blocked positions, not a large finite number.",
+            np.where(j >= L[..., None, None], -1e9, 0.0),
+        ),
+    ]
+
+
+class CausalMask(Check):
+    name = "causal_mask"
+    passed = "0 on and below the diagonal, −∞ above it."
+    passed_hidden = "correct for random sizes."
+
+    def visible(self):
+        return [Call((T,)) for T in (6, 1, 3)]
+
+    def hidden(self, rng):
+        return [Call((int(T),)) for T in rng.integers(2, 40, size=4)]
+
+    def judge(self, call, got):
+        (T,) = call.args
+        if isinstance(got, np.ndarray) and got.dtype == bool:
+            raise CheckFailed(
+                f"{self.name}: the mask is additive: 0.0 where attention is allowed and -np.inf "
+                "where it is blocked, not True/False."
+            )
+        compare(self.name, got, ref.causal_mask(T), "the causal mask", causal_mistakes(T))
+
+
+class PaddingMask(Check):
+    name = "padding_mask"
+    passed = "hides the key positions from each length on, with shape lengths.shape + (1, T)."
+    passed_hidden = "correct for random lengths and batch shapes."
+
+    def visible(self):
+        return [Call((4, 6)), Call((np.array([6, 3, 1]), 6))]
+
+    def hidden(self, rng):
+        calls = []
+        for _ in range(3):
+            T = int(rng.integers(2, 12))
+            calls.append(Call((rng.integers(0, T + 1, size=random_shape(rng)), T)))
+        return calls
+
+    def judge(self, call, got):
+        lengths, T = call.args
+        expected = ref.padding_mask(lengths, T)
+        compare(self.name, got, expected, "the padding mask", padding_mistakes(lengths, T))

@@ -1,0 +1,114 @@
+"""Step 8: the output of one head, softmax(Q·Kᵀ/√d_k + M)·V, and its weights."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import reference as ref
+from ..examples import get_example
+from . import step05_scores
+from .core import Call, Check, CheckFailed, as_pair, as_result, compare, random_shape
+
+
+def mistakes(Q, K, V, mask) -> list:
+    """``(hint, wrong output, wrong weights)`` for the known mistakes of one head."""
+    M = 0.0 if mask is None else mask
+    Z = ref.attention_scores(Q, K)
+    out = []
+    for hint, z in step05_scores.mistakes(Q, K):
+        if z is not None:
+            a = ref.softmax(z + M)
+            out.append((hint, a @ V, a))
+    a = ref.softmax(Z + M, axis=-2)
+    out.append(
+        (
+            "the softmax runs over the wrong axis: each row of the attention matrix "
+            "(one query) must sum to 1.",
+            a @ V,
+            a,
+        )
+    )
+    if mask is None:
+        return out
+    a = ref.softmax(Z)
+    out.append(("the mask is ignored: add it to the scores before the softmax.", a @ V, a))
+    with np.errstate(all="ignore"):
+        a = ref.softmax(Z) + M
+        out.append(
+            (
+                "the mask is added after the softmax; add it to the scores Z, then take the "
+                "softmax.",
+                a @ V,
+                a,
+            )
+        )
+        blocked = np.broadcast_to(np.isneginf(M), Z.shape)
+        a = np.where(blocked, 0.0, ref.softmax(Z))
+        out.append(
+            (
+                "the masked weights are zeroed after the softmax, so rows no longer sum to 1; "
+                "add the mask to the scores before the softmax.",
+                a @ V,
+                a,
+            )
+        )
+    return out
+
+
+def _song_head_1():
+    e = get_example("song")
+    return tuple(ref.split_heads(M, 2)[0] for M in ref.project_qkv(e.X, *e.weights[:3]))
+
+
+class AttentionHead(Check):
+    name = "attention_head"
+    passed = "output and weights match: students, song head 1, causal and padding masks."
+    passed_hidden = "matches on random shapes with and without masks."
+
+    def visible(self):
+        s = get_example("students")
+        Q, K, V = _song_head_1()
+        return [
+            Call((s.X, s.X, s.X)),
+            Call((Q, K, V)),
+            Call((Q, K, V, ref.causal_mask(6))),
+            Call((Q, K, V, ref.padding_mask(4, 6))),
+        ]
+
+    def hidden(self, rng):
+        calls = []
+        for kind in ("none", "causal", "padding"):
+            T, d_k, d_v = (int(n) for n in rng.integers(2, 7, size=3))
+            lead = random_shape(rng)
+            Q, K = (rng.normal(size=(*lead, T, d_k)) for _ in range(2))
+            V = rng.normal(size=(*lead, T, d_v))
+            if kind == "none":
+                calls.append(Call((Q, K, V)))
+            elif kind == "causal":
+                calls.append(Call((Q, K, V, ref.causal_mask(T))))
+            else:
+                calls.append(Call((Q, K, V, ref.padding_mask(int(rng.integers(1, T + 1)), T))))
+        return calls
+
+    def judge(self, call, got):
+        Q, K, V, *rest = call.args
+        mask = rest[0] if rest else None
+        exp_out, exp_A = ref.attention_head(Q, K, V, mask)
+        out, A = as_pair(self.name, got)
+        out = as_result(self.name, out, "the output")
+        A = as_result(self.name, A, "the attention weights")
+        if out.shape == exp_A.shape and A.shape == exp_out.shape and out.shape != A.shape:
+            raise CheckFailed(f"{self.name}: return (output, weights) in this order.")
+        if mask is not None and np.isnan(out).any() and not np.isnan(exp_out).any():
+            if np.isneginf(A).any():
+                raise CheckFailed(
+                    f"{self.name}: the weights hold −∞, so the mask was added after the "
+                    "softmax; add it to the scores Z, then take the softmax."
+                )
+            raise CheckFailed(
+                f"{self.name}: the output has NaN: −∞ went into K or V (or was multiplied); "
+                "the mask is added to the scores Z, never to K or V."
+            )
+        known = mistakes(Q, K, V, mask)
+        compare(self.name, A, exp_A, "the attention weights", [(h, a) for h, _, a in known])
+        compare(self.name, out, exp_out, "the output", [(h, o) for h, o, _ in known])

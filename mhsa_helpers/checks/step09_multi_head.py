@@ -1,0 +1,104 @@
+"""Step 9: the whole multi-head layer, heads concatenated and projected by W_O."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import reference as ref
+from ..examples import get_example
+from .core import Call, Check, as_pair, compare, random_shape
+
+
+def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
+    """``(hint, wrong output, wrong weights)`` for the known mistakes of the layer."""
+    Q, K, V = ref.project_qkv(X, W_q, W_k, W_v)
+    d_model = X.shape[-1]
+    d_k = d_model // h
+    m4 = None if mask is None or np.ndim(mask) <= 2 else np.expand_dims(mask, -3)
+
+    def run(Qh, Kh, Vh, merge=ref.merge_heads, W_out=W_o, scale=None):
+        with np.errstate(all="ignore"):
+            if scale is None:
+                out, A = ref.attention_head(Qh, Kh, Vh, m4)
+            else:
+                A = ref.softmax(Qh @ Kh.swapaxes(-1, -2) / scale + (0 if m4 is None else m4))
+                out = A @ Vh  # (..., h, T, d_k)
+        return (merge(out) @ W_out if W_out is not None else merge(out)), A
+
+    def bad_split(M):
+        *lead, T, _ = M.shape
+        return M.reshape(*lead, h, T, d_k)
+
+    def bad_merge(H):
+        *lead, _, T, _ = H.shape
+        return H.reshape(*lead, T, h * d_k)
+
+    Qh, Kh, Vh = (ref.split_heads(M, h) for M in (Q, K, V))  # (..., h, T, d_k) each
+    out = [
+        (
+            "the output projection W_O is missing: multiply the concatenated heads by W_O.",
+            *run(Qh, Kh, Vh, W_out=None),
+        ),
+        (
+            "the heads are split by reshaping without the transpose: use split_heads "
+            "(reshape to (..., T, h, d_k), then swap the T and h axes).",
+            *run(bad_split(Q), bad_split(K), bad_split(V), merge=bad_merge),
+        ),
+        (
+            "the heads are merged by reshaping without swapping the axes back: use merge_heads.",
+            *run(Qh, Kh, Vh, merge=bad_merge),
+        ),
+        (
+            "the same weight is used for Q, K and V: Q = X·W_Q, K = X·W_K, V = X·W_V.",
+            *run(Qh, Qh, Qh),
+        ),
+        (
+            f"the scores are divided by √d_model = √{d_model}; each head divides by its own "
+            f"√d_k = √{d_k}.",
+            *run(Qh, Kh, Vh, scale=math.sqrt(d_model)),
+        ),
+        ("the scores are not scaled: divide Q·Kᵀ by √d_k.", *run(Qh, Kh, Vh, scale=1.0)),
+    ]
+    if mask is not None:
+        with np.errstate(all="ignore"):
+            ignored = ref.multi_head_self_attention(X, W_q, W_k, W_v, W_o, h)
+        out.append(("the mask is ignored: pass it on to every head's scores.", *ignored))
+    return out
+
+
+class MultiHeadSelfAttention(Check):
+    name = "multi_head_self_attention"
+    passed = "the layer matches on the song (1, 2, 4 heads, causal) and the question sentence."
+    passed_hidden = "matches on random shapes, batch axes and heads."
+
+    def visible(self):
+        e = get_example("song")
+        q = get_example("question")
+        return [
+            *(Call((e.X, *e.weights, h)) for h in (2, 1, 4)),
+            Call((e.X, *e.weights, 2, ref.causal_mask(6))),
+            Call((q.X, *q.weights, 4, ref.causal_mask(q.T))),
+        ]
+
+    def hidden(self, rng):
+        calls = []
+        for masked in (False, True, True):
+            h, d_k, T = (int(n) for n in rng.integers(2, 5, size=3))
+            T += 1
+            d = h * d_k
+            X = rng.normal(size=(*random_shape(rng, 1), T, d))
+            Ws = [rng.normal(size=(d, d)) / math.sqrt(d) for _ in range(4)]
+            calls.append(Call((X, *Ws, h, ref.causal_mask(T)) if masked else (X, *Ws, h)))
+        return calls
+
+    def judge(self, call, got):
+        X, W_q, W_k, W_v, W_o, h, *rest = call.args
+        mask = rest[0] if rest else None
+        out, A = as_pair(self.name, got)
+        exp_out, exp_A = ref.multi_head_self_attention(X, W_q, W_k, W_v, W_o, h, mask)
+        known = mistakes(X, W_q, W_k, W_v, W_o, h, mask)
+        what = "the attention weights (..., h, T, T)"
+        compare(self.name, A, exp_A, what, [(hint, a) for hint, _, a in known])
+        compare(self.name, out, exp_out, "the output", [(hint, o) for hint, o, _ in known])

@@ -1,0 +1,90 @@
+"""Capstone: multi-query attention and the size of the KV cache."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import reference as ref
+from ..examples import get_example
+from .core import Call, Check, CheckFailed, Opaque, as_pair, compare, random_shape
+
+
+class MultiQueryAttention(Check):
+    name = "multi_query_attention"
+    passed = "one shared K and V for all heads; matches on the question sentence."
+    passed_hidden = "matches on random shapes."
+
+    def visible(self):
+        q = get_example("question")
+        rng = np.random.default_rng(3)
+        calls = []
+        for h in (2, 4):
+            d_k = q.d_model // h
+            W_k = ref.init_weights(q.d_model, d_k, rng)
+            W_v = ref.init_weights(q.d_model, d_k, rng)
+            args = (q.X, q.W_q, W_k, W_v, q.W_o, h)
+            calls += [Call(args), Call((*args, ref.causal_mask(q.T)))]
+        return calls
+
+    def hidden(self, rng):
+        calls = []
+        for _ in range(3):
+            h, d_k, T = (int(n) for n in rng.integers(2, 5, size=3))
+            d = h * d_k
+            X = rng.normal(size=(*random_shape(rng, 1), T, d))
+            W_q, W_o = (rng.normal(size=(d, d)) for _ in range(2))
+            W_k, W_v = (rng.normal(size=(d, d_k)) for _ in range(2))
+            calls.append(Call((X, W_q, W_k, W_v, W_o, h, ref.causal_mask(T))))
+        return calls
+
+    def judge(self, call, got):
+        X, W_q, W_k, W_v, W_o, h, *rest = call.args
+        mask = rest[0] if rest else None
+        out, A = as_pair(self.name, got)
+        exp_out, exp_A = ref.multi_query_attention(X, W_q, W_k, W_v, W_o, h, mask)
+        Qh = ref.split_heads(X @ W_q, h)  # (..., h, T, d_k)
+        K, V = (X @ W_k)[..., None, :, :], (X @ W_v)[..., None, :, :]  # (..., 1, T, d_k)
+        no_wo, _ = ref.attention_head(Qh, K, V, mask)
+        known = [("the output projection W_O is missing.", ref.merge_heads(no_wo))]
+        compare(self.name, A, exp_A, "the attention weights (..., h, T, T)")
+        compare(self.name, out, exp_out, "the output", known)
+
+
+class KVCacheSize(Check):
+    name = "kv_cache_size"
+    passed = "2·T·d_model numbers for multi-head, 2·T·d_k for multi-query."
+    passed_hidden = "correct on random sizes."
+
+    def visible(self):
+        return self._calls([(6, 4, 2), (1024, 512, 8), (10, 12, 3)])
+
+    def hidden(self, rng):
+        sizes = []
+        for _ in range(4):
+            h, d_k = (int(n) for n in rng.integers(1, 17, size=2))
+            sizes.append((int(rng.integers(1, 5000)), h * d_k, h))
+        return self._calls(sizes)
+
+    @staticmethod
+    def _calls(sizes):
+        return [Call((T, d, h, mq)) for T, d, h in sizes for mq in (False, True)]
+
+    def judge(self, call, got):
+        T, d, h, mq = call.args
+        expected = ref.kv_cache_size(T, d, h, mq)
+        if isinstance(got, bool) or not isinstance(got, numbers.Real):
+            kind = got.type_name if isinstance(got, Opaque) else type(got).__name__
+            raise CheckFailed(f"{self.name} should return a whole number, but returned {kind}.")
+        if got == expected:
+            return
+        hint = ""
+        if mq and got == 2 * T * d:
+            hint = " With one shared K/V head, each token caches 2·d_k numbers."
+        if got in (T * d, T * d // h):
+            hint = " Both K and V are cached: count them twice."
+        raise CheckFailed(
+            f"{self.name}({T}, {d}, {h}, multi_query={mq}) returned {got!r}, "
+            f"expected {expected}.{hint}"
+        )

@@ -1,0 +1,269 @@
+"""The course's exercises: the one list that everything else reads.
+
+Every exercise is one function the learner writes. The reference exports
+(:mod:`mhsa_helpers.reference`), the checks, the progress report, the
+explorer, the grading (which test cell grades which function, for how many
+points, with which hidden seed) and the tables of the README and of the
+start-here notebook all come from :data:`EXERCISES` and :data:`NOTEBOOKS`.
+
+Adding an exercise means: an entry here, a reference function, a check
+(``mhsa_helpers/checks/``) and its cells in a notebook source (``course/``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "EXERCISES",
+    "NOTEBOOKS",
+    "Exercise",
+    "Notebook",
+    "by_grade_id",
+    "exercise",
+    "forbidden",
+    "names",
+    "of_notebook",
+]
+
+
+@dataclass(frozen=True)
+class Notebook:
+    """One notebook of the course.
+
+    Attributes
+    ----------
+    stem : str
+        File name without ``.ipynb``, e.g. ``"07_softmax"``.
+    step : str
+        What the notebook teaches, as the tables list it.
+    """
+
+    stem: str
+    step: str
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One function the learner writes, and how it is graded.
+
+    Attributes
+    ----------
+    name : str
+        The function's name (the contract of COURSE.md).
+    notebook : str
+        Stem of the notebook that asks for it.
+    signature : str
+        Its parameters, as the tables show them.
+    returns : str
+        What it returns, as the tables show it.
+    grade_id : str
+        nbgrader id of the test cell that grades it (named after behaviour).
+    points : int
+        Points of that test cell.
+    checks : str
+        The test cell's docstring: ``"Check that …"``.
+    hidden_seed : int
+        Seed of the hidden tests' random inputs.
+    """
+
+    name: str
+    notebook: str
+    signature: str
+    returns: str
+    grade_id: str
+    points: int
+    checks: str
+    hidden_seed: int
+
+    @property
+    def answer_id(self) -> str:
+        """nbgrader id of the answer cell."""
+        return f"{self.name}_answer"
+
+    @property
+    def may_use(self) -> tuple[str, ...]:
+        """Reference functions the answer may call through ``mh``: those of earlier notebooks."""
+        earlier = [nb.stem for nb in NOTEBOOKS]
+        earlier = earlier[: earlier.index(self.notebook)]
+        return tuple(e.name for e in EXERCISES if e.notebook in earlier)
+
+
+NOTEBOOKS: tuple[Notebook, ...] = (
+    Notebook("00_start_here", "what the course is, how to check your work, your progress"),
+    Notebook("01_input", "1. the input: token vectors + positional encoding"),
+    Notebook("02_parameters", "2. the learnable parameters $W_Q, W_K, W_V, W_O$"),
+    Notebook("03_qkv", "3. queries, keys and values"),
+    Notebook("04_heads", "4. dividing into heads"),
+    Notebook("05_scores", "5. the score matrix $Z = QK^\\top/\\sqrt{d_k}$"),
+    Notebook("06_masking", "6. masking"),
+    Notebook("07_softmax", "7. the attention matrix"),
+    Notebook("08_head_output", "8. the output of a head"),
+    Notebook("09_multi_head", "9. concatenating the heads, output projection"),
+    Notebook("10_capstone", "the whole layer, an explorer, multi-query attention"),
+)
+
+EXERCISES: tuple[Exercise, ...] = (
+    Exercise(
+        "positional_encoding",
+        "01_input",
+        "(seq_len, d_model)",
+        "`(seq_len, d_model)` sinusoidal encoding",
+        "positional_encoding_matches_formula",
+        2,
+        "Check that positional_encoding matches the sinusoidal formula of the paper.",
+        1101,
+    ),
+    Exercise(
+        "init_weights",
+        "02_parameters",
+        "(d_in, d_out, rng)",
+        "`(d_in, d_out)` Glorot-uniform matrix",
+        "init_weights_glorot_uniform",
+        2,
+        "Check that init_weights is Glorot-uniform, shaped (d_in, d_out) and reproducible "
+        "from rng.",
+        2202,
+    ),
+    Exercise(
+        "project_qkv",
+        "03_qkv",
+        "(X, W_q, W_k, W_v)",
+        "`(Q, K, V)`, each `(..., T, d_model)`",
+        "project_qkv_uses_each_weight_on_the_right",
+        2,
+        "Check that project_qkv returns (X @ W_q, X @ W_k, X @ W_v), each weight on the right.",
+        3303,
+    ),
+    Exercise(
+        "split_heads",
+        "04_heads",
+        "(M, n_heads)",
+        "`(..., h, T, d_k)`",
+        "split_heads_head_i_owns_its_columns",
+        2,
+        "Check that split_heads gives head i the columns i*d_k:(i+1)*d_k, shape (..., h, T, d_k).",
+        4404,
+    ),
+    Exercise(
+        "merge_heads",
+        "04_heads",
+        "(H)",
+        "`(..., T, h*d_k)`, undoing `split_heads`",
+        "merge_heads_undoes_split_heads",
+        2,
+        "Check that merge_heads(split_heads(M, h)) gives back M (feedback names the likely "
+        "mistake).",
+        4405,
+    ),
+    Exercise(
+        "attention_scores",
+        "05_scores",
+        "(Q, K)",
+        "`(..., T_q, T_k)` = Q·Kᵀ/√d_k",
+        "attention_scores_divides_by_sqrt_d_k",
+        2,
+        "Check that attention_scores is Q·Kᵀ/√d_k (the feedback names a wrong scale or "
+        "orientation).",
+        5505,
+    ),
+    Exercise(
+        "causal_mask",
+        "06_masking",
+        "(seq_len)",
+        "`(T, T)` additive mask (0 / −∞)",
+        "causal_mask_blocks_the_future",
+        2,
+        "Check that causal_mask puts -inf above the diagonal only (the feedback names a flipped "
+        "mask).",
+        6606,
+    ),
+    Exercise(
+        "padding_mask",
+        "06_masking",
+        "(lengths, seq_len)",
+        "additive mask of shape `lengths.shape + (1, seq_len)`",
+        "padding_mask_blocks_padded_keys",
+        2,
+        "Check that padding_mask hides the padded key columns, shape lengths.shape + (1, seq_len).",
+        6607,
+    ),
+    Exercise(
+        "softmax",
+        "07_softmax",
+        "(Z, axis=-1)",
+        "rows sum to 1, stable",
+        "softmax_rows_sum_to_one",
+        3,
+        "Check that softmax rows sum to one, stay stable for large scores and masked rows.",
+        7707,
+    ),
+    Exercise(
+        "attention_head",
+        "08_head_output",
+        "(Q, K, V, mask=None)",
+        "`(output, weights)`",
+        "attention_head_weights_then_values",
+        3,
+        "Check that attention_head returns (softmax(QKᵀ/√d_k + M) V, weights), mask on the scores.",
+        8808,
+    ),
+    Exercise(
+        "multi_head_self_attention",
+        "09_multi_head",
+        "(X, W_q, W_k, W_v, W_o, n_heads, mask=None)",
+        "`(output (..., T, d_model), weights (..., h, T, T))`",
+        "multi_head_self_attention_matches_reference",
+        4,
+        "Check that the whole layer matches the reference on the song and the question sentence.",
+        9909,
+    ),
+    Exercise(
+        "multi_query_attention",
+        "10_capstone",
+        "(X, W_q, W_k, W_v, W_o, n_heads, mask=None)",
+        "`(output, weights)` with one K/V head shared by all heads",
+        "multi_query_attention_shares_one_kv_head",
+        3,
+        "Check that multi_query_attention shares one K and V across the heads.",
+        1010,
+    ),
+    Exercise(
+        "kv_cache_size",
+        "10_capstone",
+        "(seq_len, d_model, n_heads, multi_query=False)",
+        "numbers cached for K and V per sequence and layer",
+        "kv_cache_size_counts_k_and_v",
+        1,
+        "Check that kv_cache_size counts K and V for multi-head and multi-query attention.",
+        1011,
+    ),
+)
+
+
+def names() -> list[str]:
+    """Every exercise's function name, in course order."""
+    return [e.name for e in EXERCISES]
+
+
+def exercise(name: str) -> Exercise:
+    """The exercise whose function is ``name``."""
+    for e in EXERCISES:
+        if e.name == name:
+            return e
+    raise KeyError(f"no exercise named {name!r}; the exercises are {', '.join(names())}.")
+
+
+def by_grade_id(grade_id: str) -> Exercise | None:
+    """The exercise graded by the test cell ``grade_id``, or None."""
+    return next((e for e in EXERCISES if e.grade_id == grade_id), None)
+
+
+def of_notebook(stem: str) -> list[Exercise]:
+    """The exercises of one notebook, in order."""
+    return [e for e in EXERCISES if e.notebook == stem]
+
+
+def forbidden(name: str) -> frozenset[str]:
+    """Reference functions an answer for ``name`` may not call: all but the earlier ones."""
+    return frozenset(names()) - set(exercise(name).may_use)

@@ -1,0 +1,50 @@
+"""A learner's progress across all exercises, without any nbgrader server.
+
+The answer cells of every saved notebook run in one child process (a fork
+per notebook, :mod:`mhsa_helpers.run`); the visible check of each exercise
+judges what they returned here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .answers import answer_sources
+from .exercises import NOTEBOOKS, of_notebook
+from .run import Job, judge, run_answers
+
+__all__ = ["progress", "show_progress"]
+
+
+def progress(directory=".", timeout: float = 30.0) -> list[tuple[str, str, str]]:
+    """Rows ``(notebook, function, status)`` for every exercise; status "pass" or why not."""
+    directory = Path(directory)
+    rows, jobs = [], []
+    for nb in NOTEBOOKS:
+        exercises = of_notebook(nb.stem)
+        path = directory / f"{nb.stem}.ipynb"
+        if exercises and path.exists():
+            jobs.append(Job(nb.stem, answer_sources(path), [(e.name, None) for e in exercises]))
+    results = run_answers(jobs, timeout=timeout)
+    for nb in NOTEBOOKS:
+        for e in of_notebook(nb.stem):
+            result = results.get(nb.stem)
+            if result is None:
+                status = "notebook not found"
+            elif result.error:
+                status = result.error
+            else:
+                status = judge(e.name, None, result.outcomes[(e.name, None)]) or "pass"
+            rows.append((nb.stem, e.name, status))
+    return rows
+
+
+def show_progress(directory=".") -> None:
+    """Print the progress table: one line per exercise, a tick where it passes."""
+    rows = progress(directory)
+    done = sum(status == "pass" for *_, status in rows)
+    for stem, name, status in rows:
+        mark = "\u2713" if status == "pass" else "\u2717"
+        detail = "" if status == "pass" else f"  \u2014 {status}"
+        print(f"{mark} {stem:<15} {name:<26}{detail}")
+    print(f"\n{done} of {len(rows)} exercises pass.")
