@@ -8,17 +8,14 @@
 * :func:`events`: what happened while grading, read from the autograded
   notebooks: endless loops stopped, memory exhausted, output cut, stderr,
   monkeypatching or calls to the reference caught by the checks.
-* :func:`verify`: every exercise run again in a fresh Python process where the
-  submission's answer cells cannot reach the checks; a test cell that passed
-  in the kernel but fails there loses its points.
+* :func:`verify`: every exercise run again: the answer cells in a child
+  process that returns values, judged by the checks in this one; a test cell
+  that passed in the kernel but fails there loses its points.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -109,92 +106,50 @@ def events(autograded: Path) -> list:
     return list(dict.fromkeys(found))
 
 
-_RUNNER = r"""
-import contextlib, io, json, os, sys, types
-import numpy as np
-from autograders import checks as _checks
-# Taken before any submitted code runs: the answer cells cannot reach this object.
-checks = types.SimpleNamespace(**{n: getattr(_checks, n) for n in _checks.__all__})
+def verify(source: Path, submission: Path, timeout: float = 30.0) -> dict:
+    """``{notebook: {grade_id: (status, message)}}`` from a clean re-run of every exercise.
 
+    The submission's answer cells run in a child process (one fork per
+    notebook, with the grading kernel's memory limit), with the namespace
+    the notebook gives them; the visible and hidden checks of every graded
+    exercise judge the returned values here. Status "pass", "fail" (the
+    message says why) or "unverifiable" (the re-run itself could not run).
+    """
+    from autograders.kernel import MEMORY_LIMIT
+    from mhsa_helpers.exercises import by_grade_id
+    from mhsa_helpers.run import Job, judge, run_answers
 
-def run(answers, tests):
-    ns = {"np": np, "__name__": "__main__"}
-    sink = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            for src in answers:
-                exec(compile(src, "<answer>", "exec"), ns)
-    except BaseException as exc:
-        return {gid: ["unverifiable", f"answer cells fail here: {type(exc).__name__}"]
-                for gid, _ in tests}
-    results = {}
-    for gid, src in tests:
-        ns["checks"] = checks
-        try:
-            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-                exec(compile(src, "<test>", "exec"), ns)
-            results[gid] = ["pass", ""]
-        except AssertionError as exc:
-            results[gid] = ["fail", str(exc)[:200]]
-        except BaseException as exc:
-            results[gid] = ["unverifiable", f"{type(exc).__name__}: {str(exc)[:120]}"]
-    return results
-
-
-out = {}
-for stem, answers, tests in json.loads(sys.stdin.read()):
-    r, w = os.pipe()
-    pid = os.fork()  # a fresh copy per notebook: one notebook's code cannot touch another's
-    if pid == 0:
-        os.close(r)
-        import resource, signal
-        limit = int(os.environ.get("MHSA_GRADER_MEMORY", 3 * 2**30))
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        signal.alarm(30)  # an endless loop dies here; the parent reports it unverifiable
-        data = json.dumps(run(answers, tests)).encode()
-        with os.fdopen(w, "wb") as f:
-            f.write(data)
-        os._exit(0)
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        data = f.read()
-    os.waitpid(pid, 0)
-    out[stem] = json.loads(data) if data else {
-        gid: ["unverifiable", "the clean re-run died"] for gid, _ in tests}
-sys.__stdout__.write("\n" + json.dumps(out) + "\n")
-"""
-
-
-def verify(source: Path, submission: Path, timeout: float = 300.0) -> dict:
-    """{notebook: {grade_id: (status, message)}} from a clean re-run of every exercise."""
-    jobs = []
+    graded, jobs = {}, []
     for src_path in sorted(source.glob("*.ipynb")):
-        sub = read(submission / src_path.name)
-        src = read(src_path)
+        sub, src = read(submission / src_path.name), read(src_path)
         if sub is None or src is None:
             continue
-        tests = [
-            (_nbg(c)["grade_id"], c.source)
+        exercises = [
+            by_grade_id(_nbg(c)["grade_id"])
             for c in src.cells
             if _nbg(c).get("grade") and c.cell_type == "code"
         ]
+        exercises = [e for e in exercises if e is not None]
+        if not exercises:
+            continue
         answers = [c.source for c in sub.cells if _nbg(c).get("solution") and c.cell_type == "code"]
-        if tests:
-            jobs.append((src_path.stem, answers, tests))
-    if not jobs:
-        return {}
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-c", _RUNNER],
-            input=json.dumps(jobs),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        res = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError):
-        res = {
-            stem: {gid: ["unverifiable", "the clean re-run did not finish"] for gid, _ in tests}
-            for stem, _, tests in jobs
-        }
-    return {stem: {gid: tuple(v) for gid, v in r.items()} for stem, r in res.items()}
+        tests = [(e.name, seed) for e in exercises for seed in (None, e.hidden_seed)]
+        graded[src_path.stem] = exercises
+        jobs.append(Job(src_path.stem, answers, tests))
+    results = run_answers(jobs, timeout=timeout, memory=MEMORY_LIMIT)
+    out = {}
+    for stem, exercises in graded.items():
+        result = results[stem]
+        out[stem] = {}
+        for e in exercises:
+            if result.error is not None:
+                status = "unverifiable" if result.unverifiable else "fail"
+                out[stem][e.grade_id] = (status, result.error)
+                continue
+            verdicts = [
+                judge(e.name, seed, result.outcomes[(e.name, seed)])
+                for seed in (None, e.hidden_seed)
+            ]
+            failed = next((v for v in verdicts if v is not None), None)
+            out[stem][e.grade_id] = ("pass", "") if failed is None else ("fail", failed[:200])
+    return out

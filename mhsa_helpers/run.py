@@ -53,11 +53,13 @@ class NotebookResult:
     ``error`` says why nothing could be run (the answer cells raised, the
     notebook timed out, ran out of memory or ended its process); otherwise
     ``outcomes[(exercise, seed)]`` holds the outcome of every call, or the
-    string ``"not defined"``.
+    string ``"not defined"``. ``unverifiable`` is set when the child itself
+    could not run (nothing the answers did).
     """
 
     error: str | None = None
     outcomes: dict = field(default_factory=dict)
+    unverifiable: bool = False
 
 
 # --------------------------------------------------------------------------
@@ -113,7 +115,7 @@ def run_answers(jobs: list[Job], timeout: float = 30.0, memory: int | None = Non
         results = _SafeUnpickler(io.BytesIO(proc.stdout)).load()
     except Exception as exc:  # the child itself failed: every notebook says so
         why = f"the checks could not run ({type(exc).__name__})"
-        return {j.stem: NotebookResult(error=why) for j in jobs}
+        return {j.stem: NotebookResult(error=why, unverifiable=True) for j in jobs}
     return results
 
 

@@ -1,47 +1,45 @@
-"""The checks pass the reference, and name each listed mistake (fast, no nbgrader)."""
+"""The checks pass the course's solutions and name each listed mistake (fast, in-process)."""
 
 import numpy as np
 import pytest
 
-from autograders import checks
-from autograders.progress import EXERCISES, load_answers
-from tests.mistakes import MISTAKES, WARNING_BUT_CORRECT
+from mhsa_helpers import checks
+from mhsa_helpers.answers import answer_namespace, load_answers
+from mhsa_helpers.exercises import EXERCISES, names
+from tests.mistakes import HOSTILE, MISTAKES, WARNING_BUT_CORRECT
 from tests.nbgrader_course import SOLUTIONS
-
-# Every exercise of the course that has a visible and a hidden check, in course order.
-FUNCTIONS = [n for names in EXERCISES.values() for n in names if n != "kv_cache_size"]
 
 
 def load(source, name):
-    namespace = {"np": np}
+    """The function ``name`` defined by an answer cell, run as the notebook runs it."""
+    namespace = answer_namespace()
     exec(source, namespace)
     return namespace[name]
 
 
 def solution(name):
-    """The instructor's answer for ``name``, from the solutions notebooks."""
-    for path in sorted(SOLUTIONS.glob("*.ipynb")):
-        if path.stem in ("00_start_here",):
-            continue
-        found = load_answers(path)
-        if name in found:
-            return found[name]
-    raise LookupError(name)
+    """The instructor's answer for exercise ``name``, from its solution notebook."""
+    (e,) = [e for e in EXERCISES if e.name == name]
+    return load_answers(SOLUTIONS / f"{e.notebook}.ipynb")[name]
 
 
-@pytest.mark.parametrize("name", FUNCTIONS)
+def test_every_exercise_has_exactly_one_check():
+    assert sorted(checks.CHECKS) == sorted(names())
+
+
+@pytest.mark.parametrize("name", names())
 def test_solutions_pass_visible_and_hidden(name, capsys):
     fn = solution(name)
-    getattr(checks, f"check_{name}")(fn)
-    getattr(checks, f"check_{name}_hidden")(fn, seed=7)
+    checks.check(name, fn)
+    checks.check_hidden(name, fn)
     assert capsys.readouterr().out.count("\u2713") == 2
 
 
 @pytest.mark.parametrize("mistake", sorted(MISTAKES))
 def test_visible_check_names_the_mistake(mistake):
     _, name, source, hint = MISTAKES[mistake]
-    with pytest.raises(AssertionError, match=None) as info:
-        getattr(checks, f"check_{name}")(load(source, name))
+    with pytest.raises(AssertionError) as info:
+        checks.check(name, load(source, name))
     assert hint in str(info.value), str(info.value)
 
 
@@ -49,7 +47,7 @@ def test_visible_check_names_the_mistake(mistake):
 def test_hidden_check_fails_the_mistake(mistake):
     _, name, source, _ = MISTAKES[mistake]
     with pytest.raises(AssertionError):
-        getattr(checks, f"check_{name}_hidden")(load(source, name), seed=11)
+        checks.check_hidden(name, load(source, name))
 
 
 def test_unimplemented_answer_says_so():
@@ -57,19 +55,18 @@ def test_unimplemented_answer_says_so():
         raise NotImplementedError()
 
     with pytest.raises(AssertionError, match="not implemented yet"):
-        checks.check_softmax(softmax)
+        checks.check("softmax", softmax)
 
 
 def test_correct_answer_with_warnings_passes_without_stderr(capfd):
     _, name, source = WARNING_BUT_CORRECT
-    checks.check_softmax(load(source, name))
+    checks.check(name, load(source, name))
     assert capfd.readouterr().err == ""
 
 
-def test_kv_cache_size_check():
-    checks.check_kv_cache_size(solution("kv_cache_size"))
+def test_kv_cache_size_counts_k_and_v():
     with pytest.raises(AssertionError, match="Both K and V"):
-        checks.check_kv_cache_size(lambda T, d, h, mq=False: T * d)
+        checks.check("kv_cache_size", lambda T, d, h, mq=False: T * d)
 
 
 @pytest.mark.parametrize(
@@ -94,6 +91,12 @@ def test_kv_cache_size_check():
             "not from a normal distribution",
         ),
         (
+            "init_weights",
+            "def init_weights(a, b, rng):\n"
+            "    return rng.uniform(0, np.sqrt(6 / (a + b)), (a, b))\n",
+            "no value is negative",
+        ),
+        (
             "causal_mask",
             "def causal_mask(T):\n    i, j = np.indices((T, T))\n"
             "    return np.where(i + j > T - 1, -np.inf, 0.0)\n",
@@ -109,41 +112,64 @@ def test_kv_cache_size_check():
             "def attention_scores(Q, K):\n    return Q @ np.swapaxes(K, -1, -2) / Q.shape[-1]\n",
             "its square root",
         ),
+        (
+            "softmax",
+            "def softmax(Z, axis=-1):\n    return Z\n",
+            "differs from the reference, first at index (0, 0)",
+        ),
     ],
 )
 def test_more_mistakes_named(name, source, hint):
     with pytest.raises(AssertionError) as info:
-        getattr(checks, f"check_{name}")(load(source, name))
+        checks.check(name, load(source, name))
     assert hint in str(info.value), str(info.value)
 
 
-@pytest.mark.parametrize("case", ["calls_reference"])
-def test_calling_the_reference_is_named(case):
-    from tests.mistakes import HOSTILE
-
-    _, name, source, hint = HOSTILE[case]
+def test_messages_speak_plain_numbers_not_numpy_reprs():
     with pytest.raises(AssertionError) as info:
-        getattr(checks, f"check_{name}")(load(source, name))
+        checks.check("softmax", load("def softmax(Z, axis=-1):\n    return Z\n", "softmax"))
+    assert "np.float64" not in str(info.value) and "np.int64" not in str(info.value)
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_answers_are_named(case):
+    _, name, source, hint = HOSTILE[case]
+    genuine = np.allclose, np.isclose, np.testing.assert_allclose
+    try:
+        with pytest.raises(AssertionError) as info:
+            checks.check(name, load(source, name))
+    finally:
+        np.allclose, np.isclose, np.testing.assert_allclose = genuine
     assert hint in str(info.value)
 
 
-def test_patched_numpy_fails_every_check():
-    original = np.allclose
-    np.allclose = lambda *a, **k: True
-    try:
-        with pytest.raises(AssertionError, match=r"numpy\.allclose has been replaced"):
-            checks.check_softmax(solution("softmax"))
-    finally:
-        np.allclose = original
-    checks.check_softmax(solution("softmax"))
+@pytest.mark.parametrize(
+    "name, used",
+    [
+        ("attention_head", "mh.softmax(mh.attention_scores(Q, K) + (0 if mask is None else mask))"),
+        ("multi_query_attention", "mh.multi_head_self_attention(X, W_q, Wk, Wv, W_o, n_heads, mask)"),
+    ],
+)
+def test_earlier_steps_of_the_reference_may_be_used(name, used):
+    """The registry allows every function of an earlier notebook through ``mh``."""
+    sources = {
+        "attention_head": f"def attention_head(Q, K, V, mask=None):\n    A = {used}\n"
+        "    return A @ V, A\n",
+        "multi_query_attention": "def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads,"
+        " mask=None):\n    Wk, Wv = np.tile(W_k, n_heads), np.tile(W_v, n_heads)\n"
+        f"    return {used}\n",
+    }
+    checks.check(name, load(sources[name], name))
 
 
-def test_earlier_steps_of_the_reference_may_be_used():
-    import mhsa_helpers as mh
-
-    def attention_head(Q, K, V, mask=None):  # own head, reference softmax from step 7
-        Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
-        A = mh.softmax(Z if mask is None else Z + mask)
-        return A @ V, A
-
-    checks.check_attention_head(attention_head)
+def test_the_exercise_itself_and_later_ones_may_not_be_used():
+    source = "def attention_head(Q, K, V, mask=None):\n    return mh.attention_head(Q, K, V, mask)\n"
+    with pytest.raises(AssertionError, match=r"reference mhsa_helpers\.attention_head"):
+        checks.check("attention_head", load(source, "attention_head"))
+    source = (
+        "def attention_scores(Q, K):\n"
+        "    return mh.attention_head(Q, K, np.eye(K.shape[-2]))[0] * 0 + Q @ K.swapaxes(-1, -2)"
+        " / np.sqrt(Q.shape[-1])\n"
+    )
+    with pytest.raises(AssertionError, match=r"reference mhsa_helpers\.attention_head"):
+        checks.check("attention_scores", load(source, "attention_scores"))

@@ -3,7 +3,7 @@
 import pytest
 
 import mhsa_helpers as mh
-from mhsa_helpers.widgets import STEPS, Explorer
+from mhsa_helpers.explorer import STEPS, Explorer
 
 
 def png(ex):

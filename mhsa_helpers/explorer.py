@@ -27,22 +27,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from . import reference as ref
-from .display import DIVERGING, HEAD_COLOURS, SEQUENTIAL
+from .plots import DIVERGING, HEAD_COLOURS, SEQUENTIAL
 from .examples import EXAMPLES, get_example
+from .exercises import names
 
-__all__ = ["FUNCTIONS", "STEPS", "Explorer"]
-
-#: The contract functions the explorer calls, by name.
-FUNCTIONS = (
-    "project_qkv",
-    "split_heads",
-    "merge_heads",
-    "attention_scores",
-    "causal_mask",
-    "padding_mask",
-    "softmax",
-    "attention_head",
-)
+__all__ = ["STEPS", "Explorer"]
 
 STEPS = (
     "1. Input embeddings X",
@@ -131,9 +120,9 @@ class Explorer:
     Parameters
     ----------
     functions : dict, optional
-        The learner's functions by name (``globals()`` works); any of
-        :data:`FUNCTIONS` not given, not implemented or failing is taken
-        from the reference.
+        The learner's functions by name (``globals()`` works); only the
+        course's exercises are kept. Any function the explorer needs that is
+        not given, not implemented or failing is taken from the reference.
     example : str
         One of ``mhsa_helpers.EXAMPLES``.
     n_heads : int, optional
@@ -158,7 +147,7 @@ class Explorer:
         controls=("example", "heads", "mask", "query", "step"),
     ):
         self.functions = {
-            n: f for n, f in dict(functions or {}).items() if n in FUNCTIONS and callable(f)
+            n: f for n, f in dict(functions or {}).items() if n in names() and callable(f)
         }
         self.notes = []
         e = get_example(example)

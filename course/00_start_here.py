@@ -1,0 +1,60 @@
+# %% [markdown]
+# # Multi-head self-attention, step by step
+#
+# Welcome. In these notebooks you build the attention layer of a Transformer
+# yourself, in numpy, one step at a time:
+
+# %% [markdown] generated="exercise_table"
+
+# %% [markdown]
+# Each notebook stands on its own: earlier steps come from the course's
+# reference implementation (`mhsa_helpers`), so if you are stuck on step 4 you
+# can still do step 7.
+#
+# ## How to check your work
+#
+# Each exercise is a cell with a function whose body is
+# `raise NotImplementedError()`. Replace that line with your code and run the
+# **test cell** below it. You get either a line starting with ✓, or an error
+# whose last line says in one sentence what is most likely wrong (for example
+# *"divided by √T (the sequence length) … divide by √d_k"*). Instructors may
+# run more (hidden) tests of the same functions on other shapes and values.
+
+# %% setup
+import matplotlib.pyplot as plt
+
+from mhsa_helpers.plots import heatmap
+
+song = mh.get_example("song")
+
+# %% [markdown]
+# ## The worked examples
+#
+# Every notebook uses the same small examples, so that you can follow each
+# number through the layer. They live in `mhsa_helpers` (nothing below is
+# typed in: it is printed from the data).
+
+# %%
+for name in mh.EXAMPLES:
+    e = mh.get_example(name)
+    print(f"{e.title!r}: {e.T} tokens, d_model = {e.d_model}, heads possible: {e.head_choices}")
+    print(f"    tokens: {e.tokens}")
+    print(f"    {e.source}\n")
+
+# %%
+students = mh.get_example("students")
+fig, axes = plt.subplots(1, 2, figsize=(13, 3.6))
+heatmap(song.X, song.tokens, song.features, '"List new ideas for a song": X', ax=axes[0])
+heatmap(students.X, students.tokens, students.features, "Six students: X", ax=axes[1])
+fig.tight_layout()
+
+# %% [markdown]
+# ## Your progress
+#
+# Run the cell below at any time: it runs the visible check of every exercise
+# on the answers saved in your notebooks (save them first) and lists which pass.
+
+# %%
+from mhsa_helpers.progress import show_progress
+
+show_progress()

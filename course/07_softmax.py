@@ -1,0 +1,102 @@
+# %% [markdown]
+# # Step 7 — The attention matrix
+#
+# The scores say how well each key fits each query, on any scale. The softmax
+# turns each **row** (one query) into weights that are positive and sum to 1:
+# how much of each token the query takes in.
+
+# %% setup
+from mhsa_helpers.plots import heads_figure, heatmap
+
+song = mh.get_example("song")
+students = mh.get_example("students")
+
+
+# %% [markdown]
+# $$A_{ij} = \operatorname{softmax}(Z + M)_{ij}
+# = \frac{e^{Z_{ij} + M_{ij} - m_i}}{\sum_{k} e^{Z_{ik} + M_{ik} - m_i}},
+# \qquad m_i = \max_k \,(Z_{ik} + M_{ik})$$
+#
+# Subtracting the row maximum $m_i$ changes nothing mathematically (it cancels)
+# but keeps $e^{x}$ from overflowing: $e^{1000}$ is `inf` in floating point,
+# and `inf / inf` is NaN. One more case: a row that is **entirely** $-\infty$
+# (every key masked) has $m_i = -\infty$ and $-\infty - (-\infty)$ is NaN; for
+# such a row return zeros, with no NaN and no warning.
+#
+# ### Exercise 7.1 — `softmax`
+
+
+# %% answer="softmax"
+def softmax(Z, axis=-1):
+    """Numerically stable softmax along axis (by default each row).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (..., T_q, T_k)
+    axis : int, default=-1
+
+    Returns
+    -------
+    A : ndarray of the same shape; each slice along axis sums to 1 (or is all 0)
+    """
+    ### BEGIN SOLUTION
+    m = np.max(Z, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)  # fully masked rows: shift by 0
+    E = np.exp(Z - m)
+    s = E.sum(axis=axis, keepdims=True)
+    return E / np.where(s > 0, s, 1.0)
+    ### END SOLUTION
+
+
+# %% tests="softmax"
+
+# %% [markdown]
+# ## The song's attention, head 1, causal
+#
+# Each row is one query; the weights of the masked future are exactly 0.
+
+# %%
+Q, K, V = mh.project_qkv(song.X, song.W_q, song.W_k, song.W_v)
+Z = mh.attention_scores(mh.split_heads(Q, 2), mh.split_heads(K, 2))  # (h, T, T)
+A = mh.softmax(Z + mh.causal_mask(song.T))
+heads_figure(A, song.tokens, song.tokens, "A = softmax(Z + M), per head", vmin=0, vmax=1)
+print("row sums, head 1:   ", A[0].sum(axis=-1).round(6))
+print("column sums, head 1:", A[0].sum(axis=-2).round(3))
+
+# %% [markdown]
+# ### Try it: heads and masks
+#
+# Each row of each head's attention matrix is one query's distribution over the
+# keys. The explorer runs **your** `softmax`.
+
+# %%
+from mhsa_helpers.explorer import Explorer
+
+Explorer(functions=globals(), step=7, controls=("heads", "mask", "query"))
+
+# %% [markdown]
+# ## Common misconception: "each column adds up to 1"
+#
+# One source article says that after the softmax *the cells in each column add
+# up to 1*. It is each **row**: a query distributes its attention over the
+# keys. The column sums above are whatever they are; only the row sums are 1.
+#
+# ## The students: $R' = \operatorname{softmax}(R/\sqrt{7})$
+
+# %%
+R_prime = mh.softmax(mh.attention_scores(students.X, students.X))
+heatmap(R_prime, students.tokens, students.tokens, "R' = softmax(R / √7)", vmin=0, vmax=1)
+print("row sums:", R_prime.sum(axis=1).round(6))
+
+# %% [markdown]
+# ## Why subtract the maximum
+#
+# Scores of a few hundred are ordinary in a big model. Without the shift:
+
+# %%
+z = np.array([1000.0, 1001.0, 999.0])
+with np.errstate(all="ignore"):
+    naive = np.exp(z) / np.exp(z).sum()
+print("naive: ", naive)
+print("stable:", mh.softmax(z).round(4))
+print("fully masked row:", mh.softmax(np.full(3, -np.inf)))

@@ -1,0 +1,106 @@
+# %% [markdown]
+# # Step 9 — Concatenating the heads, and the output projection
+#
+# Every head has produced a $(T, d_k)$ output. Put them side by side again
+# (`merge_heads`, the inverse of `split_heads`) to get $(T, d_{model})$, then
+# mix the heads with one more learned matrix, $W_O$:
+
+# %% setup
+import matplotlib.pyplot as plt
+
+from mhsa_helpers.plots import heads_figure, heatmap
+
+song = mh.get_example("song")
+students = mh.get_example("students")
+
+
+# %% [markdown]
+# $$\operatorname{MHSA}(X) = \big[\operatorname{head}_1 \,\big|\, \cdots \,\big|\,
+# \operatorname{head}_h\big]\, W_O, \qquad
+# \operatorname{head}_i = \operatorname{softmax}\!\left(\frac{Q^{(i)} K^{(i)\top}}{\sqrt{d_k}} + M\right) V^{(i)}$$
+#
+# with $Q = XW_Q$, $K = XW_K$, $V = XW_V$ split into heads of $d_k = d_{model}/h$
+# columns. Without $W_O$ each output column would come from one head only; $W_O$
+# lets every output feature draw on all heads.
+#
+# Write the whole layer. You may paste your functions from steps 3–8 into the
+# cell, or use the course's versions of earlier steps (`mh.split_heads`, …), but
+# not `mh.multi_head_self_attention` itself: the checks notice. The mask is the
+# same for all heads; if it has batch axes, give it
+# a head axis (`np.expand_dims(mask, -3)`) so it broadcasts.
+#
+# ### Exercise 9.1 — `multi_head_self_attention`
+
+
+# %% answer="multi_head_self_attention"
+def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    """Multi-head self-attention.
+
+    Parameters
+    ----------
+    X : ndarray of shape (..., T, d_model)
+    W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
+    n_heads : int, dividing d_model
+    mask : ndarray broadcastable to (..., T, T), optional
+
+    Returns
+    -------
+    output : ndarray of shape (..., T, d_model)
+    weights : ndarray of shape (..., n_heads, T, T)
+    """
+    ### BEGIN SOLUTION
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)  # (..., T, d_model) each, step 3
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))  # (..., h, T, d_k), step 4
+    if mask is not None and np.ndim(mask) > 2:
+        mask = np.expand_dims(mask, -3)  # (..., 1, T, T): the same for every head
+    heads, A = mh.attention_head(Qh, Kh, Vh, mask)  # (..., h, T, d_k), (..., h, T, T), step 8
+    return mh.merge_heads(heads) @ W_o, A  # (..., T, d_model), step 4 undone
+    ### END SOLUTION
+
+
+# %% tests="multi_head_self_attention"
+
+# %% [markdown]
+# ## The song, through the whole layer (2 heads, causal)
+#
+# Per-head attention, the concatenated head outputs, and the final output next
+# to the input.
+
+# %%
+h = 2
+Q, K, V = mh.project_qkv(song.X, song.W_q, song.W_k, song.W_v)
+heads, A = mh.attention_head(*(mh.split_heads(M, h) for M in (Q, K, V)), mh.causal_mask(song.T))
+concat = mh.merge_heads(heads)  # (T, d_model)
+output = concat @ song.W_o  # (T, d_model)
+heads_figure(A, song.tokens, song.tokens, "attention per head", vmin=0, vmax=1)
+fig, axes = plt.subplots(1, 3, figsize=(16, 3.4))
+heatmap(concat, song.tokens, song.features, "concatenated heads", ax=axes[0])
+heatmap(output, song.tokens, song.features, "output = concat · W_O", ax=axes[1])
+heatmap(song.X, song.tokens, song.features, "input X", ax=axes[2])
+fig.tight_layout()
+ref_out, _ = mh.multi_head_self_attention(song.X, *song.weights, h, mh.causal_mask(song.T))
+print("step by step == mh.multi_head_self_attention:", np.allclose(output, ref_out))
+
+# %% [markdown]
+# ### Try it: the whole layer
+#
+# Change the number of heads and the mask; the last panel compares the chosen
+# query token's output embedding with its input embedding.
+
+# %%
+from mhsa_helpers.explorer import Explorer
+
+Explorer(functions=globals(), step=9, controls=("heads", "mask", "query"))
+
+# %% [markdown]
+# ## Forgetting $W_O$
+#
+# Without the output projection, column $c$ of the output comes from head
+# $\lfloor c / d_k \rfloor$ alone; with it, every column mixes both heads:
+
+# %%
+print("without W_O, column 0 depends on head 1 only:", np.allclose(concat[:, 0], heads[0][:, 0]))
+print(
+    "with W_O, column 0 =",
+    " + ".join(f"{w:+.1f}·concat[:, {i}]" for i, w in enumerate(song.W_o[:, 0])),
+)

@@ -1,0 +1,154 @@
+"""Build the course's notebooks from their text sources.
+
+``python course/build.py`` (from the repository root) turns every
+``course/NN_name.py`` (jupytext py:percent) into the instructor version
+``solutions/mhsa/NN_name.ipynb`` and then runs ``nbgrader generate_assignment``
+to make the student versions ``notebooks/mhsa/``. Both are generated: edit
+the sources, never the notebooks.
+
+A source marks its special cells in the cell header, and the build fills in
+the rest from the exercise registry (:mod:`mhsa_helpers.exercises`):
+
+* ``# %% setup``: the read-only setup cell: ``course/_setup.py``, then the
+  cell's own lines;
+* ``# %% answer="softmax"``: the answer cell of an exercise;
+* ``# %% tests="softmax"``: its test cell (left empty in the source): the
+  registry's docstring, grade id and points, the visible check and, hidden
+  from students, the hidden one;
+* ``# %% [markdown] generated="exercise_table"``: the table of exercises.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mhsa_helpers.exercises import NOTEBOOKS, exercise, of_notebook  # noqa: E402
+
+SOURCES = Path(__file__).resolve().parent
+ASSIGNMENT = "mhsa"
+
+
+def _nbgrader(grade_id: str, *, grade=False, solution=False, locked=False, points=None) -> dict:
+    meta = {
+        "grade": grade,
+        "grade_id": grade_id,
+        "locked": locked,
+        "schema_version": 3,
+        "solution": solution,
+        "task": False,
+    }
+    if points is not None:
+        meta["points"] = points
+    return meta
+
+
+def test_cell_source(name: str) -> str:
+    """The test cell of exercise ``name``: docstring, visible check, hidden check."""
+    e = exercise(name)
+    return "\n".join(
+        [
+            f'"""{e.checks}"""',
+            f'checks.check("{name}", {name})',
+            "### BEGIN HIDDEN TESTS",
+            f'checks.check_hidden("{name}", {name})',
+            "### END HIDDEN TESTS",
+        ]
+    )
+
+
+def exercise_table() -> str:
+    """The start-here notebook's table: every notebook, its step and its exercises."""
+    rows = ["| notebook | step | you write |", "|---|---|---|"]
+    for nb in NOTEBOOKS[1:]:
+        written = ", ".join(f"`{e.name}`" for e in of_notebook(nb.stem))
+        rows.append(f"| `{nb.stem}` | {nb.step} | {written} |")
+    return "\n".join(rows)
+
+
+def solution_notebook(path: Path) -> nbformat.NotebookNode:
+    """The instructor version of the source ``path``, with nbgrader metadata."""
+    source = jupytext.read(path, fmt="py:percent")
+    setup = (SOURCES / "_setup.py").read_text()
+    setup = "\n".join(ln for ln in setup.splitlines() if not ln.startswith("#")).strip()
+    cells = []
+    for k, cell in enumerate(source.cells):
+        meta = cell.metadata
+        text = cell.source
+        if cell.cell_type == "markdown":
+            if meta.get("generated") == "exercise_table":
+                text = exercise_table()
+            new = nbformat.v4.new_markdown_cell(text)
+        elif meta.get("title") == "setup":
+            new = nbformat.v4.new_code_cell(f"{setup}\n\n{text}".strip())
+            new.metadata["nbgrader"] = _nbgrader("setup", locked=True)
+        elif "answer" in meta:
+            new = nbformat.v4.new_code_cell(text)
+            new.metadata["nbgrader"] = _nbgrader(exercise(meta["answer"]).answer_id, solution=True)
+        elif "tests" in meta:
+            e = exercise(meta["tests"])
+            new = nbformat.v4.new_code_cell(test_cell_source(e.name))
+            new.metadata["nbgrader"] = _nbgrader(
+                e.grade_id, grade=True, locked=True, points=e.points
+            )
+        else:
+            new = nbformat.v4.new_code_cell(text)
+        new.id = f"{path.stem[:2]}-{k:02d}"
+        cells.append(new)
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata = {
+        "kernelspec": {
+            "display_name": "Python 3 (ipykernel)",
+            "language": "python",
+            "name": "python3",
+        },
+        "language_info": {"name": "python"},
+    }
+    return nb
+
+
+def build(root: Path = ROOT) -> None:
+    """Write ``root/solutions/mhsa/`` from the sources, then ``root/notebooks/mhsa/``."""
+    out = root / "solutions" / ASSIGNMENT
+    out.mkdir(parents=True, exist_ok=True)
+    for nb in NOTEBOOKS:
+        path = SOURCES / f"{nb.stem}.py"
+        nbformat.write(solution_notebook(path), str(out / f"{nb.stem}.ipynb"))
+    bindir = str(Path(sys.executable).parent)  # nbgrader runs alembic from this environment
+    env = dict(os.environ)
+    env["PATH"] = bindir + ":" + env.get("PATH", "")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nbgrader",
+            "generate_assignment",
+            ASSIGNMENT,
+            "--force",
+            f"--CourseDirectory.root={root}",
+            "--log-level=WARN",
+        ],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--root", type=Path, default=ROOT, help="course directory to build into")
+    build(p.parse_args(argv).root.resolve())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
