@@ -27,9 +27,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from . import reference as ref
-from .plots import DIVERGING, HEAD_COLOURS, SEQUENTIAL
 from .examples import EXAMPLES, get_example
 from .exercises import names
+from .plots import DIVERGING, HEAD_COLOURS, SEQUENTIAL
 
 __all__ = ["STEPS", "Explorer"]
 

@@ -147,7 +147,10 @@ def test_hostile_answers_are_named(case):
     "name, used",
     [
         ("attention_head", "mh.softmax(mh.attention_scores(Q, K) + (0 if mask is None else mask))"),
-        ("multi_query_attention", "mh.multi_head_self_attention(X, W_q, Wk, Wv, W_o, n_heads, mask)"),
+        (
+            "multi_query_attention",
+            "mh.multi_head_self_attention(X, W_q, Wk, Wv, W_o, n_heads, mask)",
+        ),
     ],
 )
 def test_earlier_steps_of_the_reference_may_be_used(name, used):
@@ -163,7 +166,9 @@ def test_earlier_steps_of_the_reference_may_be_used(name, used):
 
 
 def test_the_exercise_itself_and_later_ones_may_not_be_used():
-    source = "def attention_head(Q, K, V, mask=None):\n    return mh.attention_head(Q, K, V, mask)\n"
+    source = (
+        "def attention_head(Q, K, V, mask=None):\n    return mh.attention_head(Q, K, V, mask)\n"
+    )
     with pytest.raises(AssertionError, match=r"reference mhsa_helpers\.attention_head"):
         checks.check("attention_head", load(source, "attention_head"))
     source = (
