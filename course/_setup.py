@@ -2,3 +2,7 @@
 # followed by the notebook's own lines). Answer cells get exactly these names
 # wherever they run: mhsa_helpers.answers.answer_namespace.
 
+import numpy as np
+
+import mhsa_helpers as mh
+from mhsa_helpers import checks

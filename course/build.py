@@ -32,7 +32,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mhsa_helpers.exercises import NOTEBOOKS, exercise, of_notebook  # noqa: E402
+from mhsa_helpers.exercises import NOTEBOOKS, exercise, exercise_table  # noqa: E402
 
 SOURCES = Path(__file__).resolve().parent
 ASSIGNMENT = "mhsa"
@@ -64,15 +64,6 @@ def test_cell_source(name: str) -> str:
             "### END HIDDEN TESTS",
         ]
     )
-
-
-def exercise_table() -> str:
-    """The start-here notebook's table: every notebook, its step and its exercises."""
-    rows = ["| notebook | step | you write |", "|---|---|---|"]
-    for nb in NOTEBOOKS[1:]:
-        written = ", ".join(f"`{e.name}`" for e in of_notebook(nb.stem))
-        rows.append(f"| `{nb.stem}` | {nb.step} | {written} |")
-    return "\n".join(rows)
 
 
 def solution_notebook(path: Path) -> nbformat.NotebookNode:

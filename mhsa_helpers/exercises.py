@@ -21,7 +21,9 @@ __all__ = [
     "Notebook",
     "by_grade_id",
     "exercise",
+    "exercise_table",
     "forbidden",
+    "function_table",
     "names",
     "of_notebook",
 ]
@@ -267,3 +269,20 @@ def of_notebook(stem: str) -> list[Exercise]:
 def forbidden(name: str) -> frozenset[str]:
     """Reference functions an answer for ``name`` may not call: all but the earlier ones."""
     return frozenset(names()) - set(exercise(name).may_use)
+
+
+def exercise_table() -> str:
+    """The start-here notebook's table: every notebook, its step and its exercises."""
+    rows = ["| notebook | step | you write |", "|---|---|---|"]
+    for nb in NOTEBOOKS[1:]:
+        written = ", ".join(f"`{e.name}`" for e in of_notebook(nb.stem))
+        rows.append(f"| `{nb.stem}` | {nb.step} | {written} |")
+    return "\n".join(rows)
+
+
+def function_table() -> str:
+    """The README's table: every function the learner writes, what it returns, where."""
+    rows = ["| notebook | function | returns |", "|---|---|---|"]
+    for e in EXERCISES:
+        rows.append(f"| `{e.notebook}` | `{e.name}{e.signature}` | {e.returns} |")
+    return "\n".join(rows)

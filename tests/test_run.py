@@ -1,0 +1,127 @@
+"""Answers run in a child that returns values; progress and the grader judge them here."""
+
+import shutil
+
+import nbformat
+import pytest
+
+from autograders import integrity
+from mhsa_helpers.exercises import exercise
+from mhsa_helpers.progress import progress
+from mhsa_helpers.run import Job, judge, run_answers
+from tests import nbgrader_course as nc
+
+MH_HEAD = """
+def attention_head(Q, K, V, mask=None):
+    Z = mh.attention_scores(Q, K)
+    A = mh.softmax(Z if mask is None else Z + mask)
+    return A @ V, A
+"""
+WRONG_SOFTMAX = "def softmax(Z, axis=-1):\n    return np.zeros_like(Z)\n"
+
+
+def run_one(source, name="attention_head", seed=None, **limits):
+    result = run_answers([Job("nb", [source], [(name, seed)])], **limits)["nb"]
+    return result
+
+
+def test_an_answer_using_mh_passes_visible_and_hidden():
+    e = exercise("attention_head")
+    for seed in (None, e.hidden_seed):
+        result = run_one(MH_HEAD, seed=seed)
+        assert result.error is None
+        assert judge(e.name, seed, result.outcomes[(e.name, seed)]) is None
+
+
+def test_a_wrong_answer_is_judged_in_the_parent():
+    result = run_one(WRONG_SOFTMAX, "softmax")
+    verdict = judge("softmax", None, result.outcomes[("softmax", None)])
+    assert verdict is not None and verdict.startswith("softmax: ")
+
+
+def test_a_missing_function_is_named():
+    result = run_one("x = 1", "softmax")
+    assert "softmax is not defined" in judge("softmax", None, result.outcomes[("softmax", None)])
+
+
+def test_answer_cells_that_raise_are_reported():
+    result = run_one("def softmax(Z, axis=-1):\n    return Z\nundefined_name", "softmax")
+    assert result.error.startswith("the answer cells raise NameError")
+
+
+def test_an_endless_loop_is_stopped():
+    result = run_one("while True:\n    pass\n", "softmax", timeout=2)
+    assert "timed out after 2 s" in result.error
+
+
+def test_a_process_exit_costs_only_its_notebook():
+    jobs = [
+        Job("exits", ["import os\nos._exit(0)"], [("softmax", None)]),
+        Job("honest", [MH_HEAD], [("attention_head", None)]),
+    ]
+    results = run_answers(jobs)
+    assert "ended their process" in results["exits"].error
+    assert (
+        judge("attention_head", None, results["honest"].outcomes[("attention_head", None)]) is None
+    )
+
+
+def test_the_memory_limit_holds():
+    # np.empty reserves address space without touching it: over the limit at once.
+    bomb = "hog = np.empty(2**28)\n" + WRONG_SOFTMAX  # 2 GiB against a 1 GiB limit
+    result = run_one(bomb, "softmax", memory=2**30)
+    assert result.error.startswith("the answer cells raise MemoryError")
+
+
+def test_printing_does_not_reach_the_results():
+    noisy = "print('x' * 10**6)\nimport sys\nsys.stdout.write('garbage')\n" + WRONG_SOFTMAX
+    assert run_one(noisy, "softmax").error is None
+
+
+def test_returned_objects_come_back_as_plain_data():
+    weird = "def softmax(Z, axis=-1):\n    return {'not': 'an array'}\n"
+    result = run_one(weird, "softmax")
+    assert "returned dict" in judge("softmax", None, result.outcomes[("softmax", None)])
+
+
+def course_copy(tmp_path, stems, answers=None):
+    for stem in stems:
+        nb = nc.student_notebook(stem, answers)
+        nbformat.write(nb, str(tmp_path / f"{stem}.ipynb"))
+    return tmp_path
+
+
+def test_progress_of_a_finished_course_and_an_untouched_one(tmp_path):
+    done = tmp_path / "done"
+    shutil.copytree(nc.SOLUTIONS, done)
+    rows = progress(done)
+    assert rows and all(status == "pass" for *_, status in rows), rows
+    untouched = tmp_path / "untouched"
+    shutil.copytree(nc.STUDENT, untouched)
+    assert all("not implemented yet" in status for *_, status in progress(untouched))
+
+
+def test_progress_passes_mh_using_answers_and_names_missing_notebooks(tmp_path):
+    course_copy(tmp_path, ["08_head_output"], {"attention_head": MH_HEAD})
+    rows = {name: status for _, name, status in progress(tmp_path)}
+    assert rows["attention_head"] == "pass"
+    assert rows["softmax"] == "notebook not found"
+
+
+@pytest.fixture
+def submission(tmp_path):
+    shutil.copytree(nc.SOLUTIONS, tmp_path / "source")
+    return tmp_path / "source", tmp_path / "submission"
+
+
+def test_verify_passes_honest_work_and_fails_kernel_only_passes(submission):
+    source, sub = submission
+    sub.mkdir()
+    patched = "from mhsa_helpers import checks as _c\n_c.check = _c.check_hidden = print\n"
+    course_copy(sub, ["08_head_output"], {"attention_head": MH_HEAD})
+    course_copy(sub, ["07_softmax"], {"softmax": patched + WRONG_SOFTMAX})
+    result = integrity.verify(source, sub)
+    assert result["08_head_output"] == {"attention_head_weights_then_values": ("pass", "")}
+    status, message = result["07_softmax"]["softmax_rows_sum_to_one"]
+    assert status == "fail" and message.startswith("softmax: ")
+    assert set(result) == {"07_softmax", "08_head_output"}  # the others were not submitted
