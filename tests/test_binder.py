@@ -16,6 +16,8 @@ import pytest
 
 from tests.lab_harness import free_port, stop
 
+pytestmark = pytest.mark.slow  # fresh environments, repo2docker, JupyterLab
+
 ROOT = Path(__file__).resolve().parents[1]
 TRACKED = [
     "binder",

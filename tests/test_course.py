@@ -1,25 +1,55 @@
-"""The course notebooks with real nbgrader, real kernels, in a temporary course directory."""
+"""The course notebooks: built from their sources, run by real kernels, graded by nbgrader."""
 
 from __future__ import annotations
 
 import filecmp
+import subprocess
+import sys
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
 from tests import nbgrader_course as nc
 from tests.mistakes import MISTAKES, WARNING_BUT_CORRECT
 
-STEMS = sorted(p.stem for p in nc.SOLUTIONS.glob("*.ipynb"))
+STEMS = [nb.stem for nb in NOTEBOOKS]
 
 
-def test_eleven_notebooks_in_course_order():
-    assert STEMS[0] == "00_start_here" and STEMS[-1] == "10_capstone"
-    assert len(STEMS) == 11
-    assert sorted(p.stem for p in nc.STUDENT.glob("*.ipynb")) == STEMS
+def test_the_notebooks_are_the_registrys():
+    assert sorted(p.stem for p in nc.SOLUTIONS.glob("*.ipynb")) == sorted(STEMS)
+    assert sorted(p.stem for p in nc.STUDENT.glob("*.ipynb")) == sorted(STEMS)
+    assert sorted(p.stem for p in (nc.ROOT / "course").glob("[0-9]*.py")) == sorted(STEMS)
 
 
+@pytest.mark.slow
+def test_build_reproduces_the_committed_notebooks(tmp_path):
+    """``python course/build.py`` is a no-op on the repository: nobody edited its output."""
+    subprocess.run(
+        [sys.executable, "course/build.py", "--root", str(tmp_path)],
+        cwd=nc.ROOT,
+        env=nc.env(),
+        check=True,
+        capture_output=True,
+    )
+    for built, committed in (
+        (tmp_path / "solutions", nc.SOLUTIONS.parent),
+        (tmp_path / "notebooks", nc.STUDENT.parent),
+    ):
+        names = sorted(p.name for p in (built / nc.ASSIGNMENT).glob("*.ipynb"))
+        assert names == sorted(f"{stem}.ipynb" for stem in STEMS)
+        _, mismatch, errors = filecmp.cmpfiles(
+            built / nc.ASSIGNMENT, committed / nc.ASSIGNMENT, names, shallow=False
+        )
+        assert not mismatch and not errors, f"run `python course/build.py`: {mismatch or errors}"
+    for name in names:
+        text = (nc.STUDENT / name).read_text()
+        assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
+        assert "check_hidden(" not in text
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("stem", STEMS)
 def test_solution_executes_top_to_bottom(stem, tmp_path):
     """Every instructor notebook runs without an error or anything on stderr."""
@@ -46,46 +76,41 @@ def test_sources_are_stored_without_outputs():
                     assert cell.outputs == [] and cell.execution_count is None, p.name
 
 
-def test_every_step_has_graded_answer_and_hidden_tests():
-    for stem in STEMS[1:]:
+def test_graded_cells_carry_the_registrys_ids_and_points():
+    for stem in STEMS:
         nb = nbformat.read(str(nc.SOLUTIONS / f"{stem}.ipynb"), as_version=4)
         meta = [c.metadata.get("nbgrader", {}) for c in nb.cells]
-        answers = [c for c, m in zip(nb.cells, meta, strict=True) if m.get("solution")]
-        tests = [c for c, m in zip(nb.cells, meta, strict=True) if m.get("grade")]
-        assert answers and tests, stem
-        for a in answers:
-            assert a.source.index('"""') < a.source.index("### BEGIN SOLUTION"), stem
-        for t in tests:
-            assert t.source.startswith('"""Check that'), (stem, t.source[:40])
-        assert any("### BEGIN HIDDEN TESTS" in t.source for t in tests), stem
-        setup = [c for c, m in zip(nb.cells, meta, strict=True) if m.get("grade_id") == "setup"]
-        assert setup and setup[0].metadata.nbgrader["locked"], stem
-
-
-def test_student_versions_are_what_nbgrader_generates(tmp_path):
-    course = nc.make_course(tmp_path)
-    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
-    generated = course / "notebooks" / nc.ASSIGNMENT
-    names = sorted(p.name for p in generated.glob("*.ipynb"))
-    assert names == sorted(p.name for p in nc.STUDENT.glob("*.ipynb"))
-    _, mismatch, errors = filecmp.cmpfiles(generated, nc.STUDENT, names, shallow=False)
-    assert not mismatch and not errors, f"regenerate notebooks/: {mismatch or errors}"
-    for name in names:
-        text = (nc.STUDENT / name).read_text()
-        assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
-        assert "_hidden(" not in text
+        answers = [m["grade_id"] for m in meta if m.get("solution")]
+        tests = [(m["grade_id"], m["points"]) for m in meta if m.get("grade")]
+        exercises = of_notebook(stem)
+        assert answers == [e.answer_id for e in exercises], stem
+        assert tests == [(e.grade_id, e.points) for e in exercises], stem
+        for c, m in zip(nb.cells, meta, strict=True):
+            if m.get("solution"):
+                assert c.source.index('"""') < c.source.index("### BEGIN SOLUTION"), stem
+            if m.get("grade"):
+                assert c.source.startswith('"""Check that'), (stem, c.source[:40])
+                assert "### BEGIN HIDDEN TESTS" in c.source, stem
+        setup = [m for m in meta if m.get("grade_id") == "setup"]
+        assert len(setup) == 1 and setup[0]["locked"], stem
 
 
 # --------------------------------------------------------------------------
 # autograding: one nbgrader run over a small class
 # --------------------------------------------------------------------------
+# The catalogue of mistakes is proved in tests/test_checks.py; here one mistake
+# per notebook proves that its test cell carries the hint into the graded notebook.
+DELIVERED = sorted({MISTAKES[m][0]: m for m in sorted(MISTAKES, reverse=True)}.values())
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     course = nc.make_course(tmp_path_factory.mktemp("course"))
     nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
     nc.submit(course, "untouched", {s: nc.student_notebook(s) for s in STEMS})
     nc.submit(course, "perfect", {s: nc.student_notebook(s, "solution") for s in STEMS})
-    for mistake, (stem, name, source, _) in MISTAKES.items():
+    for mistake in DELIVERED:
+        stem, name, source, _ = MISTAKES[mistake]
         nc.submit(course, f"m_{mistake}", {stem: nc.student_notebook(stem, {name: source})})
     stem, name, source = WARNING_BUT_CORRECT
     nc.submit(course, "warnings", {stem: nc.student_notebook(stem, {name: source})})
@@ -93,6 +118,7 @@ def graded(tmp_path_factory):
     return course, nc.scores(course)
 
 
+@pytest.mark.slow
 def test_untouched_student_versions_score_zero(graded):
     _, s = graded
     for stem in STEMS:
@@ -102,6 +128,7 @@ def test_untouched_student_versions_score_zero(graded):
             assert max_score > 0, stem
 
 
+@pytest.mark.slow
 def test_solutions_score_full_marks(graded):
     _, s = graded
     for stem in STEMS:
@@ -110,8 +137,9 @@ def test_solutions_score_full_marks(graded):
     assert sum(m for m in s["_max"].values()) >= 30
 
 
-@pytest.mark.parametrize("mistake", sorted(MISTAKES))
-def test_each_mistake_loses_marks_and_gets_its_hint(graded, mistake):
+@pytest.mark.slow
+@pytest.mark.parametrize("mistake", DELIVERED)
+def test_a_mistake_loses_marks_and_gets_its_hint(graded, mistake):
     course, s = graded
     stem, _, _, hint = MISTAKES[mistake]
     score, max_score = s[f"m_{mistake}"][stem]
@@ -119,6 +147,7 @@ def test_each_mistake_loses_marks_and_gets_its_hint(graded, mistake):
     assert hint in nc.cell_outputs_text(course, f"m_{mistake}", stem), mistake
 
 
+@pytest.mark.slow
 def test_correct_answer_with_numpy_warnings_gets_full_marks(graded):
     _, s = graded
     stem = WARNING_BUT_CORRECT[0]

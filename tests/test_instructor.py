@@ -10,8 +10,11 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from tests import nbgrader_course as nc
+
+pytestmark = pytest.mark.slow  # the whole nbgrader workflow
 
 README = nc.ROOT / "README.md"
 

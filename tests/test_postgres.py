@@ -16,6 +16,8 @@ from tests import nbgrader_course as nc
 from tests.lab_harness import free_port
 from tests.mistakes import MISTAKES
 
+pytestmark = pytest.mark.slow  # a PostgreSQL server, real nbgrader
+
 SOME = ["01_input", "07_softmax"]
 
 
