@@ -4,6 +4,7 @@ import sys
 
 
 def main() -> int:
+    """Dispatch to ``grade`` or ``install-kernel``; return the exit code."""
     if len(sys.argv) < 2 or sys.argv[1] not in ("grade", "install-kernel"):
         print("usage: python -m autograders {grade,install-kernel} …", file=sys.stderr)
         return 2

@@ -50,20 +50,24 @@ def load_config(course: Path, db: str | None):
 
 
 def submission_stamp(course: Path, student: str, assignment: str) -> str:
+    """The submission's ``timestamp.txt``, which a marker must match."""
     stamp = course / "submitted" / student / assignment / "timestamp.txt"
     return stamp.read_text().strip() if stamp.exists() else "no timestamp"
 
 
 def marker_path(course: Path, student: str, assignment: str) -> Path:
+    """Where the marker of a graded student is written."""
     return course / "autograded" / student / assignment / MARKER
 
 
 def is_done(course: Path, student: str, assignment: str) -> bool:
+    """True if the student was graded for the submission that is there now."""
     m = marker_path(course, student, assignment)
     return m.exists() and m.read_text() == submission_stamp(course, student, assignment)
 
 
 def students_of(course: Path, assignment: str) -> list:
+    """Every student with a submission of ``assignment``, sorted."""
     return sorted(
         p.parent.name for p in (course / "submitted").glob(f"*/{assignment}") if p.is_dir()
     )
@@ -165,6 +169,7 @@ def reverify(db_url, assignment, student, source, submission) -> list:
 
 
 def missing_notebooks(source: Path, submission: Path) -> list:
+    """Notebooks of the assignment that the submission lacks."""
     expected = {p.name for p in source.glob("*.ipynb")}
     got = {p.name for p in submission.glob("*.ipynb")}
     return sorted(expected - got)
@@ -186,6 +191,7 @@ def _worker(config, course, assignment, tasks, results):
 # the class
 # --------------------------------------------------------------------------
 def progress_bar(done: int, total: int, failed: int, started: float) -> str:
+    """One line of progress: bar, students done, failures, rate and time left."""
     width = 30
     filled = int(width * done / total) if total else width
     rate = (time.monotonic() - started) / done if done else 0.0
@@ -273,6 +279,7 @@ def ensure_gradebook(config, course, assignment, students):
 
 
 def summarize(config, course, assignment, students, outcomes, skipped, seconds) -> dict:
+    """The class's summary: totals from the gradebook, failures and their reasons."""
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
 
@@ -298,6 +305,7 @@ def summarize(config, course, assignment, students, outcomes, skipped, seconds) 
 
 
 def print_summary(summary: dict, out=sys.stdout) -> None:
+    """Print the summary: counts, score distribution, and every student with a note."""
     scores = [v for v in summary["totals"].values() if v is not None]
     print(
         f"students: {summary['students']} · graded now: {summary['graded']} · "
@@ -323,6 +331,7 @@ def print_summary(summary: dict, out=sys.stdout) -> None:
 
 
 def main(argv=None) -> int:
+    """``python -m autograders grade``: parse the arguments, grade, print the summary."""
     p = argparse.ArgumentParser(prog="python -m autograders grade", description=__doc__)
     p.add_argument("assignment")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)

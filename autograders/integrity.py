@@ -85,6 +85,7 @@ _EVENTS = (
 
 
 def events(autograded: Path) -> list:
+    """What happened while grading, read from the outputs of the autograded notebooks."""
     found = []
     for path in sorted(autograded.glob("*.ipynb")):
         nb = read(path)

@@ -74,6 +74,7 @@ def _cap_output() -> None:
 
 
 def main() -> None:
+    """Start the grading kernel: memory limit, one BLAS thread, output cap."""
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # graders run kernels side by side
     os.environ.setdefault("MPLBACKEND", "agg")
