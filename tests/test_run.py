@@ -125,3 +125,53 @@ def test_verify_passes_honest_work_and_fails_kernel_only_passes(submission):
     status, message = result["07_softmax"]["softmax_rows_sum_to_one"]
     assert status == "fail" and message.startswith("softmax: ")
     assert set(result) == {"07_softmax", "08_head_output"}  # the others were not submitted
+
+
+def test_readable_copy_leaves_out_only_the_corrupt_notebook(tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    course_copy(sub, ["01_input"])
+    (sub / "07_softmax.ipynb").write_text("{not json")
+    bad = integrity.readable_copy(sub, tmp_path / "shadow")
+    assert bad == ["07_softmax.ipynb"]
+    assert sorted(p.name for p in (tmp_path / "shadow").iterdir()) == ["01_input.ipynb"]
+
+
+def test_tampering_names_edited_deleted_retyped_cells_and_foreign_kernels(submission):
+    source, sub = submission
+    sub.mkdir()
+    nb = nc.student_notebook("07_softmax")
+    test_cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
+    test_cell.source = "assert True"
+    nb.metadata["kernelspec"] = {"name": "julia-1.9", "display_name": "Julia", "language": "julia"}
+    nbformat.write(nb, str(sub / "07_softmax.ipynb"))
+    nb = nc.student_notebook("04_heads")
+    graded = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    nb.cells.remove(graded[0])
+    graded[1].cell_type = "markdown"
+    for key in ("outputs", "execution_count"):
+        graded[1].pop(key, None)
+    nbformat.write(nb, str(sub / "04_heads.ipynb"))
+    found = integrity.tampering(source, sub, "mhsa-grader")
+    assert found == [
+        "04_heads: test cell split_heads_head_i_owns_its_columns deleted (restored)",
+        "04_heads: test cell merge_heads_undoes_split_heads turned into markdown (restored)",
+        "07_softmax: test cell softmax_rows_sum_to_one edited (restored)",
+        "07_softmax: kernelspec 'julia-1.9' replaced by the grading kernel",
+    ]
+    course_copy(sub, ["07_softmax", "04_heads"])
+    assert integrity.tampering(source, sub, "mhsa-grader") == []
+
+
+def test_events_are_read_from_the_graded_outputs(tmp_path):
+    nb = nc.student_notebook("07_softmax")
+    test_cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
+    test_cell.outputs = [
+        nbformat.v4.new_output("error", ename="MemoryError", evalue="", traceback=[]),
+        nbformat.v4.new_output("stream", name="stderr", text="debug"),
+    ]
+    nbformat.write(nb, str(tmp_path / "07_softmax.ipynb"))
+    assert integrity.events(tmp_path) == [
+        "07_softmax: memory limit reached",
+        "07_softmax: wrote to stderr in test cell softmax_rows_sum_to_one (no credit)",
+    ]
