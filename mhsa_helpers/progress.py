@@ -45,6 +45,14 @@ def show_progress(directory=".") -> None:
     done = sum(status == "pass" for *_, status in rows)
     for stem, name, status in rows:
         mark = "\u2713" if status == "pass" else "\u2717"
-        detail = "" if status == "pass" else f"  \u2014 {status}"
+        detail = "" if status == "pass" else f"  \u2014 {_without_name(status, name)}"
         print(f"{mark} {stem:<15} {name:<26}{detail}")
     print(f"\n{done} of {len(rows)} exercises pass.")
+
+
+def _without_name(status: str, name: str) -> str:
+    """A check's sentence without the function's name in front (the row already names it)."""
+    for prefix in (f"{name}: ", f"{name} is ", f"{name} "):
+        if status.startswith(prefix):
+            return status.removeprefix(prefix)
+    return status

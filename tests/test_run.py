@@ -175,3 +175,16 @@ def test_events_are_read_from_the_graded_outputs(tmp_path):
         "07_softmax: memory limit reached",
         "07_softmax: wrote to stderr in test cell softmax_rows_sum_to_one (no credit)",
     ]
+
+
+def test_the_progress_table_names_each_function_once(tmp_path, capsys):
+    from mhsa_helpers.progress import show_progress
+
+    course_copy(tmp_path, ["07_softmax"], {"softmax": WRONG_SOFTMAX})
+    course_copy(tmp_path, ["08_head_output"], {"attention_head": MH_HEAD})
+    show_progress(tmp_path)
+    lines = capsys.readouterr().out.splitlines()
+    softmax = next(ln for ln in lines if " softmax " in ln)
+    assert softmax.startswith("\u2717 07_softmax") and "\u2014 softmax: " not in softmax
+    assert next(ln for ln in lines if "attention_head" in ln).startswith("\u2713 08_head_output")
+    assert lines[-1] == "1 of 13 exercises pass."
