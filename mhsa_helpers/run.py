@@ -1,30 +1,35 @@
 """Run a learner's answer cells in a child process; return values, never verdicts.
 
-The parent (the progress report, the grader) sends the child the answer
-cells of each notebook and the checks to run; the child runs each notebook
-in a fork of its own (one notebook's code cannot touch another's), with a
-time limit and optionally a memory limit, calls the learner's functions on
-every check's inputs and sends back only what they returned
-(:class:`~mhsa_helpers.checks.core.Outcome`). The parent judges those
-outcomes against the reference (:func:`judge`): nothing the answers do to
-modules, numpy or the interpreter reaches the verdict.
-
-``python -m mhsa_helpers.run`` is the child's entry point.
+The parent (the progress report, the grader) sends the child
+(:mod:`mhsa_helpers.child`, a script that imports nothing of the course)
+each notebook's answer cells, the inputs of its checks, and the source of
+the course functions that notebook may use through ``mh``: the reference
+and the checks never enter the child. The child returns what the learner's
+functions gave; the parent judges it against the reference (:func:`judge`).
+Nothing the answers do to modules, numpy or the interpreter reaches a
+verdict, and the grader can run the child in a sandbox that holds nothing
+else (:mod:`autograders.sandbox`).
 """
 
 from __future__ import annotations
 
+import inspect
 import io
-import json
 import os
-import pickle
-import signal
 import subprocess
 import sys
+import types
 from dataclasses import dataclass, field
-from typing import ClassVar
+from pathlib import Path
 
-__all__ = ["Job", "NotebookResult", "judge", "run_answers"]
+from . import child, reference
+from .checks.core import Opaque, Outcome
+from .exercises import exercise, forbidden, names
+
+__all__ = ["CHILD", "Job", "NotebookResult", "judge", "mh_source", "run_answers"]
+
+#: The child program, run as a plain script.
+CHILD = Path(child.__file__)
 
 
 @dataclass
@@ -53,69 +58,136 @@ class NotebookResult:
     ``error`` says why nothing could be run (the answer cells raised, the
     notebook timed out, ran out of memory or ended its process); otherwise
     ``outcomes[(exercise, seed)]`` holds the outcome of every call, or the
-    string ``"not defined"``. ``unverifiable`` is set when the child itself
-    could not run (nothing the answers did).
+    string ``"not defined"``. ``events`` name what the grader reports
+    (time limit, memory, calls to the reference …); ``unverifiable`` is set
+    when the child itself could not run (nothing the answers did).
     """
 
     error: str | None = None
     outcomes: dict = field(default_factory=dict)
+    events: list = field(default_factory=list)
     unverifiable: bool = False
+
+
+# --------------------------------------------------------------------------
+# what a notebook may use: the source of its allowed functions, nothing else
+# --------------------------------------------------------------------------
+def _needed(names_: set) -> list:
+    """``names_`` and the module-level functions of the reference they call, in file order."""
+    seen, todo = set(), list(names_)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        codes = [getattr(reference, name).__code__]
+        while codes:  # the function's own code and the code nested in it (comprehensions …)
+            code = codes.pop()
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+            todo += [
+                n
+                for n in code.co_names
+                if isinstance(getattr(reference, n, None), types.FunctionType)
+            ]
+    order = list(vars(reference))
+    return sorted(seen, key=order.index)
+
+
+def mh_source(allowed) -> str:
+    """Python source of a module with the reference functions ``allowed`` and their helpers."""
+    parts = ["import numbers\n\nimport numpy as np\n"]
+    parts += [inspect.getsource(getattr(reference, n)) for n in _needed(set(allowed))]
+    return "\n\n".join(parts)
+
+
+def _mh_of(stem: str, tests: list) -> tuple[str, frozenset]:
+    """The ``mh`` of a notebook: what its exercises may use, and what they may not."""
+    allowed = set(names())
+    blocked = set()
+    for name, _ in tests:
+        allowed &= set(exercise(name).may_use)
+        blocked |= forbidden(name)
+    return mh_source(allowed), frozenset(blocked)
 
 
 # --------------------------------------------------------------------------
 # parent side
 # --------------------------------------------------------------------------
-class _SafeUnpickler(pickle.Unpickler):
-    """Loads arrays, numbers, strings and outcomes, and nothing else."""
-
-    ALLOWED: ClassVar[set] = {
-        ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy._core.multiarray", "scalar"),
-        ("numpy.core.multiarray", "_reconstruct"),
-        ("numpy.core.multiarray", "scalar"),
-        ("numpy", "ndarray"),
-        ("numpy", "dtype"),
-        ("builtins", "complex"),
-        ("mhsa_helpers.checks.core", "Outcome"),
-        ("mhsa_helpers.checks.core", "Opaque"),
-        ("mhsa_helpers.run", "NotebookResult"),
-    }
-
-    def find_class(self, module, name):
-        if (module, name) not in self.ALLOWED:
-            raise pickle.UnpicklingError(f"refused to load {module}.{name}")
-        return super().find_class(module, name)
+def _decode(value):
+    if isinstance(value, dict):
+        return Opaque(str(value.get("opaque", "dict")))
+    if type(value) in (tuple, list):
+        return type(value)(_decode(v) for v in value)
+    return value
 
 
-def run_answers(jobs: list[Job], timeout: float = 30.0, memory: int | None = None) -> dict:
+def outcomes_of(raw: list) -> list[Outcome]:
+    """The child's ``(kind, value)`` pairs as :class:`Outcome` objects."""
+    return [Outcome(value=_decode(v)) if k == "value" else Outcome(error=str(v)) for k, v in raw]
+
+
+def run_answers(
+    jobs: list[Job], timeout: float = 30.0, memory: int | None = None, wrapper=None
+) -> dict:
     """Run every job in one child process; return ``{stem: NotebookResult}``.
 
     Parameters
     ----------
     jobs : list of Job
+        In course order (a notebook's process then never holds what a
+        later notebook may use).
     timeout : float
         Seconds each notebook may take (its answer cells and its calls).
     memory : int, optional
         Address-space limit in bytes for each notebook's process.
+    wrapper : callable, optional
+        ``wrapper(child_path) -> argv`` to run the child in, for example, a
+        sandbox; by default the child runs as ``python child.py``.
     """
-    request = {
-        "jobs": [[j.stem, j.sources, j.tests] for j in jobs],
-        "timeout": timeout,
-        "memory": memory,
-    }
+    from .checks import CHECKS
+
+    request = io.BytesIO()
+    child.write_message(request, {"timeout": timeout, "memory": memory})
+    for job in jobs:
+        source, blocked = _mh_of(job.stem, job.tests)
+        tests = [
+            ((name, seed), name, [(c.args, c.kwargs) for c in CHECKS[name].calls(seed)])
+            for name, seed in job.tests
+        ]
+        child.write_message(request, (job.stem, job.sources, source, sorted(blocked), tests))
+    argv = wrapper(CHILD) if wrapper else [sys.executable, str(CHILD)]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="agg")
+    results = {}
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "mhsa_helpers.run"],
-            input=json.dumps(request).encode(),
+            argv,
+            input=request.getvalue(),
             capture_output=True,
-            timeout=timeout * len(jobs) + 60,
+            timeout=(timeout + 5) * len(jobs) + 60,
             env=env,
         )
-        results = _SafeUnpickler(io.BytesIO(proc.stdout)).load()
-    except Exception as exc:  # the child itself failed: every notebook says so
+        stream = io.BytesIO(proc.stdout)
+        for job in jobs:
+            header = stream.read(8)
+            if len(header) < 8:
+                break
+            raw = child.safe_loads(stream.read(int.from_bytes(header, "little")))
+            results[job.stem] = NotebookResult(
+                error=raw.get("error"),
+                events=[str(e) for e in raw.get("events", [])],
+                outcomes={
+                    k: v if v == "not defined" else outcomes_of(v)
+                    for k, v in raw.get("outcomes", {}).items()
+                },
+            )
+    except Exception as exc:  # the child itself failed: the notebooks without a result say so
         why = f"the checks could not run ({type(exc).__name__})"
-        return {j.stem: NotebookResult(error=why, unverifiable=True) for j in jobs}
+    else:
+        why = "the checks could not run (the child process ended early)"
+        if proc.returncode not in (0, None) and proc.stderr:
+            why += f": {proc.stderr.decode(errors='replace').strip().splitlines()[-1][:200]}"
+    for job in jobs:
+        results.setdefault(job.stem, NotebookResult(error=why, unverifiable=True))
     return results
 
 
@@ -131,91 +203,3 @@ def judge(name: str, seed: int | None, outcomes) -> str | None:
     except CheckFailed as exc:
         return str(exc)
     return None
-
-
-# --------------------------------------------------------------------------
-# child side
-# --------------------------------------------------------------------------
-def _run_job(stem: str, sources: list, tests: list) -> NotebookResult:
-    from .answers import answer_namespace
-    from .checks import CHECKS
-    from .checks.core import Outcome, run_calls
-
-    namespace = answer_namespace()
-    try:
-        for source in sources:
-            exec(compile(source, f"<{stem} answer>", "exec"), namespace)
-    except BaseException as exc:
-        return NotebookResult(error=f"the answer cells raise {type(exc).__name__}: {exc}")
-    result = NotebookResult()
-    for name, seed in tests:
-        fn = namespace.get(name)
-        if not callable(fn):
-            result.outcomes[(name, seed)] = "not defined"
-            continue
-        try:
-            outcomes = run_calls(name, fn, CHECKS[name].calls(seed))
-        except BaseException as exc:
-            outcomes = [Outcome(error=f"{name} raised {type(exc).__name__}: {exc}")]
-        result.outcomes[(name, seed)] = outcomes
-    return result
-
-
-def _forked(job: list, timeout: float, memory: int | None) -> NotebookResult:
-    """Run one job in a fork with the limits; its death is reported, never fatal here."""
-    stem, sources, tests = job
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the notebook's own process
-        os.close(read_end)
-        try:
-            if memory:
-                import resource
-
-                resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-            signal.alarm(max(1, round(timeout)))
-            data = pickle.dumps(_run_job(stem, sources, [tuple(t) for t in tests]))
-            with os.fdopen(write_end, "wb") as f:
-                f.write(data)
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as f:
-        data = f.read()
-    _, status = os.waitpid(pid, 0)
-    if data:
-        try:
-            return pickle.loads(data)
-        except Exception:
-            return NotebookResult(error="the answer cells garbled their results")
-    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM:
-        return NotebookResult(error=f"timed out after {timeout:.0f} s (an endless loop?)")
-    if os.WIFSIGNALED(status):
-        return NotebookResult(error=f"the answer cells crashed (signal {os.WTERMSIG(status)})")
-    return NotebookResult(error="the answer cells ended their process before the checks ran")
-
-
-def main() -> None:
-    """Child: read the request on stdin, write the pickled results on stdout."""
-    request = json.loads(sys.stdin.buffer.read())
-    out = os.fdopen(os.dup(1), "wb")
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)  # what the answers print goes nowhere, not into the results
-    os.dup2(devnull, 2)
-    sys.stdout = sys.stderr = open(os.devnull, "w")
-
-    import numpy  # noqa: F401 - imported once here, inherited by every fork
-
-    from . import checks  # noqa: F401
-
-    timeout, memory = request["timeout"], request["memory"]
-    results = {job[0]: _forked(job, timeout, memory) for job in request["jobs"]}
-    out.write(pickle.dumps(results))
-    out.close()
-
-
-if __name__ == "__main__":
-    # Through the package, so that what is pickled names mhsa_helpers.run, not __main__.
-    from mhsa_helpers.run import main as _main
-
-    _main()

@@ -65,8 +65,9 @@ def test_causal_output_ignores_the_future(args, data):
     X2[i + 1 :] = np.random.default_rng(1).normal(size=X2[i + 1 :].shape) * 5
     out2, _ = mh.multi_head_self_attention(X2, *Ws, h, mh.causal_mask(T))
     np.testing.assert_allclose(out2[: i + 1], out[: i + 1], atol=1e-9)
-    if i + 1 < T:  # the future rows do see the change (the test can fail)
-        assert not np.allclose(out2[i + 1 :], out[i + 1 :])
+    if i + 1 < T:  # the future rows do see the change (the test can fail); near a
+        # saturated softmax the change may be below any tolerance, but not nil
+        assert not np.array_equal(out2[i + 1 :], out[i + 1 :])
 
 
 @given(layer(), st.randoms())

@@ -188,3 +188,39 @@ def test_the_progress_table_names_each_function_once(tmp_path, capsys):
     assert softmax.startswith("\u2717 07_softmax") and "\u2014 softmax: " not in softmax
     assert next(ln for ln in lines if "attention_head" in ln).startswith("\u2713 08_head_output")
     assert lines[-1] == "1 of 13 exercises pass."
+
+
+@pytest.mark.parametrize("name", [e.name for e in __import__("mhsa_helpers").exercises.EXERCISES])
+def test_the_childs_mh_holds_only_what_the_exercise_may_use(name):
+    """The child never receives the reference of the exercise itself or of a later step."""
+    from mhsa_helpers.exercises import forbidden
+    from mhsa_helpers.run import _mh_of
+
+    source, blocked = _mh_of("nb", [(name, None)])
+    defined = {}
+    exec(source, defined)
+    assert blocked == forbidden(name)
+    assert not blocked & set(defined), blocked & set(defined)
+    assert set(exercise(name).may_use) <= set(defined)
+
+
+def test_asking_mh_for_the_exercise_itself_is_named():
+    cheat = "def softmax(Z, axis=-1):\n    return mh.softmax(Z, axis)\n"
+    result = run_one(cheat, "softmax")
+    verdict = judge("softmax", None, result.outcomes[("softmax", None)])
+    assert "instead of implementing it" in verdict
+    assert "called the reference implementation" in result.events
+
+
+def test_a_numpy_patch_in_the_answers_changes_no_verdict():
+    patch = "np.allclose = lambda *a, **k: True\nnp.asarray = lambda *a, **k: 0.0\n"
+    result = run_one(patch + WRONG_SOFTMAX, "softmax")
+    assert judge("softmax", None, result.outcomes[("softmax", None)]) is not None
+    assert any("numpy monkeypatched" in e for e in result.events)
+
+
+def test_an_answer_that_ignores_its_alarm_is_still_stopped():
+    stubborn = (
+        "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
+    )
+    assert "timed out" in run_one(stubborn, "softmax", timeout=2).error

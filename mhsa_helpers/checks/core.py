@@ -17,7 +17,6 @@ progress report and the grader run the first half in a child process
 from __future__ import annotations
 
 import sys
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -121,72 +120,42 @@ def guard_numpy() -> None:
 # --------------------------------------------------------------------------
 # running the learner's function (in the kernel, or in a child process)
 # --------------------------------------------------------------------------
-def _plain(value):
-    """``value`` reduced to arrays, numbers, strings, tuples and lists (safe to send back)."""
-    if isinstance(value, np.ndarray):
-        if value.dtype.hasobject:
-            return Opaque("ndarray of Python objects")
-        return np.array(value, copy=True, subok=False)
-    if isinstance(value, bool | int | float | complex | str | np.generic) or value is None:
-        return value
-    if type(value) in (tuple, list):
-        return type(value)(_plain(v) for v in value)
-    return Opaque(type(value).__name__)
+class _ReferenceWatch:
+    """Around one call: notes calls to reference functions the exercise may not use."""
+
+    def __init__(self, codes: dict):
+        self.codes, self.error, self.previous, self.hook = codes, None, None, None
+
+    def _profile(self, frame, event, _arg):
+        if event == "call" and frame.f_code in self.codes and self.error is None:
+            self.error = (
+                f"calls the course's reference mhsa_helpers.{self.codes[frame.f_code]} "
+                "instead of implementing it: write the computation yourself."
+            )
+
+    def __enter__(self):
+        self.previous, self.hook = sys.getprofile(), self._profile  # one bound method, kept
+        sys.setprofile(self.hook)
+
+    def __exit__(self, *exc):
+        if sys.getprofile() is not self.hook and self.error is None:
+            self.error = "changed the interpreter's profiler during the check."
+        sys.setprofile(self.previous)
 
 
 def run_calls(name: str, fn, calls: list[Call]) -> list[Outcome]:
-    """Call ``fn`` (the learner's ``name``) on every call's inputs; stop at the first error.
+    """Call ``fn`` (the learner's ``name``) on every call's inputs, here; stop at the first error.
 
-    Inputs are copied, numpy warnings silenced (nbgrader scores any stderr in a
-    test cell as 0, and a warning is not a mistake), and calls to reference
-    functions the exercise may not use are reported as errors.
+    The same loop as in the child process (:func:`mhsa_helpers.child.call_each`);
+    here, where ``mh`` is the whole course package, calls to reference
+    functions the exercise may not use are caught and reported as errors.
     """
+    from ..child import call_each
+    from ..run import outcomes_of
+
     codes = {getattr(ref, n).__code__: n for n in forbidden(name)}
-    outcomes = []
-    for call in calls:
-        args = [a.copy() if isinstance(a, np.ndarray) else a for a in call.args]
-        called = []
-
-        def profile(frame, event, _arg, called=called):
-            if event == "call" and frame.f_code in codes:
-                called.append(codes[frame.f_code])
-
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            previous = sys.getprofile()
-            sys.setprofile(profile)
-            try:
-                value = fn(*args, **call.kwargs)
-            except NotImplementedError:
-                outcomes.append(
-                    Outcome(
-                        error=f"{name} is not implemented yet: replace "
-                        "`raise NotImplementedError()` with your code."
-                    )
-                )
-                break
-            except Exception as exc:  # reported to the learner, with its message
-                outcomes.append(
-                    Outcome(error=f"{name}({call.describe()}) raised {type(exc).__name__}: {exc}")
-                )
-                break
-            finally:
-                untouched = sys.getprofile() is profile
-                sys.setprofile(previous)
-        if called:
-            outcomes.append(
-                Outcome(
-                    error=f"{name} calls the course's reference mhsa_helpers.{called[0]} "
-                    "instead of implementing it: write the computation yourself."
-                )
-            )
-            break
-        if not untouched:
-            changed = f"{name} changed the interpreter's profiler during the check."
-            outcomes.append(Outcome(error=changed))
-            break
-        outcomes.append(Outcome(value=_plain(value)))
-    return outcomes
+    raw = call_each(name, fn, [(c.args, c.kwargs) for c in calls], lambda: _ReferenceWatch(codes))
+    return outcomes_of(raw)
 
 
 # --------------------------------------------------------------------------

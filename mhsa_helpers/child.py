@@ -1,0 +1,286 @@
+"""The child process that runs a learner's answers: values out, never verdicts.
+
+This file imports nothing from the course, so that it can run as a plain
+script inside a sandbox that contains neither the course's package, nor its
+reference implementation, nor its checks: ``python child.py`` reads a
+request on standard input, writes the results on standard output and
+nothing else (what the answers print goes to ``/dev/null``).
+
+The request is a pickled ``{"timeout": s, "memory": bytes or None}``
+followed by one pickled job per notebook: ``(stem, answer sources,
+mh source, forbidden names, [(key, name, calls)])``. Each job runs in a fork
+of its own, with the time and memory limits, in a namespace with ``np`` and
+``mh``: a module holding only the course functions the notebook may use
+(``mh source``); asking it for a forbidden one raises an error that says so.
+Jobs are read one at a time, so a notebook's process never holds what later
+notebooks may use.
+
+The result of each job is ``{"error": str or None, "events": [str],
+"outcomes": {key: [(kind, value)]}}`` where kind is ``"value"`` (plain data:
+arrays, numbers, strings, tuples, lists, ``{"opaque": type name}``) or
+``"error"`` (a sentence about the learner's function).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import io
+import os
+import pickle
+import select
+import signal
+import struct
+import sys
+import time
+import types
+import warnings
+
+REFERENCE_CALL = "instead of implementing it"
+
+
+def plain(value):
+    """``value`` reduced to arrays, numbers, strings, tuples and lists (safe to send back)."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject:
+            return {"opaque": "ndarray of Python objects"}
+        return np.array(value, copy=True, subok=False)
+    if isinstance(value, bool | int | float | complex | str | np.generic) or value is None:
+        return value
+    if type(value) in (tuple, list):
+        return type(value)(plain(v) for v in value)
+    return {"opaque": type(value).__name__}
+
+
+def call_each(name: str, fn, calls, around=None) -> list:
+    """Call ``fn`` on each ``(args, kwargs)``; stop at the first error.
+
+    Inputs are copied and numpy warnings silenced. ``around(call)``, if
+    given, returns a context manager wrapped around each call whose
+    ``error`` attribute, if set after the call, is reported instead of the
+    value (the in-kernel check uses it to catch calls to the reference).
+    """
+    import numpy as np
+
+    outcomes = []
+    for args, kwargs in calls:
+        args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        guard = around() if around else None
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                if guard is None:
+                    value = fn(*args, **kwargs)
+                else:
+                    with guard:
+                        value = fn(*args, **kwargs)
+            except NotImplementedError:
+                message = (
+                    f"{name} is not implemented yet: replace `raise NotImplementedError()` "
+                    "with your code."
+                )
+                outcomes.append(("error", message))
+                break
+            except Exception as exc:  # the learner's error, reported with its message
+                shown = ", ".join(_describe(a) for a in args)
+                shown += "".join(f", {k}={_describe(v)}" for k, v in kwargs.items())
+                message = f"{name}({shown}) raised {type(exc).__name__}: {exc}"
+                outcomes.append(("error", message))
+                break
+        if guard is not None and guard.error:
+            outcomes.append(("error", f"{name} {guard.error}"))
+            break
+        outcomes.append(("value", plain(value)))
+    return outcomes
+
+
+def _describe(a) -> str:
+    import numpy as np
+
+    if isinstance(a, np.ndarray):
+        return f"array of shape {a.shape}"
+    if isinstance(a, np.random.Generator):
+        return "rng"
+    return repr(a)
+
+
+def restricted_mh(source: str, forbidden) -> types.ModuleType:
+    """A module ``mh`` from ``source``; a forbidden name raises an error that says why."""
+    mh = types.ModuleType("mh", "The course's functions that this notebook may use.")
+    exec(compile(source, "<mh>", "exec"), mh.__dict__)
+    blocked = frozenset(forbidden)
+
+    def __getattr__(attr):
+        if attr in blocked:
+            raise AttributeError(
+                f"mh.{attr} is this exercise's own or a later step: the answer calls the "
+                f"course's reference {REFERENCE_CALL}; write the computation yourself."
+            )
+        raise AttributeError(f"module 'mh' has no attribute {attr!r}")
+
+    mh.__getattr__ = __getattr__
+    return mh
+
+
+def _numpy_patched(np, genuine: dict) -> bool:
+    return any(getattr(np, n, None) is not f for n, f in genuine.items())
+
+
+def run_job(job) -> dict:
+    """Run one notebook's answers and calls (inside its own fork)."""
+    import numpy as np
+
+    stem, sources, mh_source, forbidden, tests = job
+    genuine = {n: getattr(np, n) for n in ("allclose", "isclose", "array_equal", "asarray")}
+    namespace = {"np": np, "mh": restricted_mh(mh_source, forbidden), "__name__": "__main__"}
+    result = {"error": None, "events": [], "outcomes": {}}
+    try:
+        for source in sources:
+            exec(compile(source, f"<{stem} answer>", "exec"), namespace)
+    except BaseException as exc:  # any failure of the cells is the result
+        result["error"] = f"the answer cells raise {type(exc).__name__}: {exc}"
+        if isinstance(exc, MemoryError):
+            result["events"].append("memory limit reached")
+        return result
+    if _numpy_patched(np, genuine):
+        result["events"].append("numpy monkeypatched (no effect: the checks run elsewhere)")
+    for key, name, calls in tests:
+        fn = namespace.get(name)
+        if not callable(fn):
+            result["outcomes"][key] = "not defined"
+            continue
+        try:
+            outcomes = call_each(name, fn, calls)
+        except BaseException as exc:  # SystemExit and the like, raised by the answer
+            outcomes = [("error", f"{name} raised {type(exc).__name__}: {exc}")]
+        result["outcomes"][key] = outcomes
+        for kind, text in outcomes:
+            if kind == "error" and "MemoryError" in text:
+                result["events"].append("memory limit reached")
+            if kind == "error" and REFERENCE_CALL in text:
+                result["events"].append("called the reference implementation")
+    return result
+
+
+class SafeUnpickler(pickle.Unpickler):
+    """Loads arrays, numbers, strings, tuples, lists and dicts, and nothing else.
+
+    Whatever an answer's process sends back is read with this: a crafted
+    pickle cannot run code in the process that reads it.
+    """
+
+    ALLOWED = frozenset(
+        {
+            ("numpy._core.multiarray", "_reconstruct"),
+            ("numpy._core.multiarray", "scalar"),
+            ("numpy.core.multiarray", "_reconstruct"),
+            ("numpy.core.multiarray", "scalar"),
+            ("numpy", "ndarray"),
+            ("numpy", "dtype"),
+            ("builtins", "complex"),
+        }
+    )
+
+    def find_class(self, module, name):
+        """Only the numpy and builtin names of :attr:`ALLOWED`."""
+        if (module, name) not in self.ALLOWED:
+            raise pickle.UnpicklingError(f"refused to load {module}.{name}")
+        return super().find_class(module, name)
+
+
+def safe_loads(data: bytes):
+    """Unpickle ``data`` with :class:`SafeUnpickler`."""
+    return SafeUnpickler(io.BytesIO(data)).load()
+
+
+def _forked(job, timeout: float, memory: int | None) -> dict:
+    """Run one job in a fork with the limits; its death is reported, never fatal here.
+
+    The fork leads a process group of its own; when it is done (or past its
+    time, whatever it did to its alarm) the whole group is killed.
+    """
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the notebook's own process
+        os.close(read_end)
+        try:
+            os.setpgid(0, 0)
+            if memory:
+                import resource
+
+                resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+            signal.alarm(max(1, round(timeout)))
+            data = pickle.dumps(run_job(job))
+            with os.fdopen(write_end, "wb") as f:
+                f.write(data)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    chunks, deadline, late = [], time.monotonic() + timeout + 2, False
+    with os.fdopen(read_end, "rb", buffering=0) as f:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([f], [], [], left)[0]:
+                late = True
+                break
+            chunk = f.read(1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    for target in (-pid, pid):  # the notebook's process group: daemons it left, too
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(target, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    if late or (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM):
+        return {
+            "error": f"timed out after {timeout:.0f} s (an endless loop?)",
+            "events": ["a cell ran past the time limit (endless loop?)"],
+        }
+    if chunks:
+        try:
+            return safe_loads(b"".join(chunks))
+        except Exception:  # garbage on the pipe is the notebook's own doing
+            return {"error": "the answer cells garbled their results", "events": []}
+    if os.WIFSIGNALED(status):
+        return {"error": f"the answer cells crashed (signal {os.WTERMSIG(status)})", "events": []}
+    return {"error": "the answer cells ended their process before the checks ran", "events": []}
+
+
+def _read(stream):
+    header = stream.read(8)
+    if len(header) < 8:
+        return None
+    (size,) = struct.unpack("<Q", header)
+    return pickle.loads(stream.read(size))  # from the parent, which is trusted
+
+
+def write_message(stream, obj) -> None:
+    """One length-prefixed pickle on ``stream`` (what :func:`main` reads)."""
+    data = pickle.dumps(obj)
+    stream.write(struct.pack("<Q", len(data)) + data)
+
+
+def main() -> None:
+    """Read the request on stdin; write each job's result on stdout as it finishes."""
+    stdin = sys.stdin.buffer
+    out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # what the answers print goes nowhere, not into the results
+    os.dup2(devnull, 2)
+    sys.stdout = sys.stderr = open(os.devnull, "w")
+    with contextlib.suppress(OSError, AttributeError):  # no debugger may attach to this process
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    import numpy  # noqa: F401 - imported once here, inherited by every fork
+
+    limits = _read(stdin)
+    while (job := _read(stdin)) is not None:
+        result = _forked(job, limits["timeout"], limits["memory"])
+        del job  # the next notebook's process never holds this one's inputs
+        write_message(out, result)
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
