@@ -16,16 +16,18 @@ duplicates). ``--force`` regrades everyone.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import multiprocessing as mp
 import os
+import shutil
 import statistics
 import sys
 import time
 from pathlib import Path
 
 MARKER = ".mhsa-graded"
-SHADOW = ".mhsa-readable"  # submissions without their unreadable notebooks
+STAGED = ".mhsa-staged"  # submissions as nbgrader reads them: readable, no duplicate ids
 
 
 # --------------------------------------------------------------------------
@@ -87,13 +89,58 @@ class _Errors(logging.Handler):
             self.messages.append(msg.splitlines()[-1][:300])
 
 
-def grade_one(config, course: Path, assignment: str, student: str) -> tuple:
-    """Autograde one student; return (student, ok, notes)."""
+def stage(submission: Path, staged: Path) -> tuple[list, list]:
+    """Copy the gradable part of a submission to ``staged``; return (unreadable, duplicates).
+
+    Unreadable notebooks are left out (only they score 0). A graded or
+    answer cell that appears twice (an honest copy-paste, too) keeps its
+    nbgrader identity in its first place only; nbgrader would otherwise stop
+    on the duplicate id.
+    """
+    import nbformat
+
+    from autograders import integrity
+
+    if staged.exists():
+        shutil.rmtree(staged)
+    staged.mkdir(parents=True)
+    bad, duplicates = [], []
+    for path in sorted(submission.iterdir()):
+        if path.suffix != ".ipynb":
+            if path.is_file():
+                shutil.copy(path, staged / path.name)  # timestamp.txt and the like
+            continue
+        nb = integrity.read(path)
+        if nb is None:
+            bad.append(path.name)
+            continue
+        seen = set()
+        for cell in nb.cells:
+            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if gid is None:
+                continue
+            if gid in seen:
+                duplicates.append(f"{path.stem}: cell {gid} appears twice (the copy is not graded)")
+                del cell.metadata["nbgrader"]
+            seen.add(gid)
+        nbformat.write(nb, str(staged / path.name))
+    return bad, duplicates
+
+
+def grade_one(config, course: Path, assignment: str, student: str, sandboxed: bool = True):
+    """Grade one student; return (student, ok, notes).
+
+    The answers are judged by :func:`autograders.integrity.verify` (in the
+    sandbox unless ``sandboxed`` is False); stock nbgrader autograding then
+    records those verdicts: the gradebook entries, the autograded notebooks
+    and, later, the feedback, without running the submission in a kernel.
+    """
     from nbgrader.converters import Autograde
     from nbgrader.converters.base import NbGraderException
     from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
 
-    from autograders import integrity
+    from autograders import integrity, sandbox
     from autograders.kernel import KERNEL_NAME
 
     coursedir = CourseDirectory(config=config)
@@ -101,15 +148,23 @@ def grade_one(config, course: Path, assignment: str, student: str) -> tuple:
     coursedir.student_id = student
     source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
     submission = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
-    notes = []
-    bad = [p.name for p in sorted(submission.glob("*.ipynb")) if integrity.read(p) is None]
-    if bad:  # grade a copy without them, so that only those notebooks score 0
-        coursedir.submitted_directory = SHADOW
-        integrity.readable_copy(
-            submission, Path(coursedir.format_path(SHADOW, student, assignment))
-        )
+    staged = Path(coursedir.format_path(STAGED, student, assignment))
+    bad, notes = stage(submission, staged)
+    if bad:
         notes.append("unreadable notebook(s), scored 0: " + ", ".join(bad))
     notes += integrity.tampering(source, submission, KERNEL_NAME)
+    judged = integrity.verify(source, staged, wrapper=sandbox.wrap if sandboxed else None)
+    for result in judged.values():
+        notes += result["notes"]
+    config = Config(config)
+    config.WriteVerdicts.verdicts = {
+        stem: {gid: list(v) for gid, v in r["grades"].items()} for stem, r in judged.items()
+    }
+    config.Autograde.autograde_preprocessors = autograde_steps()
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id = assignment
+    coursedir.student_id = student
+    coursedir.submitted_directory = STAGED
     converter = Autograde(coursedir=coursedir, config=config)
     converter.force = True  # a student without a marker may have a partial folder
     errors = _Errors()
@@ -130,42 +185,23 @@ def grade_one(config, course: Path, assignment: str, student: str) -> tuple:
     if missing:
         notes.append("missing notebook(s): " + ", ".join(missing))
     autograded = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
-    if ok:
-        notes += integrity.events(autograded)
-        notes += reverify(coursedir.db_url, assignment, student, source, submission)
-        if autograded.exists():
-            (autograded / MARKER).write_text(submission_stamp(course, student, assignment))
-        else:
-            ok = False
-            notes.append("nbgrader wrote no autograded folder")
-    return student, ok, notes
+    if ok and autograded.exists():
+        (autograded / MARKER).write_text(submission_stamp(course, student, assignment))
+    elif ok:
+        ok = False
+        notes.append("nbgrader wrote no autograded folder")
+    return student, ok, list(dict.fromkeys(notes))
 
 
-def reverify(db_url, assignment, student, source, submission) -> list:
-    """Re-run every exercise in a clean process; remove points that only the kernel gave."""
-    from nbgrader.api import Gradebook
+def autograde_steps() -> list:
+    """nbgrader's autograde pipeline with the parent's verdicts where Execute would run."""
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
 
-    from autograders import integrity
+    from autograders.verdicts import WriteVerdicts
 
-    notes = []
-    results = integrity.verify(source, submission)
-    with Gradebook(db_url) as gb:
-        for stem, cells in results.items():
-            for gid, (status, message) in cells.items():
-                if status != "fail":
-                    continue
-                try:
-                    grade = gb.find_grade(gid, stem, assignment, student)
-                except Exception:  # no such grade: nothing to take back
-                    continue
-                if (grade.auto_score or 0) > 0 and grade.manual_score != 0:
-                    grade.manual_score = 0
-                    gb.db.commit()
-                    notes.append(
-                        f"{stem}: {gid} passed in the kernel but fails in a clean "
-                        f"process ({message}); points removed"
-                    )
-    return notes
+    steps = Autograde().autograde_preprocessors
+    return [WriteVerdicts if step is Execute else step for step in steps]
 
 
 def missing_notebooks(source: Path, submission: Path) -> list:
@@ -175,14 +211,24 @@ def missing_notebooks(source: Path, submission: Path) -> list:
     return sorted(expected - got)
 
 
-def _worker(config, course, assignment, tasks, results):
+def _die_with_parent() -> None:
+    """Ask the kernel to kill this process when its parent (the grade command) dies."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def _worker(config, course, assignment, sandboxed, tasks, results):
+    _die_with_parent()
     logging.getLogger("traitlets").setLevel(logging.ERROR)
     while True:
         student = tasks.get()
         if student is None:
             return
         try:
-            results.put(grade_one(config, course, assignment, student))
+            results.put(grade_one(config, course, assignment, student, sandboxed))
         except BaseException as exc:  # never lose a student: report and go on
             results.put((student, False, [f"worker error: {type(exc).__name__}: {exc}"]))
 
@@ -209,12 +255,18 @@ def grade_class(
     force: bool = False,
     db: str | None = None,
     out=sys.stderr,
+    sandboxed: bool = True,
 ) -> dict:
-    """Grade every submission of ``assignment``; return the summary as a dict."""
-    from autograders.kernel import install_kernel
+    """Grade every submission of ``assignment``; return the summary as a dict.
+
+    Refuses (:class:`autograders.sandbox.SandboxUnavailable`) when the
+    sandbox cannot be made, unless ``sandboxed`` is False.
+    """
+    from autograders import sandbox
 
     course = course.resolve()
-    install_kernel()
+    if sandboxed:
+        sandbox.check()
     config = load_config(course, db)
     everyone = students_of(course, assignment)
     todo = [s for s in everyone if force or not is_done(course, s, assignment)]
@@ -228,7 +280,7 @@ def grade_class(
     for _ in range(n):
         tasks.put(None)
     procs = [
-        ctx.Process(target=_worker, args=(config, course, assignment, tasks, results))
+        ctx.Process(target=_worker, args=(config, course, assignment, sandboxed, tasks, results))
         for _ in range(n if todo else 0)
     ]
     for p in procs:
@@ -313,6 +365,8 @@ def print_summary(summary: dict, out=sys.stdout) -> None:
         f"{summary['seconds']:.1f} s",
         file=out,
     )
+    if not summary.get("sandboxed", True):
+        print("! graded WITHOUT the sandbox (--no-sandbox): submissions ran unconfined", file=out)
     if scores:
         m = summary["max_score"] or 1
         print(
@@ -338,7 +392,21 @@ def main(argv=None) -> int:
     p.add_argument("--force", action="store_true", help="regrade students already graded")
     p.add_argument("--db", help="gradebook URL (default: the course's, SQLite)")
     p.add_argument("--course-dir", default=".", type=Path)
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the answers without bubblewrap (only for trusted submissions)",
+    )
     a = p.parse_args(argv)
-    summary = grade_class(a.course_dir, a.assignment, a.workers, a.force, a.db)
+    from autograders.sandbox import SandboxUnavailable
+
+    try:
+        summary = grade_class(
+            a.course_dir, a.assignment, a.workers, a.force, a.db, sandboxed=not a.no_sandbox
+        )
+    except SandboxUnavailable as exc:
+        print(f"not grading: {exc}", file=sys.stderr)
+        return 2
+    summary["sandboxed"] = not a.no_sandbox
     print_summary(summary)
     return 0

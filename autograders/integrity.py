@@ -1,21 +1,15 @@
 """What the class-scale grader checks around nbgrader: broken, tampered and hostile submissions.
 
-* :func:`readable_copy`: corrupt notebooks are left out of a shadow copy of the
-  submission, so one unreadable notebook costs only that notebook.
 * :func:`tampering`: test cells deleted, edited or turned into another cell type,
   and foreign kernelspecs, found by comparing the submission with the source
   (nbgrader then puts the test cells back and forces the grading kernel).
-* :func:`events`: what happened while grading, read from the autograded
-  notebooks: endless loops stopped, memory exhausted, output cut, stderr,
-  monkeypatching or calls to the reference caught by the checks.
-* :func:`verify`: every exercise run again: the answer cells in a child
-  process that returns values, judged by the checks in this one; a test cell
-  that passed in the kernel but fails there loses its points.
+* :func:`verify`: every exercise judged: the answer cells run in a child
+  process (sandboxed by the grade command) that returns values, and the
+  checks judge them in this one. These verdicts are the points.
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import nbformat
@@ -33,15 +27,6 @@ def read(path: Path):
         return nb
     except Exception:  # any unreadable file is treated the same: left out, and named
         return None
-
-
-def readable_copy(submission: Path, shadow: Path) -> list:
-    """Copy ``submission`` to ``shadow`` without its unreadable notebooks; return their names."""
-    bad = [p.name for p in sorted(submission.glob("*.ipynb")) if read(p) is None]
-    if shadow.exists():
-        shutil.rmtree(shadow)
-    shutil.copytree(submission, shadow, ignore=lambda _d, names: [n for n in names if n in bad])
-    return bad
 
 
 def tampering(source: Path, submission: Path, kernel: str) -> list:
@@ -72,51 +57,23 @@ def tampering(source: Path, submission: Path, kernel: str) -> list:
     return found
 
 
-_EVENTS = (
-    ("CellTimeoutError", "a cell ran past the time limit (endless loop?)"),
-    ("MemoryError", "memory limit reached"),
-    ("DeadKernelError", "the kernel died"),
-    ("output cut at", "output flood cut"),
-    ("... Output truncated ...", "output flood cut"),  # nbgrader's own LimitOutput
-    ("has been replaced (monkeypatched)", "numpy monkeypatched"),
-    ("instead of implementing it", "called the reference implementation"),
-    ("changed the interpreter's profiler", "tampered with the profiler"),
-)
+def answer_cells(nb) -> list[str]:
+    """The sources of a notebook's answer cells in order, copies of an answer cell included."""
+    return [c.source for c in nb.cells if c.cell_type == "code" and _nbg(c).get("solution")]
 
 
-def events(autograded: Path) -> list:
-    """What happened while grading, read from the outputs of the autograded notebooks."""
-    found = []
-    for path in sorted(autograded.glob("*.ipynb")):
-        nb = read(path)
-        if nb is None:
-            continue
-        for cell in nb.cells:
-            for out in cell.get("outputs", []):
-                text = " ".join(
-                    [out.get("ename", ""), out.get("evalue", ""), str(out.get("text", ""))]
-                )
-                for needle, what in _EVENTS:
-                    if needle in text:
-                        found.append(f"{path.stem}: {what}")
-                if out.get("name") == "stderr" and _nbg(cell).get("grade"):
-                    found.append(
-                        f"{path.stem}: wrote to stderr in test cell "
-                        f"{_nbg(cell).get('grade_id')} (no credit)"
-                    )
-    return list(dict.fromkeys(found))
+def verify(source: Path, submission: Path, timeout: float = 30.0, wrapper=None) -> dict:
+    """Judge every graded exercise of a submission; the answers run in a child process.
 
-
-def verify(source: Path, submission: Path, timeout: float = 30.0) -> dict:
-    """``{notebook: {grade_id: (status, message)}}`` from a clean re-run of every exercise.
-
-    The submission's answer cells run in a child process (one fork per
-    notebook, with the grading kernel's memory limit), with the namespace
-    the notebook gives them; the visible and hidden checks of every graded
-    exercise judge the returned values here. Status "pass", "fail" (the
-    message says why) or "unverifiable" (the re-run itself could not run).
+    Returns ``{notebook: {"grades": {grade_id: (passed, message)}, "notes": [str]}}``
+    for every notebook of ``source`` that has graded cells and a readable
+    counterpart in ``submission``. The answer cells run in a child (in the
+    sandbox ``wrapper`` makes, if given) with the namespace the notebook
+    gives them; the visible and the hidden check of each exercise judge the
+    returned values here.
     """
     from autograders.kernel import MEMORY_LIMIT
+    from mhsa_helpers.checks import CHECKS
     from mhsa_helpers.exercises import by_grade_id
     from mhsa_helpers.run import Job, judge, run_answers
 
@@ -126,31 +83,30 @@ def verify(source: Path, submission: Path, timeout: float = 30.0) -> dict:
         if sub is None or src is None:
             continue
         exercises = [
-            by_grade_id(_nbg(c)["grade_id"])
-            for c in src.cells
-            if _nbg(c).get("grade") and c.cell_type == "code"
+            by_grade_id(_nbg(c).get("grade_id", "")) for c in src.cells if _nbg(c).get("grade")
         ]
         exercises = [e for e in exercises if e is not None]
-        if not exercises:
-            continue
-        answers = [c.source for c in sub.cells if _nbg(c).get("solution") and c.cell_type == "code"]
-        tests = [(e.name, seed) for e in exercises for seed in (None, e.hidden_seed)]
-        graded[src_path.stem] = exercises
-        jobs.append(Job(src_path.stem, answers, tests))
-    results = run_answers(jobs, timeout=timeout, memory=MEMORY_LIMIT)
+        if exercises:
+            graded[src_path.stem] = exercises
+            tests = [(e.name, seed) for e in exercises for seed in (None, e.hidden_seed)]
+            jobs.append(Job(src_path.stem, answer_cells(sub), tests))
+    results = run_answers(jobs, timeout=timeout, memory=MEMORY_LIMIT, wrapper=wrapper)
     out = {}
     for stem, exercises in graded.items():
         result = results[stem]
-        out[stem] = {}
+        notes = [f"{stem}: {e}" for e in dict.fromkeys(result.events)]
+        if result.error:
+            notes.append(f"{stem}: {result.error}")
+        grades = {}
         for e in exercises:
-            if result.error is not None:
-                status = "unverifiable" if result.unverifiable else "fail"
-                out[stem][e.grade_id] = (status, result.error)
+            if result.error:
+                grades[e.grade_id] = (False, f"{e.name}: not graded: {result.error}")
                 continue
-            verdicts = [
-                judge(e.name, seed, result.outcomes[(e.name, seed)])
-                for seed in (None, e.hidden_seed)
-            ]
-            failed = next((v for v in verdicts if v is not None), None)
-            out[stem][e.grade_id] = ("pass", "") if failed is None else ("fail", failed[:200])
+            visible = judge(e.name, None, result.outcomes[(e.name, None)])
+            hidden = judge(e.name, e.hidden_seed, result.outcomes[(e.name, e.hidden_seed)])
+            if visible is None and hidden is None:
+                grades[e.grade_id] = (True, f"{e.name}: {CHECKS[e.name].passed}")
+            else:
+                grades[e.grade_id] = (False, visible or f"{hidden} (hidden tests)")
+        out[stem] = {"grades": grades, "notes": notes}
     return out

@@ -1,5 +1,6 @@
 """Answers run in a child that returns values; progress and the grader judge them here."""
 
+import copy
 import shutil
 
 import nbformat
@@ -114,27 +115,44 @@ def submission(tmp_path):
     return tmp_path / "source", tmp_path / "submission"
 
 
-def test_verify_passes_honest_work_and_fails_kernel_only_passes(submission):
+def test_verify_passes_honest_work_and_fails_patched_checks(submission):
     source, sub = submission
     sub.mkdir()
     patched = "from mhsa_helpers import checks as _c\n_c.check = _c.check_hidden = print\n"
     course_copy(sub, ["08_head_output"], {"attention_head": MH_HEAD})
     course_copy(sub, ["07_softmax"], {"softmax": patched + WRONG_SOFTMAX})
     result = integrity.verify(source, sub)
-    assert result["08_head_output"] == {"attention_head_weights_then_values": ("pass", "")}
-    status, message = result["07_softmax"]["softmax_rows_sum_to_one"]
-    assert status == "fail" and message.startswith("softmax: ")
+    passed, message = result["08_head_output"]["grades"]["attention_head_weights_then_values"]
+    assert passed and message.startswith("attention_head: output and weights match")
+    passed, message = result["07_softmax"]["grades"]["softmax_rows_sum_to_one"]
+    assert not passed and message.startswith("softmax: ")
     assert set(result) == {"07_softmax", "08_head_output"}  # the others were not submitted
 
 
-def test_readable_copy_leaves_out_only_the_corrupt_notebook(tmp_path):
+def test_staging_leaves_out_the_corrupt_notebook_and_names_duplicated_cells(tmp_path):
+    from autograders.grade import stage
+
     sub = tmp_path / "sub"
     sub.mkdir()
-    course_copy(sub, ["01_input"])
+    (sub / "timestamp.txt").write_text("2026-11-23 05:00:00")
     (sub / "07_softmax.ipynb").write_text("{not json")
-    bad = integrity.readable_copy(sub, tmp_path / "shadow")
+    nb = nc.student_notebook("08_head_output", {"attention_head": MH_HEAD})
+    test_cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
+    nb.cells.append(copy.deepcopy(test_cell))  # an honest copy-paste of a graded cell
+    nbformat.write(nb, str(sub / "08_head_output.ipynb"))
+    bad, duplicates = stage(sub, tmp_path / "staged")
     assert bad == ["07_softmax.ipynb"]
-    assert sorted(p.name for p in (tmp_path / "shadow").iterdir()) == ["01_input.ipynb"]
+    assert duplicates == [
+        "08_head_output: cell attention_head_weights_then_values appears twice "
+        "(the copy is not graded)"
+    ]
+    staged = sorted(p.name for p in (tmp_path / "staged").iterdir())
+    assert staged == ["08_head_output.ipynb", "timestamp.txt"]
+    ids = [
+        c.metadata.get("nbgrader", {}).get("grade_id")
+        for c in nbformat.read(str(tmp_path / "staged" / "08_head_output.ipynb"), 4).cells
+    ]
+    assert ids.count("attention_head_weights_then_values") == 1
 
 
 def test_tampering_names_edited_deleted_retyped_cells_and_foreign_kernels(submission):
@@ -161,33 +179,6 @@ def test_tampering_names_edited_deleted_retyped_cells_and_foreign_kernels(submis
     ]
     course_copy(sub, ["07_softmax", "04_heads"])
     assert integrity.tampering(source, sub, "mhsa-grader") == []
-
-
-def test_events_are_read_from_the_graded_outputs(tmp_path):
-    nb = nc.student_notebook("07_softmax")
-    test_cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
-    test_cell.outputs = [
-        nbformat.v4.new_output("error", ename="MemoryError", evalue="", traceback=[]),
-        nbformat.v4.new_output("stream", name="stderr", text="debug"),
-    ]
-    nbformat.write(nb, str(tmp_path / "07_softmax.ipynb"))
-    assert integrity.events(tmp_path) == [
-        "07_softmax: memory limit reached",
-        "07_softmax: wrote to stderr in test cell softmax_rows_sum_to_one (no credit)",
-    ]
-
-
-def test_the_progress_table_names_each_function_once(tmp_path, capsys):
-    from mhsa_helpers.progress import show_progress
-
-    course_copy(tmp_path, ["07_softmax"], {"softmax": WRONG_SOFTMAX})
-    course_copy(tmp_path, ["08_head_output"], {"attention_head": MH_HEAD})
-    show_progress(tmp_path)
-    lines = capsys.readouterr().out.splitlines()
-    softmax = next(ln for ln in lines if " softmax " in ln)
-    assert softmax.startswith("\u2717 07_softmax") and "\u2014 softmax: " not in softmax
-    assert next(ln for ln in lines if "attention_head" in ln).startswith("\u2713 08_head_output")
-    assert lines[-1] == "1 of 13 exercises pass."
 
 
 @pytest.mark.parametrize("name", [e.name for e in __import__("mhsa_helpers").exercises.EXERCISES])

@@ -1,0 +1,122 @@
+"""Bubblewrap around the child process that runs a submission's answers.
+
+What a submission sees inside (:func:`wrap`): the operating system's
+programs and libraries and the Python environment, read-only; the child
+program; an empty private ``/tmp``. Not the course directory (gradebook,
+sources, solutions, other students' submissions), not the course's
+package (reference, checks), not the network (a network namespace of its
+own with only loopback), not the grader's processes (a PID namespace of
+its own), and no capabilities. Every process it starts dies with it
+(``--die-with-parent``, and the PID namespace ends with its first process).
+
+If bubblewrap is missing or cannot create the namespaces, grading refuses
+(:func:`check`) unless the instructor asks for ``--no-sandbox``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["SandboxUnavailable", "check", "wrap"]
+
+#: Where the child program appears inside the sandbox.
+INSIDE = "/sandbox/child.py"
+
+
+class SandboxUnavailable(RuntimeError):
+    """Bubblewrap is missing or cannot create the sandbox on this machine."""
+
+
+def _system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):  # merged /usr: a symlink such as /lib -> usr/lib
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for conf in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d"):
+        args += ["--ro-bind-try", conf, conf]
+    return args
+
+
+def _python_binds() -> list[str]:
+    """The Python environment, read-only, with the course's own packages hidden in it."""
+    import autograders
+    import mhsa_helpers
+
+    roots = sorted({str(Path(p).resolve()) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)})
+    args = []
+    for root in roots:
+        args += ["--ro-bind", root, root]
+    for package in (mhsa_helpers, autograders):
+        where = str(Path(package.__path__[0]).resolve())
+        if any(where == r or where.startswith(r + os.sep) for r in roots):
+            args += ["--tmpfs", where]  # an installed copy: hidden under an empty folder
+    return args
+
+
+def wrap(child: Path) -> list[str]:
+    """The command that runs the child program ``child`` inside the sandbox."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxUnavailable(
+            "bubblewrap (bwrap) is not installed: `apt-get install bubblewrap`, "
+            "or grade with --no-sandbox on a trusted machine."
+        )
+    return [
+        bwrap,
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        *_system_binds(),
+        *_python_binds(),
+        "--ro-bind",
+        str(child),
+        INSIDE,
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--clearenv",
+        "--setenv",
+        "PATH",
+        "/usr/bin:/bin",
+        "--setenv",
+        "HOME",
+        "/tmp",
+        "--setenv",
+        "OPENBLAS_NUM_THREADS",
+        "1",
+        "--setenv",
+        "MPLBACKEND",
+        "agg",
+        "--chdir",
+        "/tmp",
+        sys.executable,
+        "-I",
+        INSIDE,
+    ]
+
+
+def check() -> None:
+    """Raise :class:`SandboxUnavailable`, saying why, unless a sandbox can be made here."""
+    argv = wrap(Path(__file__))  # any readable file will do as the program
+    argv = [*argv[: argv.index(sys.executable)], sys.executable, "-I", "-c", "import numpy"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SandboxUnavailable(f"bubblewrap could not start: {exc}") from exc
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        raise SandboxUnavailable(
+            f"bubblewrap cannot create the sandbox here ({why}); grade with --no-sandbox "
+            "only on a trusted machine."
+        )
