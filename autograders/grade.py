@@ -153,7 +153,12 @@ def grade_one(config, course: Path, assignment: str, student: str, sandboxed: bo
     if bad:
         notes.append("unreadable notebook(s), scored 0: " + ", ".join(bad))
     notes += integrity.tampering(source, submission, KERNEL_NAME)
-    judged = integrity.verify(source, staged, wrapper=sandbox.wrap if sandboxed else None)
+    judged = integrity.verify(
+        source,
+        staged,
+        timeout=config.Execute.timeout or 60,  # the course's time limit, per notebook here
+        wrapper=sandbox.wrap if sandboxed else None,
+    )
     for result in judged.values():
         notes += result["notes"]
     config = Config(config)

@@ -118,14 +118,26 @@ def restricted_mh(source: str, forbidden) -> types.ModuleType:
                 f"mh.{attr} is this exercise's own or a later step: the answer calls the "
                 f"course's reference {REFERENCE_CALL}; write the computation yourself."
             )
-        raise AttributeError(f"module 'mh' has no attribute {attr!r}")
+        raise AttributeError(
+            f"mh.{attr} is not one of the course's functions this notebook may use "
+            f"({REFERENCE_CALL} is not allowed)."
+        )
 
     mh.__getattr__ = __getattr__
     return mh
 
 
+NUMPY_WATCHED = ("allclose", "isclose", "array_equal", "asarray", "testing.assert_allclose")
+
+
+def _lookup(module, path: str):
+    for part in path.split("."):
+        module = getattr(module, part, None)
+    return module
+
+
 def _numpy_patched(np, genuine: dict) -> bool:
-    return any(getattr(np, n, None) is not f for n, f in genuine.items())
+    return any(_lookup(np, n) is not f for n, f in genuine.items())
 
 
 def run_job(job) -> dict:
@@ -133,7 +145,7 @@ def run_job(job) -> dict:
     import numpy as np
 
     stem, sources, mh_source, forbidden, tests = job
-    genuine = {n: getattr(np, n) for n in ("allclose", "isclose", "array_equal", "asarray")}
+    genuine = {n: _lookup(np, n) for n in NUMPY_WATCHED}
     namespace = {"np": np, "mh": restricted_mh(mh_source, forbidden), "__name__": "__main__"}
     result = {"error": None, "events": [], "outcomes": {}}
     try:

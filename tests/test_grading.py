@@ -74,63 +74,148 @@ PATCH_CHECKS = (
     "_c.check_hidden = lambda *a, **k: None\n" + WRONG
 )
 LOOP = "def softmax(Z, axis=-1):\n    while True:\n        pass\n"
-# Address space reserved in 1 GiB blocks without touching it: the kernel's 3 GiB
-# limit is reached in microseconds, long before any time limit however busy the
-# machine is (a bomb that touches its pages raced the 8 s cell limit on a loaded
-# CI machine).
+# Address space reserved in 1 GiB blocks without touching it: the 3 GiB limit
+# is reached in microseconds, long before any time limit however busy the
+# machine is (a bomb that touches its pages raced the cell time limit on a
+# loaded CI machine).
 BOMB = (
     "def softmax(Z, axis=-1):\n    hog = []\n    while True:\n        hog.append(np.empty(2**27))\n"
 )
-FLOOD = (
-    "def softmax(Z, axis=-1):\n    for i in range(200_000):\n"
-    "        print('flood', i)\n    return np.zeros_like(Z)\n"
-)
+TOP_BOMB = "hog = [np.empty(2**27) for _ in range(64)]\n" + RIGHT
+FLOOD = RIGHT.replace("### BEGIN SOLUTION", "### BEGIN SOLUTION\n    print('flood' * 10**6)")
 STDERR = "import sys\n\n" + RIGHT.replace(
     "### BEGIN SOLUTION", "### BEGIN SOLUTION\n    print('debug', file=sys.stderr)"
 )
+RAW_WRITE = "import os\nos.write(1, b'x' * 40_000_000)\n" + RIGHT
+EXIT = "import os\nos._exit(0)\n" + RIGHT
+MH_SELF = "def softmax(Z, axis=-1):\n    return mh.softmax(Z, axis)\n"
+PRIVATE = "def softmax(Z, axis=-1):\n    return mh.reference._softmax_inplace(Z.copy(), axis)\n"
 
-# student -> (notebooks, the note the summary must give, does the softmax test keep points?)
-HOSTILE_CLASS = {
-    "h_assert_true": (lambda: {SOFTMAX: edited()}, "edited (restored)", False),
-    "h_deleted": (lambda: {SOFTMAX: deleted()}, "deleted (restored)", False),
-    "h_recreated": (lambda: {SOFTMAX: recreated()}, "deleted (restored)", False),
-    "h_retyped": (lambda: {SOFTMAX: retyped()}, "turned into markdown", False),
-    "h_patch_allclose": (
-        lambda: {SOFTMAX: softmax_nb(HOSTILE["patches_allclose"][2])},
-        "numpy monkeypatched",
-        False,
-    ),
-    "h_patch_testing": (
-        lambda: {SOFTMAX: softmax_nb(HOSTILE["patches_testing"][2])},
-        "numpy monkeypatched",
-        False,
-    ),
-    "h_patch_checks": (
-        lambda: {SOFTMAX: softmax_nb(PATCH_CHECKS)},
-        "fails in a clean process",
-        False,
-    ),
-    "h_calls_reference": (
-        lambda: {SOFTMAX: softmax_nb(HOSTILE["calls_reference"][2])},
-        "called the reference implementation",
-        False,
-    ),
-    "h_endless_loop": (lambda: {SOFTMAX: softmax_nb(LOOP)}, "time limit", False),
-    "h_memory_bomb": (lambda: {SOFTMAX: softmax_nb(BOMB)}, "memory limit reached", False),
-    "h_output_flood": (lambda: {SOFTMAX: softmax_nb(FLOOD)}, "output flood cut", False),
-    "h_stderr": (lambda: {SOFTMAX: softmax_nb(STDERR)}, "wrote to stderr", False),
-    "h_corrupt_json": (
-        lambda: {SOFTMAX: "{not json", "01_input": nc.student_notebook("01_input", "solution")},
-        "unreadable notebook(s), scored 0: 07_softmax",
-        False,
-    ),
-    "h_missing": (
-        lambda: {"01_input": nc.student_notebook("01_input", "solution")},
-        "missing notebook(s)",
-        False,
-    ),
-    "h_kernelspec": (lambda: {SOFTMAX: foreign_kernel()}, "replaced by the grading kernel", True),
-}
+
+def gradebook_writer(course):
+    return (
+        "import sqlite3\n"
+        f"db = sqlite3.connect({str(course / 'gradebook.db')!r})\n"
+        "db.execute('UPDATE grade SET manual_score = 100, extra_credit = 1')\n"
+        "db.commit()\n" + WRONG
+    )
+
+
+def code_writer():
+    target = nc.ROOT / "autograders" / "WRITTEN_BY_SUBMISSION.txt"
+    return f"open({str(target)!r}, 'w').write('pwned')\n" + WRONG
+
+
+def solutions_reader():
+    path = nc.SOLUTIONS / "07_softmax.ipynb"
+    return (
+        "import json\n"
+        f"cells = json.load(open({str(path)!r}))['cells']\n"
+        "sources = [''.join(c['source']) for c in cells]\n"
+        "exec(next(src for src in sources if 'BEGIN SOLUTION' in src))\n"
+    )
+
+
+def daemon(course):
+    """A process meant to outlive grading and zero everybody's grades afterwards."""
+    script = (
+        "import sqlite3, time; time.sleep(20); "
+        f"sqlite3.connect({str(course / 'gradebook.db')!r}).execute("
+        "'UPDATE grade SET manual_score = 0').connection.commit()"
+    )
+    return (
+        "import subprocess, sys\n"
+        f"subprocess.Popen([sys.executable, '-c', {script!r}], start_new_session=True)\n" + RIGHT
+    )
+
+
+def duplicated():
+    """An honest copy-paste of the (correct) answer cell and of the test cell."""
+    nb = softmax_nb(RIGHT)
+    for cell in [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id")][-2:]:
+        twin = copy.deepcopy(cell)
+        twin.id = twin.id + "-copy"
+        nb.cells.append(twin)
+    return nb
+
+
+def with_first(nb):
+    """The notebook plus a correct 01_input: the crash of one notebook must not cost it."""
+    return {SOFTMAX: nb, "01_input": nc.student_notebook("01_input", "solution")}
+
+
+# student -> (notebooks, the note the summary must give or None, does softmax keep its points?)
+def hostile_class(course):
+    return {
+        "h_assert_true": (lambda: {SOFTMAX: edited()}, "edited (restored)", False),
+        "h_deleted": (lambda: {SOFTMAX: deleted()}, "deleted (restored)", False),
+        "h_recreated": (lambda: {SOFTMAX: recreated()}, "deleted (restored)", False),
+        "h_retyped": (lambda: {SOFTMAX: retyped()}, "turned into markdown", False),
+        "h_patch_allclose": (
+            lambda: {SOFTMAX: softmax_nb(HOSTILE["patches_allclose"][2])},
+            "numpy monkeypatched",
+            False,
+        ),
+        "h_patch_testing": (
+            lambda: {SOFTMAX: softmax_nb(HOSTILE["patches_testing"][2])},
+            "numpy monkeypatched",
+            False,
+        ),
+        "h_patch_checks": (
+            lambda: {SOFTMAX: softmax_nb(PATCH_CHECKS)},
+            "No module named 'mhsa_helpers'",
+            False,
+        ),
+        "h_imports_reference": (
+            lambda: {SOFTMAX: softmax_nb(HOSTILE["calls_reference"][2])},
+            "No module named 'mhsa_helpers'",
+            False,
+        ),
+        "h_mh_itself": (lambda: {SOFTMAX: softmax_nb(MH_SELF)}, "called the reference", False),
+        "h_private_helper": (lambda: {SOFTMAX: softmax_nb(PRIVATE)}, "called the reference", False),
+        "h_reads_solutions": (
+            lambda: {SOFTMAX: softmax_nb(solutions_reader())},
+            "FileNotFoundError",
+            False,
+        ),
+        "h_gradebook": (
+            lambda: {SOFTMAX: softmax_nb(gradebook_writer(course))},
+            "the answer cells raise",
+            False,
+        ),
+        "h_writes_code": (
+            lambda: {SOFTMAX: softmax_nb(code_writer())},
+            "the answer cells raise",
+            False,
+        ),
+        "h_daemon": (lambda: {SOFTMAX: softmax_nb(daemon(course))}, None, True),
+        "h_endless_loop": (lambda: {SOFTMAX: softmax_nb(LOOP)}, "time limit", False),
+        "h_memory_bomb": (lambda: {SOFTMAX: softmax_nb(BOMB)}, "memory limit reached", False),
+        "h_top_bomb": (lambda: with_first(softmax_nb(TOP_BOMB)), "memory limit reached", False),
+        "h_exit": (lambda: with_first(softmax_nb(EXIT)), "ended their process", False),
+        "h_raw_write": (lambda: {SOFTMAX: softmax_nb(RAW_WRITE)}, None, True),
+        "h_output_flood": (lambda: {SOFTMAX: softmax_nb(FLOOD)}, None, True),
+        "h_stderr": (lambda: {SOFTMAX: softmax_nb(STDERR)}, None, True),
+        "h_duplicated": (lambda: {SOFTMAX: duplicated()}, "appears twice", True),
+        "h_corrupt_json": (
+            lambda: {SOFTMAX: "{not json", "01_input": nc.student_notebook("01_input", "solution")},
+            "unreadable notebook(s), scored 0: 07_softmax",
+            False,
+        ),
+        "h_missing": (
+            lambda: {"01_input": nc.student_notebook("01_input", "solution")},
+            "missing notebook(s)",
+            False,
+        ),
+        "h_kernelspec": (
+            lambda: {SOFTMAX: foreign_kernel()},
+            "replaced by the grading kernel",
+            True,
+        ),
+    }
+
+
+HOSTILE_STUDENTS = sorted(hostile_class(nc.ROOT))
 
 
 @pytest.fixture(scope="module")
@@ -138,9 +223,10 @@ def hostile(tmp_path_factory):
     course = nc.make_course(tmp_path_factory.mktemp("hostile"), "c.Execute.timeout = 8\n")
     nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
     nc.submit(course, "perfect", {s: nc.student_notebook(s, "solution") for s in STEMS})
-    for student, (make, _, _) in HOSTILE_CLASS.items():
+    for student, (make, _, _) in hostile_class(course).items():
         nc.submit(course, student, make())
     proc = nc.grade(course, "--workers", "2")
+    time.sleep(25)  # past the daemon's wake-up: it must have died with its sandbox
     return course, nc.grades(course), proc.stdout
 
 
@@ -153,14 +239,22 @@ def test_an_honest_student_in_a_hostile_class_gets_full_marks(hostile):
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         sub = gb.find_submission(nc.ASSIGNMENT, "perfect")
         assert sub.score == sub.max_score > 0
+        for student in gb.students:
+            try:
+                s = gb.find_submission(nc.ASSIGNMENT, student.id)
+            except Exception:  # no submission
+                continue
+            assert s.score <= s.max_score, student.id
+    assert grades == nc.grades(course), "something changed the gradebook after grading"
 
 
-@pytest.mark.parametrize("student", sorted(HOSTILE_CLASS))
+@pytest.mark.parametrize("student", HOSTILE_STUDENTS)
 def test_hostile_submission_gets_no_credit_and_is_named(hostile, student):
-    _, grades, summary = hostile
-    _, note, keeps_points = HOSTILE_CLASS[student]
+    course, grades, summary = hostile
+    _, note, keeps_points = hostile_class(course)[student]
     line = next((ln for ln in summary.splitlines() if ln.startswith(f"! {student}:")), "")
-    assert note in line, f"summary line for {student}: {line!r}"
+    if note is not None:
+        assert note in line, f"summary line for {student}: {line!r}"
     score = grades.get((student, SOFTMAX, "softmax_rows_sum_to_one"), 0)
     if keeps_points:
         assert score > 0, student
@@ -168,10 +262,22 @@ def test_hostile_submission_gets_no_credit_and_is_named(hostile, student):
         assert score == 0, (student, score)
 
 
-def test_corrupt_notebook_costs_only_that_notebook(hostile):
+def test_nothing_outlives_grading_or_escapes_the_sandbox(hostile):
+    assert not (nc.ROOT / "autograders" / "WRITTEN_BY_SUBMISSION.txt").exists()
+    alive = subprocess.run(["pgrep", "-f", "time.sleep(20)"], capture_output=True, text=True)
+    assert alive.stdout.strip() == "", "a submission's process outlived grading"
+
+
+def test_grading_output_stays_small(hostile):
+    _, _, summary = hostile
+    assert len(summary) < 20_000
+
+
+def test_a_crashing_notebook_costs_only_that_notebook(hostile):
     _, grades, _ = hostile
-    first = {k: v for k, v in grades.items() if k[:2] == ("h_corrupt_json", "01_input")}
-    assert first and all(v > 0 for v in first.values())
+    for student in ("h_top_bomb", "h_exit", "h_corrupt_json"):
+        first = {k: v for k, v in grades.items() if k[:2] == (student, "01_input")}
+        assert first and all(v > 0 for v in first.values()), student
 
 
 def test_feedback_hides_hidden_tests_and_shows_hints(hostile):
@@ -181,7 +287,7 @@ def test_feedback_hides_hidden_tests_and_shows_hints(hostile):
     text = html.read_text()
     assert "check_hidden" not in text and "BEGIN HIDDEN TESTS" not in text
     assert "hidden tests: not shown" in text
-    assert "has been replaced" in text
+    assert "differs from the reference" in text  # the parent's verdict, as the test's output
 
 
 # --------------------------------------------------------------------------
