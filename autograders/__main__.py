@@ -1,21 +1,28 @@
-"""Command line: ``python -m autograders grade …`` and ``python -m autograders install-kernel``."""
+"""Command line: ``python -m autograders {init-course,grade,install-kernel} …``."""
 
 import sys
 
+USAGE = "usage: python -m autograders {init-course,grade,install-kernel} …"
+
 
 def main() -> int:
-    """Dispatch to ``grade`` or ``install-kernel``; return the exit code."""
-    if len(sys.argv) < 2 or sys.argv[1] not in ("grade", "install-kernel"):
-        print("usage: python -m autograders {grade,install-kernel} …", file=sys.stderr)
-        return 2
-    if sys.argv[1] == "install-kernel":
+    """Dispatch to ``init-course``, ``grade`` or ``install-kernel``; return the exit code."""
+    command = sys.argv[1] if len(sys.argv) > 1 else None
+    if command == "install-kernel":
         from autograders.kernel import install_kernel
 
         print(f"installed the grading kernel in {install_kernel()}")
         return 0
-    from autograders.grade import main as grade
+    if command == "init-course":
+        from autograders.course import main as init_course
 
-    return grade(sys.argv[2:])
+        return init_course(sys.argv[2:])
+    if command == "grade":
+        from autograders.grade import main as grade
+
+        return grade(sys.argv[2:])
+    print(USAGE, file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

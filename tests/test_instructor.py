@@ -1,4 +1,4 @@
-"""The README's instructor commands, run exactly as written on a copy of the repository."""
+"""The README's instructor and student commands, run exactly as written."""
 
 from __future__ import annotations
 
@@ -19,59 +19,75 @@ pytestmark = pytest.mark.slow  # the whole nbgrader workflow
 README = nc.ROOT / "README.md"
 
 
-def instructor_commands() -> list:
-    text = README.read_text()
-    block = text.split("<!-- instructor-commands -->", 1)[1]
-    body = re.search(r"```bash\n(.*?)```", block, re.S).group(1)
-    return [ln for ln in body.splitlines() if ln.strip()]
+def block(marker: str) -> str:
+    """The bash block after ``<!-- marker -->`` in the README."""
+    text = README.read_text().split(f"<!-- {marker} -->", 1)[1]
+    return re.search(r"```bash\n(.*?)```", text, re.S).group(1)
 
 
-def run(cmd: str, cwd: Path, env: dict) -> None:
+def run(script: str, cwd: Path, env: dict) -> None:
     proc = subprocess.run(
-        ["bash", "-c", cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=1200
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
     )
-    assert proc.returncode == 0, f"{cmd}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    assert proc.returncode == 0, f"{script}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
 
 
-def student(cmd: str, home: Path, env: dict) -> None:
-    run(cmd + ' --Exchange.root="$EXCHANGE" --CourseDirectory.course_id=mhsa', home, env)
-
-
-def test_instructor_commands_as_written(tmp_path):
+def test_instructor_and_student_commands_as_written(tmp_path):
     repo = tmp_path / "repo"
-    for part in ("solutions", "autograders", "nbgrader_config.py", "README.md"):
+    for part in ("solutions", "autograders", "mhsa_helpers", "nbgrader_config.py", "README.md"):
         src = nc.ROOT / part
         (shutil.copytree if src.is_dir() else shutil.copy)(src, repo / part)
     (repo / ".venv").symlink_to(sys.prefix)  # the README's environment: this one
     env = nc.env()
     env["EXCHANGE"] = str(tmp_path / "exchange")
+    env["COURSE"] = str(tmp_path / "class")
+    env["HOME"] = str(tmp_path / "home")
     (tmp_path / "exchange").mkdir()
-    commands = instructor_commands()
-    split = next(i for i, c in enumerate(commands) if c.startswith("#"))
-    for cmd in commands[:split]:
-        run(cmd, repo, env)
-    assert sorted(p.name for p in (repo / "notebooks" / "mhsa").glob("*.ipynb")) == sorted(
+    run(block("instructor-release"), repo, env)
+    course = tmp_path / "class"
+    assert (course / "nbgrader_config.py").exists()
+    assert sorted(p.name for p in (course / "notebooks" / "mhsa").glob("*.ipynb")) == sorted(
         p.name for p in nc.STUDENT.glob("*.ipynb")
     )
-    # two students fetch, answer (one right, one wrong) and submit
+    # two students fetch, answer (one right, one wrong) and submit, as the README says
+    fetch, submit = block("student-commands").split("# ...", 1)
+    submit = submit.split("\n", 1)[1]
     for name, answers in (("alice", "solution"), ("bob", None)):
         home = tmp_path / name
         home.mkdir()
-        student("nbgrader fetch_assignment mhsa", home, env)
-        nb_path = home / "mhsa" / "07_softmax.ipynb"
+        student_env = dict(env, HOME=str(home), USER=name)
+        run(fetch, home, student_env)
         nb = nc.student_notebook("07_softmax", answers)
-        nbformat.write(nb, str(nb_path))
+        nbformat.write(nb, str(home / "mhsa" / "07_softmax.ipynb"))
         for other in (home / "mhsa").glob("*.ipynb"):
             if other.name not in ("07_softmax.ipynb", "01_input.ipynb"):
                 other.unlink()  # a small class: two notebooks each
-        student(f"nbgrader submit mhsa --student={name}", home, env)
-    for cmd in commands[split + 1 :]:
-        run(cmd, repo, env)
-    with open(repo / "grades.csv") as f:
+        run(submit, home, student_env)
+    run(block("instructor-grade"), repo, env)
+    with open(course / "grades.csv") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f)}
     assert set(rows) >= {"alice", "bob"}
     assert float(rows["alice"]["raw_score"]) > float(rows["bob"]["raw_score"]) == 0.0
-    fb = repo / "feedback" / "alice" / "mhsa" / "07_softmax.html"
+    fb = course / "feedback" / "alice" / "mhsa" / "07_softmax.html"
     assert fb.exists() and "BEGIN HIDDEN TESTS" not in fb.read_text()
     released = list((tmp_path / "exchange").glob("mhsa/feedback/*.html"))
     assert released, "release_feedback put nothing in the exchange"
+    # nothing of the class in the repository copy
+    for name in ("submitted", "autograded", "feedback", "gradebook.db", "grades.csv"):
+        assert not (repo / name).exists(), name
+
+
+def test_init_course_refuses_the_repository_itself(tmp_path):
+    from autograders.course import init_course
+
+    with pytest.raises(SystemExit, match="outside the repository"):
+        init_course(nc.ROOT / "class")
+    config = init_course(tmp_path / "class")
+    assert f"c.CourseDirectory.root = {str(tmp_path / 'class')!r}" in config.read_text()
+    with pytest.raises(SystemExit, match="already"):
+        init_course(tmp_path / "class")
