@@ -4,7 +4,8 @@ Stock ``nbgrader generate_feedback`` renders the autograded notebook, whose
 test cells hold the hidden tests again (nbgrader restores them for grading).
 This preprocessor, added to the feedback pipeline by the course's nbgrader
 configuration, removes the hidden blocks from the test cells and reduces
-each error to its last line: the check's one-sentence hint.
+each error to its last line: the check's one-sentence hint. Every cell is
+scrubbed, graded or not.
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ def hide(source: str) -> str:
 
 
 class HideHiddenTests(Preprocessor):
-    """Remove hidden tests and tracebacks from graded cells before rendering feedback."""
+    """Remove hidden tests and tracebacks from every cell before rendering feedback."""
 
     enabled = Bool(True, help="nbconvert preprocessors are off unless enabled").tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade") and cell.cell_type == "code":
-            cell.source = hide(cell.source)
-            for out in cell.get("outputs", []):
-                if out.get("output_type") == "error":
-                    out["traceback"] = [f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"]
+        """Hide hidden-test blocks in the source and reduce errors to their last line."""
+        cell.source = hide(cell.source)
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                out["traceback"] = [hide(f"{out.get('ename', 'Error')}: {out.get('evalue', '')}")]
         return cell, resources

@@ -268,6 +268,7 @@ def grade_class(
     sandbox cannot be made, unless ``sandboxed`` is False.
     """
     from autograders import sandbox
+    from autograders.export import record_failure
 
     course = course.resolve()
     if sandboxed:
@@ -299,10 +300,13 @@ def grade_class(
         except Exception:
             if not any(p.is_alive() for p in procs):
                 for s in todo:
-                    outcomes.setdefault(s, (False, ["worker died before grading this student"]))
+                    if s not in outcomes:
+                        outcomes[s] = (False, ["worker died before grading this student"])
+                        record_failure(course, s, outcomes[s][1])
                 break
             continue
         outcomes[student] = (ok, reasons)
+        record_failure(course, student, None if ok else reasons)  # the CSV's grading column
         failed += not ok
         print(progress_bar(len(outcomes), len(todo), failed, started), end="", file=out, flush=True)
     for p in procs:

@@ -40,5 +40,8 @@ c.OverwriteCells.enabled = True
 c.OverwriteCells.add_missing_cells = True
 c.ClearHiddenTests.enabled = True
 
+# Export: nbgrader's CSV plus whether each student's grading succeeded.
+c.ExportApp.plugin_class = "autograders.export.GradesCsv"
+
 # Feedback: which checks failed and their hints, never the hidden tests.
 c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]

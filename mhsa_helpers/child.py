@@ -37,6 +37,14 @@ import types
 import warnings
 
 REFERENCE_CALL = "instead of implementing it"
+#: Characters of a learner's exception message kept in a result.
+MESSAGE_LIMIT = 300
+
+
+def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters (a learner's message can be any size)."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + " … (cut)"
 
 
 def plain(value):
@@ -86,7 +94,7 @@ def call_each(name: str, fn, calls, around=None) -> list:
             except Exception as exc:  # the learner's error, reported with its message
                 shown = ", ".join(_describe(a) for a in args)
                 shown += "".join(f", {k}={_describe(v)}" for k, v in kwargs.items())
-                message = f"{name}({shown}) raised {type(exc).__name__}: {exc}"
+                message = f"{name}({clip(shown)}) raised {type(exc).__name__}: {clip(exc)}"
                 outcomes.append(("error", message))
                 break
         if guard is not None and guard.error:
@@ -152,7 +160,7 @@ def run_job(job) -> dict:
         for source in sources:
             exec(compile(source, f"<{stem} answer>", "exec"), namespace)
     except BaseException as exc:  # any failure of the cells is the result
-        result["error"] = f"the answer cells raise {type(exc).__name__}: {exc}"
+        result["error"] = f"the answer cells raise {type(exc).__name__}: {clip(exc)}"
         if isinstance(exc, MemoryError):
             result["events"].append("memory limit reached")
         return result
@@ -166,7 +174,7 @@ def run_job(job) -> dict:
         try:
             outcomes = call_each(name, fn, calls)
         except BaseException as exc:  # SystemExit and the like, raised by the answer
-            outcomes = [("error", f"{name} raised {type(exc).__name__}: {exc}")]
+            outcomes = [("error", f"{name} raised {type(exc).__name__}: {clip(exc)}")]
         result["outcomes"][key] = outcomes
         for kind, text in outcomes:
             if kind == "error" and "MemoryError" in text:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import csv
 import os
 import signal
 import subprocess
@@ -139,6 +141,23 @@ def duplicated():
     return nb
 
 
+def bad_metadata():
+    """A graded cell nbgrader itself rejects (negative points): nbgrader's grading fails."""
+    nb = softmax_nb(RIGHT)
+    cell = nbformat.v4.new_code_cell("pass")
+    cell.metadata["nbgrader"] = {
+        "grade": True,
+        "grade_id": "invented",
+        "locked": False,
+        "points": -5,
+        "schema_version": 3,
+        "solution": False,
+        "task": False,
+    }
+    nb.cells.append(cell)
+    return nb
+
+
 def with_first(nb):
     """The notebook plus a correct 01_input: the crash of one notebook must not cost it."""
     return {SOFTMAX: nb, "01_input": nc.student_notebook("01_input", "solution")}
@@ -207,6 +226,7 @@ def hostile_class(course):
             "missing notebook(s)",
             False,
         ),
+        "h_bad_metadata": (lambda: {SOFTMAX: bad_metadata()}, "", False),
         "h_kernelspec": (
             lambda: {SOFTMAX: foreign_kernel()},
             "replaced by the grading kernel",
@@ -268,6 +288,17 @@ def test_nothing_outlives_grading_or_escapes_the_sandbox(hostile):
     assert alive.stdout.strip() == "", "a submission's process outlived grading"
 
 
+def test_the_csv_marks_a_failed_grading_instead_of_a_silent_zero(hostile):
+    course, _, summary = hostile
+    assert "failed: 1 " in summary.splitlines()[0] + " ", summary.splitlines()[0]
+    nc.nbgrader(course, "export", "--to", "grades.csv")
+    with open(course / "grades.csv") as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f)}
+    assert rows["h_bad_metadata"]["grading"].startswith("FAILED: ")
+    assert rows["perfect"]["grading"] == "ok"
+    assert float(rows["perfect"]["raw_score"]) == float(rows["perfect"]["max_score"])
+
+
 def test_grading_output_stays_small(hostile):
     _, _, summary = hostile
     assert len(summary) < 20_000
@@ -326,6 +357,27 @@ def test_parallel_grades_equal_serial_nbgrader_autograde(tmp_path):
     assert a[("perfect", "07_softmax", "softmax_rows_sum_to_one")] > 0
 
 
+def children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                stat = open(f"/proc/{entry}/stat").read()
+                if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for its reaper does not count)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_killed_then_resumed_loses_and_duplicates_nothing(tmp_path):
     """Killed while the second student (one worker, sorted order) is stuck in a loop.
 
@@ -348,8 +400,16 @@ def test_killed_then_resumed_loses_and_duplicates_nothing(tmp_path):
     deadline = time.monotonic() + 600
     while not markers() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)
+    workers = children(proc.pid)
+    assert workers, "the grade command has no worker processes"
+    os.kill(proc.pid, signal.SIGKILL)  # the grade command alone: its workers must follow
     proc.wait()
+    deadline = time.monotonic() + 120
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(pid) for pid in workers), "workers outlived the grade command"
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
     done_first = markers()
     assert [m.parent.parent.name for m in done_first] == ["half"]
     stamps = {m: m.stat().st_mtime_ns for m in done_first}

@@ -60,7 +60,13 @@ def test_instructor_and_student_commands_as_written(tmp_path):
     for name, answers in (("alice", "solution"), ("bob", None)):
         home = tmp_path / name
         home.mkdir()
-        student_env = dict(env, HOME=str(home), USER=name)
+        student_env = dict(env, HOME=str(home))
+        # Each student is an OS account of their own in a class; here, all are root,
+        # so each one's own nbgrader configuration says who they are.
+        (home / ".jupyter").mkdir()
+        (home / ".jupyter" / "nbgrader_config.py").write_text(
+            f"c.CourseDirectory.student_id = {name!r}\n"
+        )
         run(fetch, home, student_env)
         nb = nc.student_notebook("07_softmax", answers)
         nbformat.write(nb, str(home / "mhsa" / "07_softmax.ipynb"))
