@@ -38,6 +38,16 @@ def record_failure(course: Path, student: str, reasons: list | None) -> None:
     tmp.replace(course / FAILURES)  # atomic: a killed grader leaves the old file or the new
 
 
+def _submitted(gradebook, assignment: str, student: str) -> bool:
+    from nbgrader.api import MissingEntry
+
+    try:
+        gradebook.find_submission(assignment, student)
+    except MissingEntry:
+        return False
+    return True
+
+
 class GradesCsv(CsvExportPlugin):
     """nbgrader's CSV export plus a ``grading`` column."""
 
@@ -52,7 +62,7 @@ class GradesCsv(CsvExportPlugin):
         for row in rows:
             if row["student_id"] in failed:
                 row["grading"] = "FAILED: " + "; ".join(failed[row["student_id"]])
-            elif row["timestamp"] == "":
+            elif not _submitted(gradebook, row["assignment"], row["student_id"]):
                 row["grading"] = "not submitted"
             else:
                 row["grading"] = "ok"

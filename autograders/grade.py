@@ -1,16 +1,23 @@
-"""Grade a whole class with nbgrader's own autograde machinery, in parallel.
+"""Grade a whole class: the judge outside, each submission sandboxed, nbgrader's records.
 
 ``python -m autograders grade ASSIGNMENT --workers N`` (run in the course
-directory) grades every submission under ``submitted/*/ASSIGNMENT`` with
-nbgrader's ``Autograde`` converter, exactly as ``nbgrader autograde`` does,
-but spread over N worker processes that each live for many students: the
-imports (about 2 s) are paid once per worker, not once per student.
+directory) grades every submission under ``submitted/*/ASSIGNMENT``, spread
+over N worker processes that each live for many students. For one student
+(:func:`grade_one`):
+
+1. the readable notebooks are staged, duplicated graded cells named;
+2. the answer cells run in a bubblewrap sandbox (:mod:`autograders.sandbox`)
+   that returns values only, and the checks judge them here
+   (:func:`autograders.integrity.verify`);
+3. nbgrader's own ``Autograde`` converter records those verdicts — with
+   :class:`autograders.verdicts.WriteVerdicts` where ``Execute`` would run the
+   notebook — in the gradebook and ``autograded/``, for stock feedback.
 
 It is resumable: a student counts as done once a marker file, written after
 nbgrader has finished with them, matches their submission's timestamp. Killed
 and run again, it regrades only the students without a marker (the gradebook
 keeps one row per student, notebook and cell, so a regrade replaces, never
-duplicates). ``--force`` regrades everyone.
+duplicates). ``--force`` regrades everyone. Workers die with the command.
 """
 
 from __future__ import annotations
