@@ -205,6 +205,31 @@ def grade_one(config, course: Path, assignment: str, student: str, sandboxed: bo
     return student, ok, list(dict.fromkeys(notes))
 
 
+def failure_feedback(course: Path, student: str, assignment: str, reasons: list) -> None:
+    """Feedback pages saying that grading failed, one per submitted notebook.
+
+    Written where ``nbgrader release_feedback`` looks (with the submission's
+    timestamp and secret), so the student learns why there is no grade.
+    """
+    import html
+
+    submitted = course / "submitted" / student / assignment
+    feedback = course / "feedback" / student / assignment
+    if not submitted.is_dir():
+        return
+    feedback.mkdir(parents=True, exist_ok=True)
+    for name in ("timestamp.txt", "submission_secret.txt"):
+        if (submitted / name).exists():
+            shutil.copy(submitted / name, feedback / name)
+    items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons or ["grading failed"])
+    for nb in sorted(submitted.glob("*.ipynb")):
+        (feedback / f"{nb.stem}.html").write_text(
+            f"<html><body><h1>{html.escape(nb.stem)}: this submission could not be graded</h1>"
+            f"<p>Your instructor has been told. What went wrong:</p><ul>{items}</ul>"
+            "</body></html>\n"
+        )
+
+
 def autograde_steps() -> list:
     """nbgrader's autograde pipeline with the parent's verdicts where Execute would run."""
     from nbgrader.converters import Autograde
@@ -314,6 +339,8 @@ def grade_class(
             continue
         outcomes[student] = (ok, reasons)
         record_failure(course, student, None if ok else reasons)  # the CSV's grading column
+        if not ok:
+            failure_feedback(course, student, assignment, reasons)
         failed += not ok
         print(progress_bar(len(outcomes), len(todo), failed, started), end="", file=out, flush=True)
     for p in procs:

@@ -295,6 +295,8 @@ def test_the_csv_marks_a_failed_grading_instead_of_a_silent_zero(hostile):
     with open(course / "grades.csv") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f)}
     assert rows["h_bad_metadata"]["grading"].startswith("FAILED: ")
+    page = course / "feedback" / "h_bad_metadata" / nc.ASSIGNMENT / f"{SOFTMAX}.html"
+    assert "could not be graded" in page.read_text()
     assert rows["perfect"]["grading"] == "ok"
     assert float(rows["perfect"]["raw_score"]) == float(rows["perfect"]["max_score"])
 

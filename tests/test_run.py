@@ -215,3 +215,30 @@ def test_an_answer_that_ignores_its_alarm_is_still_stopped():
         "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
     )
     assert "timed out" in run_one(stubborn, "softmax", timeout=2).error
+
+
+def test_grading_refuses_without_a_sandbox(tmp_path):
+    """No bubblewrap on PATH: the grade command says so and grades nothing."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(nc.env(), PATH=str(Path(sys.executable).parent))  # no /usr/bin: no bwrap
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograders", "grade", "mhsa", "--course-dir", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2
+    assert "not grading: bubblewrap (bwrap) is not installed" in proc.stderr
+    assert "--no-sandbox" in proc.stderr
+
+
+def test_the_summary_says_when_the_sandbox_was_off(capsys):
+    from autograders.grade import print_summary
+
+    summary = dict(students=1, graded=1, skipped=0, failed=0, seconds=1.0, max_score=30)
+    print_summary({**summary, "totals": {"a": 30.0}, "failures": {}, "sandboxed": False})
+    assert "WITHOUT the sandbox" in capsys.readouterr().out
