@@ -1,0 +1,75 @@
+"""The grader's sandbox: what an answer can see, reach and leave behind."""
+
+import socket
+import subprocess
+import uuid
+
+from autograders import sandbox
+from mhsa_helpers.run import Job, judge, run_answers
+from tests import nbgrader_course as nc
+
+REPORT = """
+def softmax(Z, axis=-1):
+    raise ValueError(repr(FOUND))
+"""
+
+
+def probe(source: str) -> str:
+    """Run ``source`` (which sets FOUND) in the sandbox; return what it found."""
+    result = run_answers(
+        [Job("07_softmax", [source + REPORT], [("softmax", None)])], wrapper=sandbox.wrap
+    )
+    assert result["07_softmax"].error is None, result["07_softmax"].error
+    verdict = judge("softmax", None, result["07_softmax"].outcomes[("softmax", None)])
+    return verdict.split("raised ValueError: ", 1)[1]
+
+
+def test_the_course_is_invisible():
+    paths = [
+        nc.SOLUTIONS / "07_softmax.ipynb",
+        nc.ROOT / "mhsa_helpers" / "reference.py",
+        nc.ROOT / "autograders" / "grade.py",
+        nc.ROOT / "README.md",
+    ]
+    found = probe(
+        "import os\n"
+        f"FOUND = [os.path.exists(p) for p in {[str(p) for p in paths]!r}]\n"
+        "try:\n    import mhsa_helpers\n    FOUND.append('imported')\n"
+        "except ImportError:\n    FOUND.append('no import')\n"
+    )
+    assert found == repr([False, False, False, False, "no import"])
+
+
+def test_the_network_is_out_of_reach():
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    try:
+        found = probe(
+            "import socket\ns = socket.socket()\ns.settimeout(5)\n"
+            f"FOUND = s.connect_ex(('127.0.0.1', {port}))\n"
+        )
+    finally:
+        server.close()
+    assert found != "0"  # refused inside: the sandbox's loopback is its own
+
+
+def test_scratch_space_is_private_and_the_system_read_only():
+    found = probe(
+        "import os\nopen('/tmp/mine', 'w').write('x')\nFOUND = [sorted(os.listdir('/tmp'))]\n"
+        "try:\n    open('/usr/evil', 'w')\n    FOUND.append('wrote /usr')\n"
+        "except OSError:\n    FOUND.append('read-only')\n"
+    )
+    assert found == repr([["mine"], "read-only"])
+
+
+def test_no_process_outlives_the_sandbox():
+    marker = f"sandbox-daemon-{uuid.uuid4().hex}"
+    probe(
+        "import subprocess, sys\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)  # {marker}'],"
+        " start_new_session=True)\nFOUND = 'started'\n"
+    )
+    alive = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    assert alive.stdout.strip() == ""
