@@ -56,20 +56,6 @@ class Call:
     args: tuple
     kwargs: dict = field(default_factory=dict)
 
-    def describe(self) -> str:
-        """The arguments as a learner reads them: shapes for arrays, values otherwise."""
-        parts = [_describe(a) for a in self.args]
-        parts += [f"{k}={_describe(v)}" for k, v in self.kwargs.items()]
-        return ", ".join(parts)
-
-
-def _describe(a) -> str:
-    if isinstance(a, np.ndarray):
-        return f"array of shape {a.shape}"
-    if isinstance(a, np.random.Generator):
-        return "rng"
-    return repr(a)
-
 
 @dataclass(frozen=True)
 class Opaque:
