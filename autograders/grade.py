@@ -399,8 +399,9 @@ def summarize(config, course, assignment, students, outcomes, skipped, seconds) 
     )
 
 
-def print_summary(summary: dict, out=sys.stdout) -> None:
+def print_summary(summary: dict, out=None) -> None:
     """Print the summary: counts, score distribution, and every student with a note."""
+    out = out or sys.stdout
     scores = [v for v in summary["totals"].values() if v is not None]
     print(
         f"students: {summary['students']} · graded now: {summary['graded']} · "
