@@ -1,10 +1,13 @@
-"""Serial `nbgrader autograde` against `python -m autograders grade --workers N`.
+"""Serial `nbgrader autograde` against `python -m autograders grade`.
 
 Builds N synthetic submissions of every notebook (a third correct, a third
-partial, a third untouched), grades them both ways in the same run, and
-prints both times, the speed-up (goal >= 1.8x on 2 cores) and the time per
-submission-notebook against the floor: starting a bare kernel.
-Run: python benchmarks/bench_grading.py [--students 50] [--workers 2]
+partial, a third untouched) and grades them with serial `nbgrader autograde`
+(which runs every notebook in a kernel) and with the grade command on 1 and
+2 workers, sandboxed, and on 2 workers without the sandbox, all in the same
+run. Prints the times, the speed-up over serial (goal >= 1.8x on 2 cores),
+whether the grades are identical, the scaling from 1 to 2 workers and the
+sandbox's cost per student.
+Run: python benchmarks/bench_grading.py [--students 50]
 """
 
 from __future__ import annotations
@@ -49,31 +52,47 @@ def kernel_floor(repeats: int = 5) -> float:
     return sorted(times)[len(times) // 2]
 
 
+def timed_grade(tmp: Path, label: str, students: int, *args: str):
+    course = nc.make_course(tmp / label)
+    synthetic_class(course, students)
+    t0 = time.perf_counter()
+    nc.grade(course, *args)
+    return time.perf_counter() - t0, nc.grades(course)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--students", type=int, default=50)
-    p.add_argument("--workers", type=int, default=2)
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        serial = nc.make_course(Path(tmp) / "serial")
-        parallel = nc.make_course(Path(tmp) / "parallel")
+        tmp = Path(tmp)
+        serial = nc.make_course(tmp / "serial")
         n_nb = synthetic_class(serial, a.students)
-        synthetic_class(parallel, a.students)
         t0 = time.perf_counter()
         nc.nbgrader(serial, "autograde", nc.ASSIGNMENT, "--force")
         t_serial = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        nc.grade(parallel, "--workers", str(a.workers))
-        t_par = time.perf_counter() - t0
-        same = nc.grades(serial) == nc.grades(parallel)
+        reference = nc.grades(serial)
+        runs = {
+            "autograders grade --workers 1": ("--workers", "1"),
+            "autograders grade --workers 2": ("--workers", "2"),
+            "autograders grade --workers 2 --no-sandbox": ("--workers", "2", "--no-sandbox"),
+        }
+        times = {}
+        for k, (name, args) in enumerate(runs.items()):
+            times[name], grades = timed_grade(tmp, f"run{k}", a.students, *args)
+            times[name] = (times[name], grades == reference)
     floor = kernel_floor()
     print(f"{a.students} students x {n_nb // a.students} notebooks = {n_nb} submission-notebooks")
-    print(f"{'grader':<38} {'total (s)':>10} {'per nb (s)':>11}")
-    print(f"{'nbgrader autograde (serial)':<38} {t_serial:>10.1f} {t_serial / n_nb:>11.2f}")
-    name = f"autograders grade --workers {a.workers}"
-    print(f"{name:<38} {t_par:>10.1f} {t_par / n_nb:>11.2f}")
-    print(f"{'floor: one bare kernel start':<38} {'':>10} {floor:>11.2f}")
-    print(f"speed-up {t_serial / t_par:.2f}x · grades identical: {same}")
+    print("| grader | total s | per nb s | speed-up vs serial | grades = serial |")
+    print("|---|---|---|---|---|")
+    print(f"| nbgrader autograde (serial) | {t_serial:.1f} | {t_serial / n_nb:.3f} | 1.00 | - |")
+    for name, (t, same) in times.items():
+        print(f"| {name} | {t:.1f} | {t / n_nb:.3f} | {t_serial / t:.2f} | {same} |")
+    t1, t2 = times["autograders grade --workers 1"][0], times["autograders grade --workers 2"][0]
+    bare = times["autograders grade --workers 2 --no-sandbox"][0]
+    print(f"scaling efficiency 1 -> 2 workers: {t1 / (2 * t2):.0%}")
+    print(f"sandbox cost: {(t2 - bare) / (a.students):.3f} s per student ({t2 / bare - 1:+.0%})")
+    print(f"floor: one bare kernel start {floor:.2f} s")
 
 
 if __name__ == "__main__":
