@@ -74,6 +74,8 @@ def wrap(child: Path) -> list[str]:
         "--new-session",
         "--cap-drop",
         "ALL",
+        "--tmpfs",  # first: what is bound below may itself live under /tmp (a CI clone)
+        "/tmp",
         *_system_binds(),
         *_python_binds(),
         "--ro-bind",
@@ -83,8 +85,6 @@ def wrap(child: Path) -> list[str]:
         "/proc",
         "--dev",
         "/dev",
-        "--tmpfs",
-        "/tmp",
         "--clearenv",
         "--setenv",
         "PATH",

@@ -4,6 +4,7 @@ import socket
 import subprocess
 import time
 import uuid
+from pathlib import Path
 
 from autograders import sandbox
 from mhsa_helpers.run import Job, judge, run_answers
@@ -57,12 +58,19 @@ def test_the_network_is_out_of_reach():
 
 
 def test_scratch_space_is_private_and_the_system_read_only():
-    found = probe(
-        "import os\nopen('/tmp/mine', 'w').write('x')\nFOUND = [sorted(os.listdir('/tmp'))]\n"
-        "try:\n    open('/usr/evil', 'w')\n    FOUND.append('wrote /usr')\n"
-        "except OSError:\n    FOUND.append('read-only')\n"
-    )
-    assert found == repr([["mine"], "read-only"])
+    host_file = Path("/tmp") / f"host-{uuid.uuid4().hex}"
+    host_file.write_text("another user's file")
+    try:
+        found = probe(
+            "import os\nopen('/tmp/mine', 'w').write('x')\n"
+            f"FOUND = ['mine' in os.listdir('/tmp'), os.path.exists({str(host_file)!r})]\n"
+            "try:\n    open('/usr/evil', 'w')\n    FOUND.append('wrote /usr')\n"
+            "except OSError:\n    FOUND.append('read-only')\n"
+        )
+    finally:
+        host_file.unlink()
+    assert found == repr([True, False, "read-only"])
+    assert not Path("/tmp/mine").exists()
 
 
 def test_no_process_outlives_the_sandbox():
