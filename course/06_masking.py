@@ -147,9 +147,9 @@ Explorer(functions=globals(), step=6, controls=("mask", "query"))
 #
 # One source article says the mask replaces **key values** with $-\infty$. It
 # cannot: a key is shared by every query, so a key cannot be "future" for one
-# query and "past" for another; and $-\infty$ inside $K$ turns whole rows of
-# scores into $\pm\infty$ or NaN. What is masked is the **score** $Z_{ij}$ of
-# one query–key pair:
+# query and "past" for another; and $-\infty$ inside one key turns that key's
+# whole **column** of scores (every query's score for it) into $\pm\infty$ or
+# NaN. What is masked is the **score** $Z_{ij}$ of one query–key pair:
 
 # %%
 K_bad = K.copy()
@@ -157,4 +157,5 @@ K_bad[5] = -np.inf  # hide the last token "by its key"
 with np.errstate(all="ignore"):
     Z_bad = Q @ K_bad.T / np.sqrt(Q.shape[-1])
 print("scores that became NaN:", int(np.isnan(Z_bad).sum()), "of", Z_bad.size)
+print("columns hit (keys):", sorted({int(j) for j in np.nonzero(~np.isfinite(Z_bad))[1]}))
 print("scores that became ±inf:", int(np.isinf(Z_bad).sum()), "of", Z_bad.size)

@@ -155,14 +155,15 @@ def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):
 # %% tests="kv_cache_size"
 
 # %% [markdown]
-# For a model of the size of the original Transformer-big and a long context
-# (the sizes are in the cell; 2 bytes per number in half precision):
+# For a 24-layer model with $d_{model} = 1024$ and 16 heads (the size of
+# BERT-large or GPT-2 medium), a long context and a batch of 8 sequences (the
+# sizes are in the cell; 2 bytes per number in half precision):
 
 # %%
 T_ctx, d_model, h, layers, batch, bytes_per = 8192, 1024, 16, 24, 8, 2
 for mq in (False, True):
     n = mh.kv_cache_size(T_ctx, d_model, h, mq) * layers * batch
-    print(f"{'multi-query' if mq else 'multi-head ':>11}: {n * bytes_per / 2**30:6.2f} GiB")
+    print(f"{'multi-query' if mq else 'multi-head':>11}: {n * bytes_per / 2**30:6.2f} GiB")
 print(
     "saving: a factor of",
     mh.kv_cache_size(T_ctx, d_model, h) // mh.kv_cache_size(T_ctx, d_model, h, True),

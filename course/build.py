@@ -14,7 +14,8 @@ the rest from the exercise registry (:mod:`mhsa_helpers.exercises`):
 * ``# %% answer="softmax"``: the answer cell of an exercise;
 * ``# %% tests="softmax"``: its test cell (left empty in the source): the
   registry's docstring, grade id and points, the visible check and, hidden
-  from students, the hidden one;
+  from students, the hidden one; tagged ``raises-exception`` so that "Run
+  All" goes on past a failing check (nbgrader still scores it 0);
 * ``# %% [markdown] generated="exercise_table"``: the table of exercises.
 """
 
@@ -91,6 +92,8 @@ def solution_notebook(path: Path) -> nbformat.NotebookNode:
             new.metadata["nbgrader"] = _nbgrader(
                 e.grade_id, grade=True, locked=True, points=e.points
             )
+            # "Run All" goes on past a failing check, so every figure below still shows.
+            new.metadata["tags"] = ["raises-exception"]
         else:
             new = nbformat.v4.new_code_cell(text)
         new.id = f"{path.stem[:2]}-{k:02d}"

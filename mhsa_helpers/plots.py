@@ -134,7 +134,8 @@ def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, **k
     fig, axes = plt.subplots(1, h, figsize=(width * h, 0.45 * H.shape[1] + 1.4), squeeze=False)
     for i, ax in enumerate(axes[0]):
         colour = HEAD_COLOURS[i % len(HEAD_COLOURS)]
-        heatmap(H[i], row_labels, col_labels, f"head {i + 1}", ax=ax, frame_colour=colour, **kwargs)
+        label = titles[i] if titles is not None else f"head {i + 1}"
+        heatmap(H[i], row_labels, col_labels, label, ax=ax, frame_colour=colour, **kwargs)
     if title:
         fig.suptitle(title)
     fig.tight_layout()

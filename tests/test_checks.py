@@ -178,3 +178,37 @@ def test_the_exercise_itself_and_later_ones_may_not_be_used():
     )
     with pytest.raises(AssertionError, match=r"reference mhsa_helpers\.attention_head"):
         checks.check("attention_scores", load(source, "attention_scores"))
+
+
+def single_precision(fn):
+    """``fn`` computed in float32: float arrays in are cast, float arrays out are float32."""
+
+    def cast(value):
+        if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating):
+            return value.astype(np.float32)
+        if isinstance(value, tuple):
+            return tuple(cast(v) for v in value)
+        return value
+
+    def fn32(*args, **kwargs):
+        return cast(fn(*(cast(a) for a in args), **kwargs))
+
+    return fn32
+
+
+@pytest.mark.parametrize("name", [n for n in names() if n not in ("init_weights", "kv_cache_size")])
+def test_correct_float32_implementations_pass(name, capsys):
+    """A correct answer in single precision is not a mistake (tolerances follow the dtype)."""
+    fn = single_precision(solution(name))
+    checks.check(name, fn)
+    checks.check_hidden(name, fn)
+    assert capsys.readouterr().out.count("\u2713") == 2
+
+
+def test_a_failure_shows_as_one_sentence_in_ipython():
+    from mhsa_helpers.checks import CheckFailed
+
+    with pytest.raises(CheckFailed) as info:
+        checks.check("softmax", load("def softmax(Z, axis=-1):\n    return Z\n", "softmax"))
+    (line,) = info.value._render_traceback_()
+    assert line.startswith("\u2717 softmax: ") and "\n" not in line

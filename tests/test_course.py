@@ -153,3 +153,22 @@ def test_correct_answer_with_numpy_warnings_gets_full_marks(graded):
     stem = WARNING_BUT_CORRECT[0]
     score, max_score = s["warnings"][stem]
     assert score == max_score, (score, max_score)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", STEMS)
+def test_run_all_reaches_the_end_of_a_fresh_student_notebook(stem, tmp_path):
+    """Run All on an untouched notebook: every cell runs; each check fails in one line."""
+    for p in nc.STUDENT.glob("*.ipynb"):
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+    nb = nbformat.read(str(nc.STUDENT / f"{stem}.ipynb"), as_version=4)
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()  # raises if a cell without the raises-exception tag fails
+    for cell in nb.cells:
+        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
+        graded = cell.metadata.get("nbgrader", {}).get("grade")
+        assert not errors or graded, (stem, cell.source[:60])
+        for error in errors:
+            (line,) = error.traceback
+            assert line.startswith("\u2717 ") and "not implemented yet" in line, line

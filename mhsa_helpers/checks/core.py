@@ -45,8 +45,13 @@ class CheckFailed(AssertionError):
     """A check's verdict: the learner's function is wrong, and the message says how.
 
     An ``AssertionError``, so that nbgrader and ``pytest.raises`` treat it as a
-    failed test.
+    failed test. In IPython it shows as its one sentence, not as a traceback
+    through the checks (:meth:`_render_traceback_`).
     """
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of the traceback: the sentence, marked as a failure."""
+        return [f"\u2717 {self}"]
 
 
 @dataclass(frozen=True)
@@ -147,13 +152,27 @@ def run_calls(name: str, fn, calls: list[Call]) -> list[Outcome]:
 # --------------------------------------------------------------------------
 # judging
 # --------------------------------------------------------------------------
+def tolerance(got, atol: float = 1e-8) -> tuple[float, float]:
+    """``(rtol, atol)`` for comparing a learner's ``got``: looser for single precision.
+
+    A correct float32 implementation differs from the float64 reference by
+    about 1e-7 relative (and sin/cos of angles near 60 by about 2e-6
+    absolute), so float32 results get ``rtol=1e-4, atol=1e-5``.
+    """
+    dtype = np.asarray(got).dtype
+    if np.issubdtype(dtype, np.floating) and dtype.itemsize < 8:
+        return 1e-4, max(atol, 1e-5)
+    return 1e-6, atol
+
+
 def close(a, b, atol=1e-8) -> bool:
-    """Same shape and equal within the checks' tolerance (NaN equals NaN, −∞ equals −∞)."""
+    """Same shape and equal within the tolerance of ``a``'s dtype (NaN equals NaN, −∞ −∞)."""
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape:
         return False
+    rtol, atol = tolerance(a, atol)
     with np.errstate(all="ignore"):
-        return bool(_allclose(a, b, rtol=1e-6, atol=atol, equal_nan=True))
+        return bool(_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
 
 def as_result(name: str, got, what: str) -> np.ndarray:
@@ -188,8 +207,9 @@ def compare(name: str, got, expected, what: str, mistakes=(), atol=1e-8) -> None
         )
     if np.isnan(got).any() and not np.isnan(expected).any():
         raise CheckFailed(f"{name}: {what} contains NaN where the reference has none.")
+    rtol, atol = tolerance(got, atol)
     with np.errstate(all="ignore"):
-        wrong = ~_isclose(got, expected, rtol=1e-6, atol=atol, equal_nan=True)
+        wrong = ~_isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     idx = tuple(int(i) for i in np.argwhere(wrong)[0])
     raise CheckFailed(
         f"{name}: {what} differs from the reference, first at index {idx}: "

@@ -85,6 +85,6 @@ class KVCacheSize(Check):
         if got in (T * d, T * d // h):
             hint = " Both K and V are cached: count them twice."
         raise CheckFailed(
-            f"{self.name}({T}, {d}, {h}, multi_query={mq}) returned {got!r}, "
+            f"{self.name}({T}, {d}, {h}, multi_query={mq}) returned {got:g}, "
             f"expected {expected}.{hint}"
         )
