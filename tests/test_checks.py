@@ -212,3 +212,32 @@ def test_a_failure_shows_as_one_sentence_in_ipython():
         checks.check("softmax", load("def softmax(Z, axis=-1):\n    return Z\n", "softmax"))
     (line,) = info.value._render_traceback_()
     assert line.startswith("\u2717 softmax: ") and "\n" not in line
+
+
+@pytest.mark.parametrize(
+    "name, source",
+    [
+        (
+            "attention_scores",
+            "def attention_scores(Q, K):\n    return Q @ K.T / np.sqrt(Q.shape[-1])\n",
+        ),
+        (
+            "split_heads",
+            "def split_heads(M, n_heads):\n    T, d = M.shape\n"
+            "    return M.reshape(T, n_heads, d // n_heads).transpose(1, 0, 2)\n",
+        ),
+        (
+            "positional_encoding",  # the PyTorch tutorial's version: breaks for odd d_model
+            "def positional_encoding(seq_len, d_model):\n"
+            "    pos = np.arange(seq_len)[:, None]\n"
+            "    div = np.exp(np.arange(0, d_model, 2) * (-np.log(10000.0) / d_model))\n"
+            "    pe = np.zeros((seq_len, d_model))\n"
+            "    pe[:, 0::2] = np.sin(pos * div)\n    pe[:, 1::2] = np.cos(pos * div)\n"
+            "    return pe\n",
+        ),
+    ],
+)
+def test_what_only_works_without_batch_axes_or_odd_sizes_fails_visibly(name, source):
+    """The visible check has a batch case and an odd size: no ✓ that hidden tests then deny."""
+    with pytest.raises(AssertionError):
+        checks.check(name, load(source, name))

@@ -33,6 +33,7 @@ __all__ = [
     "Outcome",
     "as_pair",
     "as_result",
+    "batch_rng",
     "close",
     "compare",
     "guard_numpy",
@@ -285,6 +286,11 @@ class Check:
         with np.errstate(all="ignore"):
             self.verdict(calls, run_calls(self.name, fn, calls))
         print(f"\u2713 {self.name}: {self.passed if seed is None else self.passed_hidden}")
+
+
+def batch_rng() -> np.random.Generator:
+    """The generator of the visible checks' batch cases (fixed: the same inputs every run)."""
+    return np.random.default_rng(2024)
 
 
 def random_shape(rng: np.random.Generator, max_lead: int = 2) -> tuple:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..examples import get_example
-from .core import Call, Check, CheckFailed, compare, random_shape
+from .core import Call, Check, CheckFailed, batch_rng, compare, random_shape
 
 NAMES = ("Q", "K", "V")
 
@@ -40,12 +40,14 @@ def mistakes(X, weights: dict, name: str) -> list:
 
 class ProjectQKV(Check):
     name = "project_qkv"
-    passed = "Q, K and V match on the song example."
+    passed = "Q, K and V match on the song example and on a batch of 2 sentences."
     passed_hidden = "matches on random shapes with batch axes."
 
     def visible(self):
         e = get_example("song")
-        return [Call((e.X, e.W_q, e.W_k, e.W_v))]
+        rng = batch_rng()
+        batch = Call((rng.normal(size=(2, 5, 6)), *(rng.normal(size=(6, 6)) for _ in range(3))))
+        return [Call((e.X, e.W_q, e.W_k, e.W_v)), batch]
 
     def hidden(self, rng):
         calls = []

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import Call, Check, compare, random_shape
+from .core import Call, Check, batch_rng, compare, random_shape
 
 
 def split_mistakes(M, h: int) -> list:
@@ -60,11 +60,12 @@ def _song_q():
 
 class SplitHeads(Check):
     name = "split_heads"
-    passed = "splits the song's Q into 1, 2 and 4 heads correctly."
+    passed = "splits the song's Q into 1, 2 and 4 heads, and a batch into 3 heads."
     passed_hidden = "splits random batched inputs correctly."
 
     def visible(self):
-        return [Call((_song_q(), h)) for h in (2, 4, 1)]
+        batch = batch_rng().normal(size=(2, 5, 6))  # batch axis, d_k = 2 with 3 heads
+        return [*(Call((_song_q(), h)) for h in (2, 4, 1)), Call((batch, 3))]
 
     def hidden(self, rng):
         return [Call(_random_input(rng)) for _ in range(4)]
@@ -76,11 +77,12 @@ class SplitHeads(Check):
 
 class MergeHeads(Check):
     name = "merge_heads"
-    passed = "merge_heads(split_heads(Q, h)) gives back Q for h = 2 and 4."
+    passed = "merge_heads(split_heads(Q, h)) gives back Q for h = 2 and 4, and a batch."
     passed_hidden = "undoes split_heads on random batched inputs."
 
     def visible(self):
-        return [Call((ref.split_heads(_song_q(), h),)) for h in (2, 4)]
+        batch = ref.split_heads(batch_rng().normal(size=(2, 5, 6)), 3)  # (2, 3, 5, 2)
+        return [*(Call((ref.split_heads(_song_q(), h),)) for h in (2, 4)), Call((batch,))]
 
     def hidden(self, rng):
         return [Call((ref.split_heads(*_random_input(rng)),)) for _ in range(4)]

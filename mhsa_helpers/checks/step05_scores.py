@@ -6,7 +6,7 @@ import math
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import Call, Check, compare, random_shape
+from .core import Call, Check, batch_rng, compare, random_shape
 
 
 def mistakes(Q, K) -> list:
@@ -35,14 +35,16 @@ def mistakes(Q, K) -> list:
 
 class AttentionScores(Check):
     name = "attention_scores"
-    passed = "Z = Q·Kᵀ/√d_k on the song's head 1 and on the six students."
+    passed = "Z = Q·Kᵀ/√d_k on the song's head 1, the six students and a batch with T_q ≠ T_k."
     passed_hidden = "matches on random shapes, batch axes and T_q != T_k."
 
     def visible(self):
         e = get_example("song")
         Q, K, _ = ref.project_qkv(e.X, e.W_q, e.W_k, e.W_v)
         s = get_example("students")
-        return [Call((ref.split_heads(Q, 2)[0], ref.split_heads(K, 2)[0])), Call((s.X, s.X))]
+        rng = batch_rng()
+        batch = Call((rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))))
+        return [Call((ref.split_heads(Q, 2)[0], ref.split_heads(K, 2)[0])), Call((s.X, s.X)), batch]
 
     def hidden(self, rng):
         calls = []

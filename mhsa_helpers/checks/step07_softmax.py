@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import Call, Check, compare, random_shape
+from .core import Call, Check, batch_rng, compare, random_shape
 
 COLUMNS = (
     "each column sums to 1 (softmax over axis 0, as the source article says); each row must "
@@ -54,7 +54,7 @@ def mistakes(Z, got) -> list:
 
 class Softmax(Check):
     name = "softmax"
-    passed = "rows sum to 1, stable for large scores, zeros for a fully masked row."
+    passed = "rows sum to 1, stable for large scores, zeros for a fully masked row, batches."
     passed_hidden = "matches on random, large and masked scores with batch axes."
 
     def visible(self):
@@ -66,6 +66,7 @@ class Softmax(Check):
             Call((Z + ref.causal_mask(6),)),
             Call((np.array([[0.5, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf]]),)),
             Call((np.arange(12.0).reshape(3, 4) / 3,), {"axis": 0}),
+            Call((batch_rng().normal(size=(2, 3, 4)) * 10,)),
         ]
 
     def hidden(self, rng):

@@ -7,7 +7,7 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from . import step05_scores
-from .core import Call, Check, CheckFailed, as_pair, as_result, compare, random_shape
+from .core import Call, Check, CheckFailed, as_pair, as_result, batch_rng, compare, random_shape
 
 
 def mistakes(Q, K, V, mask) -> list:
@@ -55,6 +55,12 @@ def mistakes(Q, K, V, mask) -> list:
     return out
 
 
+def _batch():
+    """Q, K of shape (2, 4, 3) and V of shape (2, 4, 5): a batch, and d_v ≠ d_k."""
+    rng = batch_rng()
+    return rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 4, 5))
+
+
 def _song_head_1():
     e = get_example("song")
     return tuple(ref.split_heads(M, 2)[0] for M in ref.project_qkv(e.X, *e.weights[:3]))
@@ -62,7 +68,7 @@ def _song_head_1():
 
 class AttentionHead(Check):
     name = "attention_head"
-    passed = "output and weights match: students, song head 1, causal and padding masks."
+    passed = "output and weights match: students, song head 1, causal and padding masks, a batch."
     passed_hidden = "matches on random shapes with and without masks."
 
     def visible(self):
@@ -73,6 +79,7 @@ class AttentionHead(Check):
             Call((Q, K, V)),
             Call((Q, K, V, ref.causal_mask(6))),
             Call((Q, K, V, ref.padding_mask(4, 6))),
+            Call((*_batch(), ref.causal_mask(4))),
         ]
 
     def hidden(self, rng):

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import Call, Check, as_pair, compare, random_shape
+from .core import Call, Check, as_pair, batch_rng, compare, random_shape
 
 
 def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
@@ -70,16 +70,21 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
 
 class MultiHeadSelfAttention(Check):
     name = "multi_head_self_attention"
-    passed = "the layer matches on the song (1, 2, 4 heads, causal) and the question sentence."
+    passed = (
+        "the layer matches on the song (1, 2, 4 heads, causal), the question sentence and a batch."
+    )
     passed_hidden = "matches on random shapes, batch axes and heads."
 
     def visible(self):
         e = get_example("song")
         q = get_example("question")
+        rng = batch_rng()
+        Ws = [rng.normal(size=(6, 6)) / math.sqrt(6) for _ in range(4)]
         return [
             *(Call((e.X, *e.weights, h)) for h in (2, 1, 4)),
             Call((e.X, *e.weights, 2, ref.causal_mask(6))),
             Call((q.X, *q.weights, 4, ref.causal_mask(q.T))),
+            Call((rng.normal(size=(2, 5, 6)), *Ws, 3, ref.causal_mask(5))),
         ]
 
     def hidden(self, rng):

@@ -8,12 +8,12 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import Call, Check, CheckFailed, Opaque, as_pair, compare, random_shape
+from .core import Call, Check, CheckFailed, Opaque, as_pair, batch_rng, compare, random_shape
 
 
 class MultiQueryAttention(Check):
     name = "multi_query_attention"
-    passed = "one shared K and V for all heads; matches on the question sentence."
+    passed = "one shared K and V for all heads; matches on the question sentence and a batch."
     passed_hidden = "matches on random shapes."
 
     def visible(self):
@@ -26,7 +26,10 @@ class MultiQueryAttention(Check):
             W_v = ref.init_weights(q.d_model, d_k, rng)
             args = (q.X, q.W_q, W_k, W_v, q.W_o, h)
             calls += [Call(args), Call((*args, ref.causal_mask(q.T)))]
-        return calls
+        rng = batch_rng()
+        X, W_q, W_o = rng.normal(size=(2, 5, 6)), rng.normal(size=(6, 6)), rng.normal(size=(6, 6))
+        W_k, W_v = rng.normal(size=(6, 2)), rng.normal(size=(6, 2))
+        return [*calls, Call((X, W_q, W_k, W_v, W_o, 3, ref.causal_mask(5)))]
 
     def hidden(self, rng):
         calls = []
