@@ -241,3 +241,58 @@ def test_what_only_works_without_batch_axes_or_odd_sizes_fails_visibly(name, sou
     """The visible check has a batch case and an odd size: no ✓ that hidden tests then deny."""
     with pytest.raises(AssertionError):
         checks.check(name, load(source, name))
+
+
+LAYER = (
+    "def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):\n"
+    "    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in mh.project_qkv(X, W_q, W_k, W_v))\n"
+    "    T, d_k = X.shape[-2], Qh.shape[-1]\n"
+    "    Z = Qh @ Kh.swapaxes(-1, -2) / {scale}\n"
+    "    M = 0 if mask is None else mask\n"
+    "    A = {weights}\n"
+    "    return mh.merge_heads(A @ Vh) @ W_o, A\n"
+)
+
+
+@pytest.mark.parametrize(
+    "name, source, hint",
+    [
+        (  # song head 1: d_k = 2 = √d_model, so the first input cannot tell; the hint says both
+            "attention_scores",
+            "def attention_scores(Q, K):\n    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(4)\n",
+            "√d_model = √4",
+        ),
+        (  # the students' Q = K = V make Z symmetric: only the song tells this from the axis
+            "attention_head",
+            "def attention_head(Q, K, V, mask=None):\n"
+            "    Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])\n"
+            "    A = mh.softmax(Z if mask is None else Z + mask)\n"
+            "    return np.swapaxes(A, -1, -2) @ V, A\n",
+            "the weights are transposed",
+        ),
+        (
+            "multi_head_self_attention",
+            LAYER.format(scale="np.sqrt(d_k)", weights="mh.softmax(Z)"),
+            "the mask is ignored",
+        ),
+        (
+            "multi_head_self_attention",
+            LAYER.format(scale="np.sqrt(T)", weights="mh.softmax(Z + M)"),
+            "divided by √T",
+        ),
+        (
+            "multi_head_self_attention",
+            LAYER.format(scale="np.sqrt(d_k)", weights="mh.softmax(Z + M, axis=-2)"),
+            "the softmax runs over the wrong axis",
+        ),
+        (
+            "multi_head_self_attention",
+            LAYER.format(scale="np.sqrt(d_k)", weights="mh.softmax(Z) + M"),
+            "the mask is added after the softmax",
+        ),
+    ],
+)
+def test_each_mistake_is_named_by_its_own_hint(name, source, hint):
+    with pytest.raises(AssertionError) as info:
+        checks.check(name, load(source, name))
+    assert hint in str(info.value), str(info.value)

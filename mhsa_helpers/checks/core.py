@@ -26,6 +26,7 @@ from .. import reference as ref
 from ..exercises import exercise, forbidden
 
 __all__ = [
+    "AmbiguousMistake",
     "Call",
     "Check",
     "CheckFailed",
@@ -55,12 +56,25 @@ class CheckFailed(AssertionError):
         return [f"\u2717 {self}"]
 
 
+class AmbiguousMistake(CheckFailed):
+    """The output matches several catalogued mistakes on this input: it cannot tell which."""
+
+    def __init__(self, name: str, hints: list[str]):
+        super().__init__(f"{name}: " + " Or: ".join(hints))
+        self.hints = hints
+
+
 @dataclass(frozen=True)
 class Call:
-    """One call of the learner's function: positional and keyword arguments."""
+    """One call of the learner's function: positional and keyword arguments.
+
+    ``context`` is for the judge only (what the inputs came from, such as the
+    example's d_model); the learner's function never sees it.
+    """
 
     args: tuple
     kwargs: dict = field(default_factory=dict)
+    context: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -192,16 +206,21 @@ def as_result(name: str, got, what: str) -> np.ndarray:
 def compare(name: str, got, expected, what: str, mistakes=(), atol=1e-8) -> None:
     """Pass if ``got`` matches ``expected``; else fail with the matching mistake's hint.
 
-    ``mistakes`` is a sequence of ``(hint, wrong_output)`` pairs; the first
-    wrong output that ``got`` matches names the mistake.
+    ``mistakes`` is a sequence of ``(hint, wrong_output)`` pairs; a wrong
+    output that ``got`` matches names the mistake. If several different
+    hints match (the input cannot tell those mistakes apart), the failure is
+    an :class:`AmbiguousMistake` carrying all of them.
     """
     got = as_result(name, got, what)
     expected = np.asarray(expected)
     if close(got, expected, atol):
         return
-    for hint, wrong in mistakes:
-        if wrong is not None and close(got, wrong, atol):
-            raise CheckFailed(f"{name}: {hint}")
+    matching = [h for h, wrong in mistakes if wrong is not None and close(got, wrong, atol)]
+    matching = list(dict.fromkeys(matching))
+    if len(matching) == 1:
+        raise CheckFailed(f"{name}: {matching[0]}")
+    if matching:  # these inputs cannot tell the mistakes apart; later inputs may
+        raise AmbiguousMistake(name, matching)
     if got.shape != expected.shape:
         raise CheckFailed(
             f"{name}: {what} should have shape {expected.shape}, but has shape {got.shape}."
@@ -268,13 +287,27 @@ class Check:
         """Properties across all calls (by default none)."""
 
     def verdict(self, calls: list[Call], outcomes: list[Outcome]) -> None:
-        """Judge the outcomes of ``calls`` in order: the first error or wrong value fails."""
-        results = []
+        """Judge the outcomes of ``calls`` in order: the first error or wrong value fails.
+
+        An input on which the output matches several catalogued mistakes does
+        not decide: a later input that names one of them does; if none does,
+        the failure names them all.
+        """
+        results, ambiguous = [], None
         for call, outcome in zip(calls, outcomes, strict=False):
-            if outcome.error is not None:
-                raise CheckFailed(outcome.error)
-            self.judge(call, outcome.value)
+            try:
+                if outcome.error is not None:
+                    raise CheckFailed(outcome.error)
+                self.judge(call, outcome.value)
+            except AmbiguousMistake as exc:
+                ambiguous = ambiguous or exc
+            except CheckFailed as exc:
+                if ambiguous is None or any(h in str(exc) for h in ambiguous.hints):
+                    raise
+                raise ambiguous from None
             results.append(outcome.value)
+        if ambiguous is not None:
+            raise ambiguous
         if len(results) < len(calls):
             raise CheckFailed(f"{self.name}: the check stopped before all of its calls ran.")
         self.judge_all(calls, results)

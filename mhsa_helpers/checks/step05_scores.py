@@ -9,8 +9,12 @@ from ..examples import get_example
 from .core import Call, Check, batch_rng, compare, random_shape
 
 
-def mistakes(Q, K) -> list:
-    """``(hint, wrong scores)`` for the known mistakes in scoring ``Q`` against ``K``."""
+def mistakes(Q, K, d_model: int | None = None) -> list:
+    """``(hint, wrong scores)`` for the known mistakes in scoring ``Q`` against ``K``.
+
+    ``d_model``, when the inputs are one head of a known layer, adds the
+    mistake of dividing by √d_model.
+    """
     raw = Q @ K.swapaxes(-1, -2)  # (..., T_q, T_k)
     T_q, d_k = Q.shape[-2:]
     T_k = K.shape[-2]
@@ -30,6 +34,13 @@ def mistakes(Q, K) -> list:
     ]
     if T_q != T_k:
         out.append((f"divided by √T_q = √{T_q}; divide by √d_k = √{d_k}.", raw / math.sqrt(T_q)))
+    if d_model is not None and d_model != d_k:
+        out.append(
+            (
+                f"divided by √d_model = √{d_model}; one head divides by its own √d_k = √{d_k}.",
+                raw / math.sqrt(d_model),
+            )
+        )
     return out
 
 
@@ -44,7 +55,8 @@ class AttentionScores(Check):
         s = get_example("students")
         rng = batch_rng()
         batch = Call((rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))))
-        return [Call((ref.split_heads(Q, 2)[0], ref.split_heads(K, 2)[0])), Call((s.X, s.X)), batch]
+        head = Call((ref.split_heads(Q, 2)[0], ref.split_heads(K, 2)[0]), context={"d_model": 4})
+        return [head, Call((s.X, s.X)), batch]
 
     def hidden(self, rng):
         calls = []
@@ -57,4 +69,5 @@ class AttentionScores(Check):
 
     def judge(self, call, got):
         Q, K = call.args
-        compare(self.name, got, ref.attention_scores(Q, K), "Z", mistakes(Q, K))
+        known = mistakes(Q, K, call.context.get("d_model"))
+        compare(self.name, got, ref.attention_scores(Q, K), "Z", known)

@@ -19,6 +19,15 @@ def mistakes(Q, K, V, mask) -> list:
         if z is not None:
             a = ref.softmax(z + M)
             out.append((hint, a @ V, a))
+    A = ref.softmax(Z + M)
+    out.append(
+        (
+            "the weights are transposed before multiplying: each query's output is its row of A "
+            "times V, A @ V (not A.T @ V).",
+            A.swapaxes(-1, -2) @ V if A.shape[-1] == A.shape[-2] == V.shape[-2] else None,
+            A,
+        )
+    )
     a = ref.softmax(Z + M, axis=-2)
     out.append(
         (

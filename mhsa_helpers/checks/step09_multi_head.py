@@ -12,30 +12,38 @@ from .core import Call, Check, as_pair, batch_rng, compare, random_shape
 
 
 def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
-    """``(hint, wrong output, wrong weights)`` for the known mistakes of the layer."""
+    """``(hint, wrong output, wrong weights)`` for the known mistakes of the layer.
+
+    The same mistakes as steps 4-8 (scale, softmax axis, mask) plus the
+    layer's own (W_O, splitting, merging, one weight for Q, K and V), each
+    computed with the mask the call gives.
+    """
     Q, K, V = ref.project_qkv(X, W_q, W_k, W_v)
-    d_model = X.shape[-1]
+    T, d_model = X.shape[-2:]
     d_k = d_model // h
-    m4 = None if mask is None or np.ndim(mask) <= 2 else np.expand_dims(mask, -3)
+    M = 0.0 if mask is None else np.asarray(mask)
+    if np.ndim(M) > 2:
+        M = np.expand_dims(M, -3)  # (..., 1, T, T): the same for every head
 
-    def run(Qh, Kh, Vh, merge=ref.merge_heads, W_out=W_o, scale=None):
+    def run(Qh, Kh, Vh, merge=ref.merge_heads, W_out=W_o, scale=None, **how):
         with np.errstate(all="ignore"):
-            if scale is None:
-                out, A = ref.attention_head(Qh, Kh, Vh, m4)
+            Z = Qh @ Kh.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
+            if how.get("mask_after"):
+                A = ref.softmax(Z) + M
             else:
-                A = ref.softmax(Qh @ Kh.swapaxes(-1, -2) / scale + (0 if m4 is None else m4))
-                out = A @ Vh  # (..., h, T, d_k)
-        return (merge(out) @ W_out if W_out is not None else merge(out)), A
+                A = ref.softmax(Z + (0.0 if how.get("no_mask") else M), axis=how.get("axis", -1))
+            heads = merge(A @ Vh)  # (..., T, h * d_k)
+            return (heads @ W_out if W_out is not None else heads), A
 
-    def bad_split(M):
-        *lead, T, _ = M.shape
-        return M.reshape(*lead, h, T, d_k)
+    def bad_split(M_):
+        *lead, T_, _ = M_.shape
+        return M_.reshape(*lead, h, T_, d_k)
 
     def bad_merge(H):
-        *lead, _, T, _ = H.shape
-        return H.reshape(*lead, T, h * d_k)
+        *lead, _, T_, _ = H.shape
+        return H.reshape(*lead, T_, h * d_k)
 
-    Qh, Kh, Vh = (ref.split_heads(M, h) for M in (Q, K, V))  # (..., h, T, d_k) each
+    Qh, Kh, Vh = (ref.split_heads(M_, h) for M_ in (Q, K, V))  # (..., h, T, d_k) each
     out = [
         (
             "the output projection W_O is missing: multiply the concatenated heads by W_O.",
@@ -60,11 +68,31 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             *run(Qh, Kh, Vh, scale=math.sqrt(d_model)),
         ),
         ("the scores are not scaled: divide Q·Kᵀ by √d_k.", *run(Qh, Kh, Vh, scale=1.0)),
+        (
+            f"the scores are divided by √T (the sequence length, {T}); divide by √d_k = √{d_k}.",
+            *run(Qh, Kh, Vh, scale=math.sqrt(T)),
+        ),
+        (
+            f"the scores are divided by d_k = {d_k}; divide by its square root √d_k.",
+            *run(Qh, Kh, Vh, scale=float(d_k)),
+        ),
+        (
+            "the softmax runs over the wrong axis: each row of a head's attention matrix (one "
+            "query) must sum to 1.",
+            *run(Qh, Kh, Vh, axis=-2),
+        ),
     ]
     if mask is not None:
-        with np.errstate(all="ignore"):
-            ignored = ref.multi_head_self_attention(X, W_q, W_k, W_v, W_o, h)
-        out.append(("the mask is ignored: pass it on to every head's scores.", *ignored))
+        out += [
+            (
+                "the mask is ignored: pass it on to every head's scores.",
+                *run(Qh, Kh, Vh, no_mask=True),
+            ),
+            (
+                "the mask is added after the softmax; add it to the scores, then take the softmax.",
+                *run(Qh, Kh, Vh, mask_after=True),
+            ),
+        ]
     return out
 
 
