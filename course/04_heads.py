@@ -5,7 +5,8 @@
 # follow grammar, another topic). Instead of $h$ separate sets of weights,
 # the usual implementation cuts $Q$, $K$ and $V$ into $h$ slices of
 # $d_k = d_{model}/h$ columns: **head $i$ owns columns
-# $i\,d_k$ to $(i+1)\,d_k - 1$**.
+# $(i-1)\,d_k$ to $i\,d_k - 1$** (heads count from 1, as in every figure; in
+# Python the first head is `H[0]`).
 
 # %% setup
 from mhsa_helpers.plots import check_shape, heads_figure
@@ -15,7 +16,7 @@ song = mh.get_example("song")
 
 # %% [markdown]
 # $$Q = \big[\,Q^{(1)} \;\big|\; Q^{(2)} \;\big|\; \cdots \;\big|\; Q^{(h)}\,\big],
-# \qquad Q^{(i)} = Q_{[:,\; i d_k : (i+1) d_k]} \in \mathbb{R}^{T \times d_k}$$
+# \qquad Q^{(i)} = Q_{[:,\; (i-1) d_k : i\, d_k]} \in \mathbb{R}^{T \times d_k}$$
 #
 # `split_heads` returns all heads stacked as an array of shape
 # $(\dots, h, T, d_k)$: reshape the last axis into $(h, d_k)$, giving

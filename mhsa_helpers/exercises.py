@@ -144,7 +144,8 @@ EXERCISES: tuple[Exercise, ...] = (
         "`(..., h, T, d_k)`",
         "split_heads_head_i_owns_its_columns",
         2,
-        "Check that split_heads gives head i the columns i*d_k:(i+1)*d_k, shape (..., h, T, d_k).",
+        "Check that split_heads gives each head its own block of d_k columns, shape "
+        "(..., h, T, d_k).",
         4404,
     ),
     Exercise(

@@ -3,8 +3,8 @@
 These are the functions the learner writes in the course notebooks; the
 checks in :mod:`mhsa_helpers.checks` compare the learner's versions with these.
 Weights act on the right, as in the course articles: ``Q = X @ W_q`` with
-``W_q`` of shape ``(d_model, d_model)``; head ``i`` owns the columns
-``i*d_k:(i+1)*d_k``. Leading batch axes (``...``) are allowed throughout.
+``W_q`` of shape ``(d_model, d_model)``; the head at index ``i`` owns the
+columns ``i*d_k:(i+1)*d_k``. Leading batch axes (``...``) are allowed throughout.
 """
 
 from __future__ import annotations
@@ -170,9 +170,9 @@ def project_qkv(X, W_q, W_k, W_v):
 def split_heads(M, n_heads: int) -> np.ndarray:
     """Split the last axis into ``n_heads`` heads of size ``d_k = d_model // n_heads``.
 
-    Head ``i`` gets the columns ``i*d_k:(i+1)*d_k``. The head axis is moved
-    in front of the token axis so that each head is a ``(T, d_k)`` matrix;
-    :func:`merge_heads` undoes this.
+    The head at index ``i`` of the head axis gets the columns
+    ``i*d_k:(i+1)*d_k``. The head axis is moved in front of the token axis so
+    that each head is a ``(T, d_k)`` matrix; :func:`merge_heads` undoes this.
 
     Parameters
     ----------
@@ -204,7 +204,7 @@ def merge_heads(H) -> np.ndarray:
     Returns
     -------
     M : ndarray of shape (..., T, h * d_k)
-        Head ``i`` fills the columns ``i*d_k:(i+1)*d_k``.
+        The head at index ``i`` fills the columns ``i*d_k:(i+1)*d_k``.
     """
     H = _as_array(H, "H")
     _check_min_ndim(H, 3, "H", "(..., h, T, d_k)")

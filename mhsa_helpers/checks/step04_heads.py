@@ -20,7 +20,8 @@ def split_mistakes(M, h: int) -> list:
             M.reshape(*lead, h, T, d_k),
         ),
         (
-            "head i must own the contiguous columns i*d_k:(i+1)*d_k, not every h-th column.",
+            "each head must own a contiguous block of d_k columns (the first head columns "
+            "0:d_k, the second d_k:2*d_k, …), not every h-th column.",
             np.moveaxis(M.reshape(*lead, T, d_k, h), -1, -3),
         ),
         (
@@ -40,8 +41,8 @@ def merge_mistakes(H) -> list:
             H.reshape(*lead, T, h * d_k),
         ),
         (
-            "the heads are concatenated along the wrong axis; head i fills the columns "
-            "i*d_k:(i+1)*d_k of each token's row.",
+            "the heads are concatenated along the wrong axis; the heads fill each token's row "
+            "side by side (the first head columns 0:d_k, the second d_k:2*d_k, …).",
             np.concatenate(list(np.moveaxis(H, -3, 0)), axis=-2),
         ),
     ]
