@@ -296,3 +296,26 @@ def test_each_mistake_is_named_by_its_own_hint(name, source, hint):
     with pytest.raises(AssertionError) as info:
         checks.check(name, load(source, name))
     assert hint in str(info.value), str(info.value)
+
+
+MQA = (
+    "def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):\n"
+    "    Qh = mh.split_heads(X @ W_q, n_heads)\n"
+    "    K, V = (X @ W_k)[..., None, :, :], (X @ W_v)[..., None, :, :]\n"
+    "    Z = Qh @ K.swapaxes(-1, -2) / np.sqrt(Qh.shape[-1])\n"
+    "    A = mh.softmax({scores})\n"
+    "    return mh.merge_heads(A @ V) @ W_o, A\n"
+)
+
+
+@pytest.mark.parametrize(
+    "scores, hint",
+    [("Z", "the mask is ignored"), ("Z * np.sqrt(Qh.shape[-1]) + M", "not scaled")],
+)
+def test_multi_query_mistakes_are_named(scores, hint):
+    source = MQA.format(scores=scores).replace(
+        "    A = ", "    M = 0 if mask is None else mask\n    A = "
+    )
+    with pytest.raises(AssertionError) as info:
+        checks.check("multi_query_attention", load(source, "multi_query_attention"))
+    assert hint in str(info.value), str(info.value)

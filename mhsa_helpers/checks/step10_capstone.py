@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -9,6 +10,43 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from .core import Call, Check, CheckFailed, Opaque, as_pair, batch_rng, compare, random_shape
+
+
+def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
+    """``(hint, wrong output, wrong weights)`` for the known mistakes of multi-query attention."""
+    Qh = ref.split_heads(X @ W_q, h)  # (..., h, T, d_k)
+    K, V = (X @ W_k)[..., None, :, :], (X @ W_v)[..., None, :, :]  # (..., 1, T, d_k): shared
+    d_model, d_k = X.shape[-1], Qh.shape[-1]
+    M = 0.0 if mask is None else np.asarray(mask)
+    if np.ndim(M) > 2:
+        M = np.expand_dims(M, -3)  # (..., 1, T, T)
+
+    def run(scale=None, axis=-1, use_mask=True, W_out=W_o):
+        with np.errstate(all="ignore"):
+            Z = Qh @ K.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
+            A = ref.softmax(Z + (M if use_mask else 0.0), axis=axis)
+            heads = ref.merge_heads(A @ V)  # (..., T, d_model)
+            return (heads @ W_out if W_out is not None else heads), A
+
+    out = [
+        (
+            "the output projection W_O is missing: multiply the concatenated heads by W_O.",
+            *run(W_out=None),
+        ),
+        ("the scores are not scaled: divide Q·Kᵀ by √d_k.", *run(scale=1.0)),
+        (
+            f"the scores are divided by √d_model = √{d_model}; each head divides by √d_k = √{d_k}.",
+            *run(scale=math.sqrt(d_model)),
+        ),
+        (
+            "the softmax runs over the wrong axis: each row of a head's attention matrix must "
+            "sum to 1.",
+            *run(axis=-2),
+        ),
+    ]
+    if mask is not None:
+        out.append(("the mask is ignored: add it to every head's scores.", *run(use_mask=False)))
+    return out
 
 
 class MultiQueryAttention(Check):
@@ -47,12 +85,15 @@ class MultiQueryAttention(Check):
         mask = rest[0] if rest else None
         out, A = as_pair(self.name, got)
         exp_out, exp_A = ref.multi_query_attention(X, W_q, W_k, W_v, W_o, h, mask)
-        Qh = ref.split_heads(X @ W_q, h)  # (..., h, T, d_k)
-        K, V = (X @ W_k)[..., None, :, :], (X @ W_v)[..., None, :, :]  # (..., 1, T, d_k)
-        no_wo, _ = ref.attention_head(Qh, K, V, mask)
-        known = [("the output projection W_O is missing.", ref.merge_heads(no_wo))]
-        compare(self.name, A, exp_A, "the attention weights (..., h, T, T)")
-        compare(self.name, out, exp_out, "the output", known)
+        known = mistakes(X, W_q, W_k, W_v, W_o, h, mask)
+        compare(
+            self.name,
+            A,
+            exp_A,
+            "the attention weights (..., h, T, T)",
+            [(m, a) for m, _, a in known],
+        )
+        compare(self.name, out, exp_out, "the output", [(m, o) for m, o, _ in known])
 
 
 class KVCacheSize(Check):
