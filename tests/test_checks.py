@@ -319,3 +319,40 @@ def test_multi_query_mistakes_are_named(scores, hint):
     with pytest.raises(AssertionError) as info:
         checks.check("multi_query_attention", load(source, "multi_query_attention"))
     assert hint in str(info.value), str(info.value)
+
+
+VARIANTS = {
+    "attention_scores": "def attention_scores(Q, K):\n"
+    "    return np.einsum('...qd,...kd->...qk', Q, K) / np.sqrt(Q.shape[-1])\n",
+    "softmax": "def softmax(Z, axis=-1):\n"
+    "    Z = np.moveaxis(np.asarray(Z, dtype=float), axis, -1)\n"
+    "    out = np.zeros_like(Z)\n"
+    "    for idx in np.ndindex(Z.shape[:-1]):\n"
+    "        row = Z[idx]\n"
+    "        if np.isneginf(row).all():\n"
+    "            continue\n"
+    "        e = np.exp(row - row.max())\n"
+    "        out[idx] = e / e.sum()\n"
+    "    return np.moveaxis(out, -1, axis)\n",
+    "attention_head": "def attention_head(Q, K, V, mask=None):\n"
+    "    Z = np.einsum('...qd,...kd->...qk', Q, K) / np.sqrt(Q.shape[-1])\n"
+    "    A = mh.softmax(Z if mask is None else Z + mask)\n"
+    "    return np.einsum('...qk,...kv->...qv', A, V), A\n",
+    "multi_head_self_attention": "def multi_head_self_attention(X, W_q, W_k, W_v, W_o, "
+    "n_heads, mask=None):\n"
+    "    d_k = X.shape[-1] // n_heads\n"
+    "    outs, weights = [], []\n"
+    "    for i in range(n_heads):  # one head at a time\n"
+    "        cols = slice(i * d_k, (i + 1) * d_k)\n"
+    "        o, a = mh.attention_head(X @ W_q[:, cols], X @ W_k[:, cols], X @ W_v[:, cols], mask)\n"
+    "        outs.append(o)\n"
+    "        weights.append(a)\n"
+    "    return np.concatenate(outs, axis=-1) @ W_o, np.stack(weights, axis=-3)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_einsum_and_loop_variants_pass(name):
+    fn = load(VARIANTS[name], name)
+    checks.check(name, fn)
+    checks.check_hidden(name, fn)
