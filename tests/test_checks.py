@@ -115,7 +115,7 @@ def test_kv_cache_size_counts_k_and_v():
         (
             "softmax",
             "def softmax(Z, axis=-1):\n    return Z\n",
-            "differs from the reference, first at index (0, 0)",
+            "differs from the reference, first at query 'Monica', key 'Monica'",
         ),
     ],
 )

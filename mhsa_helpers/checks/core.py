@@ -40,6 +40,7 @@ __all__ = [
     "guard_numpy",
     "random_shape",
     "run_calls",
+    "where",
 ]
 
 
@@ -203,13 +204,28 @@ def as_result(name: str, got, what: str) -> np.ndarray:
     return arr
 
 
-def compare(name: str, got, expected, what: str, mistakes=(), atol=1e-8) -> None:
+def where(idx: tuple, labels=None) -> str:
+    """An entry's place as a learner reads it: named rows and columns where known.
+
+    ``labels`` is ``(row kind, row names, column kind, column names)`` for the
+    last two axes, e.g. ``("query", tokens, "key", tokens)``.
+    """
+    if labels is None or len(idx) < 2:
+        return f"at index {idx}"
+    row_kind, rows, col_kind, cols = labels
+    lead = f"at index {idx[:-2]}, " if len(idx) > 2 else "at "
+    return f"{lead}{row_kind} {rows[idx[-2]]!r}, {col_kind} {cols[idx[-1]]!r}"
+
+
+def compare(name: str, got, expected, what: str, mistakes=(), atol=1e-8, labels=None) -> None:
     """Pass if ``got`` matches ``expected``; else fail with the matching mistake's hint.
 
     ``mistakes`` is a sequence of ``(hint, wrong_output)`` pairs; a wrong
     output that ``got`` matches names the mistake. If several different
     hints match (the input cannot tell those mistakes apart), the failure is
-    an :class:`AmbiguousMistake` carrying all of them.
+    an :class:`AmbiguousMistake` carrying all of them. A mistake the
+    catalogue does not know is described by its first wrong entry, named by
+    ``labels`` (see :func:`where`) where the input is a worked example.
     """
     got = as_result(name, got, what)
     expected = np.asarray(expected)
@@ -232,7 +248,7 @@ def compare(name: str, got, expected, what: str, mistakes=(), atol=1e-8) -> None
         wrong = ~_isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     idx = tuple(int(i) for i in np.argwhere(wrong)[0])
     raise CheckFailed(
-        f"{name}: {what} differs from the reference, first at index {idx}: "
+        f"{name}: {what} differs from the reference, first {where(idx, labels)}: "
         f"got {float(got[idx]):.6g}, expected {float(expected[idx]):.6g}."
     )
 

@@ -55,8 +55,13 @@ class AttentionScores(Check):
         s = get_example("students")
         rng = batch_rng()
         batch = Call((rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))))
-        head = Call((ref.split_heads(Q, 2)[0], ref.split_heads(K, 2)[0]), context={"d_model": 4})
-        return [head, Call((s.X, s.X)), batch]
+        tokens = ("query", e.tokens, "key", e.tokens)
+        head = Call(
+            (ref.split_heads(Q, 2)[0], ref.split_heads(K, 2)[0]),
+            context={"d_model": 4, "labels": tokens},
+        )
+        students = Call((s.X, s.X), context={"labels": ("query", s.tokens, "key", s.tokens)})
+        return [head, students, batch]
 
     def hidden(self, rng):
         calls = []
@@ -70,4 +75,5 @@ class AttentionScores(Check):
     def judge(self, call, got):
         Q, K = call.args
         known = mistakes(Q, K, call.context.get("d_model"))
-        compare(self.name, got, ref.attention_scores(Q, K), "Z", known)
+        labels = call.context.get("labels")
+        compare(self.name, got, ref.attention_scores(Q, K), "Z", known, labels=labels)

@@ -60,8 +60,9 @@ class Softmax(Check):
     def visible(self):
         s = get_example("students")
         Z = ref.attention_scores(s.X, s.X)
+        names = ("query", s.tokens, "key", s.tokens)
         return [
-            Call((Z,)),
+            Call((Z,), context={"labels": names}),
             Call((np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1001.0, -999.0]]),)),
             Call((Z + ref.causal_mask(6),)),
             Call((np.array([[0.5, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf]]),)),
@@ -86,4 +87,5 @@ class Softmax(Check):
             known = [(IGNORES_AXIS, ref.softmax(Z))]
             compare(self.name, got, ref.softmax(Z, axis=0), "softmax(Z, axis=0)", known)
             return
-        compare(self.name, got, ref.softmax(Z), "softmax(Z)", mistakes(Z, got))
+        labels = call.context.get("labels")
+        compare(self.name, got, ref.softmax(Z), "softmax(Z)", mistakes(Z, got), labels=labels)

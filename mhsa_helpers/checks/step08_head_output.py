@@ -84,7 +84,7 @@ class AttentionHead(Check):
         s = get_example("students")
         Q, K, V = _song_head_1()
         return [
-            Call((s.X, s.X, s.X)),
+            Call((s.X, s.X, s.X), context={"tokens": s.tokens}),
             Call((Q, K, V)),
             Call((Q, K, V, ref.causal_mask(6))),
             Call((Q, K, V, ref.padding_mask(4, 6))),
@@ -126,5 +126,10 @@ class AttentionHead(Check):
                 "the mask is added to the scores Z, never to K or V."
             )
         known = mistakes(Q, K, V, mask)
-        compare(self.name, A, exp_A, "the attention weights", [(h, a) for h, _, a in known])
-        compare(self.name, out, exp_out, "the output", [(h, o) for h, o, _ in known])
+        tokens = call.context.get("tokens")
+        qk = ("query", tokens, "key", tokens) if tokens else None
+        rows = ("token", tokens, "column", list(range(V.shape[-1]))) if tokens else None
+        compare(
+            self.name, A, exp_A, "the attention weights", [(h, a) for h, _, a in known], labels=qk
+        )
+        compare(self.name, out, exp_out, "the output", [(h, o) for h, o, _ in known], labels=rows)
