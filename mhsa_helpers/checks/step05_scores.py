@@ -29,7 +29,7 @@ def mistakes(Q, K, d_model: int | None = None) -> list:
         ("multiplied by √d_k; divide by it.", raw * math.sqrt(d_k)),
         (
             "computed K·Qᵀ: rows must be queries and columns keys, Q·Kᵀ.",
-            (K @ Q.swapaxes(-1, -2)).swapaxes(-1, -2) if T_q == T_k else None,
+            K @ Q.swapaxes(-1, -2) / math.sqrt(d_k) if T_q == T_k else None,
         ),
     ]
     if T_q != T_k:
@@ -46,7 +46,10 @@ def mistakes(Q, K, d_model: int | None = None) -> list:
 
 class AttentionScores(Check):
     name = "attention_scores"
-    passed = "Z = Q·Kᵀ/√d_k on the song's head 1, the six students and a batch with T_q ≠ T_k."
+    passed = (
+        "Z = Q·Kᵀ/√d_k on the song's and the question's head 1, the six students and a batch "
+        "with T_q ≠ T_k."
+    )
     passed_hidden = "matches on random shapes, batch axes and T_q != T_k."
 
     def visible(self):
@@ -61,7 +64,13 @@ class AttentionScores(Check):
             context={"d_model": 4, "labels": tokens},
         )
         students = Call((s.X, s.X), context={"labels": ("query", s.tokens, "key", s.tokens)})
-        return [head, students, batch]
+        q = get_example("question")  # d_model = 8, d_k = 4: √d_model is not d_k here
+        Qq, Kq, _ = ref.project_qkv(q.X, q.W_q, q.W_k, q.W_v)
+        question = Call(
+            (ref.split_heads(Qq, 2)[0], ref.split_heads(Kq, 2)[0]),
+            context={"d_model": q.d_model, "labels": ("query", q.tokens, "key", q.tokens)},
+        )
+        return [head, students, question, batch]
 
     def hidden(self, rng):
         calls = []
