@@ -39,6 +39,8 @@ import warnings
 REFERENCE_CALL = "instead of implementing it"
 #: Characters of a learner's exception message kept in a result.
 MESSAGE_LIMIT = 300
+#: Numbers in one returned array sent back at most (every check's answer is far smaller).
+ARRAY_LIMIT = 1 << 22
 
 
 def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
@@ -54,12 +56,14 @@ def plain(value):
     if isinstance(value, np.ndarray):
         if value.dtype.hasobject:
             return {"opaque": "ndarray of Python objects"}
+        if value.size > ARRAY_LIMIT:
+            return {"opaque": f"array of {value.size} numbers (far too large)"}
         return np.array(value, copy=True, subok=False)
     if isinstance(value, bool | int | float | complex | str | np.generic) or value is None:
         return value
     if type(value) in (tuple, list):
         return type(value)(plain(v) for v in value)
-    return {"opaque": type(value).__name__}
+    return {"opaque": clip(type(value).__name__, 80)}
 
 
 def call_each(name: str, fn, calls, around=None) -> list:

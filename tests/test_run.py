@@ -242,3 +242,13 @@ def test_the_summary_says_when_the_sandbox_was_off(capsys):
     summary = dict(students=1, graded=1, skipped=0, failed=0, seconds=1.0, max_score=30)
     print_summary({**summary, "totals": {"a": 30.0}, "failures": {}, "sandboxed": False})
     assert "WITHOUT the sandbox" in capsys.readouterr().out
+
+
+def test_oversized_results_stay_outside():
+    """A huge array or a huge type name never reaches the parent or the message."""
+    huge = "def softmax(Z, axis=-1):\n    return np.zeros(2**23)\n"
+    verdict = judge("softmax", None, run_one(huge, "softmax").outcomes[("softmax", None)])
+    assert "far too large" in verdict
+    named = "def softmax(Z, axis=-1):\n    return type('x' * 10**6, (), {})()\n"
+    verdict = judge("softmax", None, run_one(named, "softmax").outcomes[("softmax", None)])
+    assert len(verdict) < 500
