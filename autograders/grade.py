@@ -99,7 +99,7 @@ class _Errors(logging.Handler):
 def stage(submission: Path, staged: Path) -> tuple[list, list]:
     """Copy the gradable part of a submission to ``staged``; return (unreadable, duplicates).
 
-    Unreadable notebooks are left out (only they score 0). A graded or
+    Unreadable notebooks and symbolic links are left out (only they score 0). A graded or
     answer cell that appears twice (an honest copy-paste, too) keeps its
     nbgrader identity in its first place only; nbgrader would otherwise stop
     on the duplicate id.
@@ -113,6 +113,10 @@ def stage(submission: Path, staged: Path) -> tuple[list, list]:
     staged.mkdir(parents=True)
     bad, duplicates = [], []
     for path in sorted(submission.iterdir()):
+        if path.is_symlink():  # it could point at the solutions or at another student
+            bad.append(path.name)
+            duplicates.append(f"{path.name} is a symbolic link (left out)")
+            continue
         if path.suffix != ".ipynb":
             if path.is_file():
                 shutil.copy(path, staged / path.name)  # timestamp.txt and the like

@@ -156,7 +156,7 @@ def run_job(job) -> dict:
     """Run one notebook's answers and calls (inside its own fork)."""
     import numpy as np
 
-    stem, sources, mh_source, forbidden, tests = job
+    stem, sources, mh_source, forbidden, tests, _nonce = job
     genuine = {n: _lookup(np, n) for n in NUMPY_WATCHED}
     namespace = {"np": np, "mh": restricted_mh(mh_source, forbidden), "__name__": "__main__"}
     result = {"error": None, "events": [], "outcomes": {}}
@@ -230,13 +230,23 @@ def _forked(job, timeout: float, memory: int | None) -> dict:
     if pid == 0:  # the notebook's own process
         os.close(read_end)
         try:
+            # Nothing inherited but the result pipe: not the request (later notebooks'
+            # jobs), not the channel to the parent (no forged results).
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.closerange(3, write_end)
+            os.closerange(write_end + 1, 1 << 16)
+            sys.stdout = sys.stderr = open(os.devnull, "w")  # the old objects' fds are closed
             os.setpgid(0, 0)
             if memory:
                 import resource
 
                 resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
             signal.alarm(max(1, round(timeout)))
-            data = pickle.dumps(run_job(job))
+            result = run_job(job)
+            result["nonce"] = job[-1]  # the parent's secret for this job: results can't be moved
+            data = pickle.dumps(result)
             with os.fdopen(write_end, "wb") as f:
                 f.write(data)
         finally:
@@ -272,12 +282,25 @@ def _forked(job, timeout: float, memory: int | None) -> dict:
     return {"error": "the answer cells ended their process before the checks ran", "events": []}
 
 
-def _read(stream):
-    header = stream.read(8)
+def _read_exact(fd: int, size: int) -> bytes:
+    """Exactly ``size`` bytes from ``fd`` (fewer only at the end): no read-ahead."""
+    chunks = []
+    while size > 0:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read(fd: int):
+    """The next message on ``fd``, unbuffered: later messages stay in the pipe, unread."""
+    header = _read_exact(fd, 8)
     if len(header) < 8:
         return None
     (size,) = struct.unpack("<Q", header)
-    return pickle.loads(stream.read(size))  # from the parent, which is trusted
+    return pickle.loads(_read_exact(fd, size))  # from the parent, which is trusted
 
 
 def write_message(stream, obj) -> None:
@@ -288,9 +311,10 @@ def write_message(stream, obj) -> None:
 
 def main() -> None:
     """Read the request on stdin; write each job's result on stdout as it finishes."""
-    stdin = sys.stdin.buffer
+    stdin = os.dup(0)  # read unbuffered (see _read); forks get /dev/null instead
     out = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 0)
     os.dup2(devnull, 1)  # what the answers print goes nowhere, not into the results
     os.dup2(devnull, 2)
     sys.stdout = sys.stderr = open(os.devnull, "w")
@@ -301,6 +325,8 @@ def main() -> None:
     limits = _read(stdin)
     while (job := _read(stdin)) is not None:
         result = _forked(job, limits["timeout"], limits["memory"])
+        if result.get("nonce") is None:  # made here (timeout, crash): this process vouches
+            result["nonce"] = job[-1]
         del job  # the next notebook's process never holds this one's inputs
         write_message(out, result)
         out.flush()

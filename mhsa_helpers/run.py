@@ -13,9 +13,11 @@ else (:mod:`autograders.sandbox`).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import io
 import os
+import secrets
 import subprocess
 import sys
 import types
@@ -113,17 +115,98 @@ def _mh_of(stem: str, tests: list) -> tuple[str, frozenset]:
 # --------------------------------------------------------------------------
 # parent side
 # --------------------------------------------------------------------------
-def _decode(value):
+#: Bytes of results read from the child at the most (a legit result is far below 1 MB a notebook).
+RESULT_LIMIT = 64 << 20
+#: Containers, numbers and strings one decoded outcome may hold at the most.
+NODE_LIMIT = 10_000
+
+
+def _text(value) -> str:
+    """A string from the child, one line, no control characters, clipped."""
+    text = "".join(c if c.isprintable() else " " for c in str(value))
+    return child.clip(text)
+
+
+def _decode(value, budget: list, depth: int = 0):
+    """The child's plain value, checked: bounded size and depth, numeric arrays only."""
+    import numpy as np
+
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 8:
+        raise ValueError("a result too deep or too large")
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject or value.size > child.ARRAY_LIMIT:
+            return Opaque("an array that cannot be checked")
+        return value
     if isinstance(value, dict):
-        return Opaque(str(value.get("opaque", "dict")))
+        return Opaque(_text(value.get("opaque", "dict")))
+    if isinstance(value, str):
+        return _text(value)
     if type(value) in (tuple, list):
-        return type(value)(_decode(v) for v in value)
-    return value
+        return type(value)(_decode(v, budget, depth + 1) for v in value)
+    if isinstance(value, bool | int | float | complex | np.generic) or value is None:
+        return value
+    return Opaque(_text(type(value).__name__))
 
 
-def outcomes_of(raw: list) -> list[Outcome]:
-    """The child's ``(kind, value)`` pairs as :class:`Outcome` objects."""
-    return [Outcome(value=_decode(v)) if k == "value" else Outcome(error=str(v)) for k, v in raw]
+def outcomes_of(raw) -> list[Outcome]:
+    """The child's ``(kind, value)`` pairs as :class:`Outcome` objects, checked."""
+    budget = [NODE_LIMIT]
+    out = []
+    for kind, value in list(raw)[:64]:
+        if kind == "value":
+            out.append(Outcome(value=_decode(value, budget)))
+        else:
+            out.append(Outcome(error=_text(value)))
+    return out
+
+
+def _result(raw, job: Job, nonce: str) -> NotebookResult:
+    """One notebook's result from the child, trusted only as far as it checks out."""
+    if not isinstance(raw, dict) or raw.get("nonce") != nonce:
+        return NotebookResult(error="its results were tampered with (not from its own process)")
+    events = [_text(e) for e in list(raw.get("events") or [])[:20]]
+    if raw.get("error") is not None:
+        return NotebookResult(error=_text(raw["error"]), events=events)
+    outcomes, given = {}, raw.get("outcomes") or {}
+    for key in job.tests:
+        value = given.get(tuple(key)) if isinstance(given, dict) else None
+        try:
+            outcomes[tuple(key)] = "not defined" if value == "not defined" else outcomes_of(value)
+        except Exception:  # malformed or oversized: that check fails, nothing else
+            outcomes[tuple(key)] = [Outcome(error=f"{key[0]}: its result could not be read.")]
+    return NotebookResult(outcomes=outcomes, events=events)
+
+
+def _communicate(argv, request: bytes, env: dict, timeout: float) -> bytes:
+    """Run the child; send ``request``; return at most RESULT_LIMIT bytes of its output."""
+    import threading
+
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
+
+    def feed():
+        with contextlib.suppress(OSError):
+            proc.stdin.write(request)
+            proc.stdin.close()
+
+    threading.Thread(target=feed, daemon=True).start()
+    killer = threading.Timer(timeout, proc.kill)
+    killer.start()
+    chunks, size = [], 0
+    try:
+        while chunk := proc.stdout.read(1 << 20):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > RESULT_LIMIT:
+                proc.kill()
+                break
+    finally:
+        killer.cancel()
+        proc.stdout.close()
+        proc.wait()
+    return b"".join(chunks)
 
 
 def run_answers(
@@ -143,49 +226,44 @@ def run_answers(
     wrapper : callable, optional
         ``wrapper(child_path) -> argv`` to run the child in, for example, a
         sandbox; by default the child runs as ``python child.py``.
+
+    Each job carries a random nonce that its result must echo: a notebook's
+    code cannot stand in for another notebook's results. What comes back is
+    read within a byte limit and decoded within a size limit.
     """
     from .checks import CHECKS
 
     request = io.BytesIO()
     child.write_message(request, {"timeout": timeout, "memory": memory})
+    nonces = {}
     for job in jobs:
         source, blocked = _mh_of(job.stem, job.tests)
         tests = [
             ((name, seed), name, [(c.args, c.kwargs) for c in CHECKS[name].calls(seed)])
             for name, seed in job.tests
         ]
-        child.write_message(request, (job.stem, job.sources, source, sorted(blocked), tests))
+        nonces[job.stem] = secrets.token_hex(16)
+        message = (job.stem, job.sources, source, sorted(blocked), tests, nonces[job.stem])
+        child.write_message(request, message)
     argv = wrapper(CHILD) if wrapper else [sys.executable, str(CHILD)]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="agg")
     results = {}
+    why = "the checks could not run (the child process ended early)"
     try:
-        proc = subprocess.run(
-            argv,
-            input=request.getvalue(),
-            capture_output=True,
-            timeout=(timeout + 5) * len(jobs) + 60,
-            env=env,
+        stream = io.BytesIO(
+            _communicate(argv, request.getvalue(), env, (timeout + 5) * len(jobs) + 60)
         )
-        stream = io.BytesIO(proc.stdout)
         for job in jobs:
             header = stream.read(8)
             if len(header) < 8:
                 break
-            raw = child.safe_loads(stream.read(int.from_bytes(header, "little")))
-            results[job.stem] = NotebookResult(
-                error=raw.get("error"),
-                events=[str(e) for e in raw.get("events", [])],
-                outcomes={
-                    k: v if v == "not defined" else outcomes_of(v)
-                    for k, v in raw.get("outcomes", {}).items()
-                },
-            )
+            try:
+                raw = child.safe_loads(stream.read(int.from_bytes(header, "little")))
+            except Exception:  # garbage: this notebook fails, the next ones are read on
+                raw = None
+            results[job.stem] = _result(raw, job, nonces[job.stem])
     except Exception as exc:  # the child itself failed: the notebooks without a result say so
         why = f"the checks could not run ({type(exc).__name__})"
-    else:
-        why = "the checks could not run (the child process ended early)"
-        if proc.returncode not in (0, None) and proc.stderr:
-            why += f": {proc.stderr.decode(errors='replace').strip().splitlines()[-1][:200]}"
     for job in jobs:
         results.setdefault(job.stem, NotebookResult(error=why, unverifiable=True))
     return results

@@ -356,3 +356,18 @@ def test_einsum_and_loop_variants_pass(name):
     fn = load(VARIANTS[name], name)
     checks.check(name, fn)
     checks.check_hidden(name, fn)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def init_weights(d_in, d_out, rng):\n    a = np.sqrt(6 / (d_in + d_out))\n"
+        "    return np.random.default_rng(12345).uniform(-a, a, size=(d_in, d_out))\n",
+        "def init_weights(d_in, d_out, rng):\n    a = np.sqrt(6 / (d_in + d_out))\n"
+        "    return np.linspace(-a, a, d_in * d_out)[::-1].reshape(d_in, d_out)\n",
+    ],
+)
+def test_init_weights_must_draw_from_the_given_rng(source):
+    """The red team's passes: a fixed seed of one's own, or no randomness at all."""
+    with pytest.raises(AssertionError, match="draw every value from the `rng`"):
+        checks.check("init_weights", load(source, "init_weights"))

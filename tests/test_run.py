@@ -252,3 +252,78 @@ def test_oversized_results_stay_outside():
     named = "def softmax(Z, axis=-1):\n    return type('x' * 10**6, (), {})()\n"
     verdict = judge("softmax", None, run_one(named, "softmax").outcomes[("softmax", None)])
     assert len(verdict) < 500
+
+
+FORGER = """
+import sys
+frame = sys._getframe()
+while frame is not None and frame.f_code.co_name != "main":
+    frame = frame.f_back
+m = sys.modules["__main__"]
+stolen = []
+try:
+    while (job := m._read(frame.f_locals["stdin"])) is not None:
+        stolen.append(job)
+except Exception as exc:
+    stolen.append(type(exc).__name__)
+try:
+    forged = {"error": None, "events": [], "outcomes": {("softmax", None): [("value", 0.0)]}}
+    m.write_message(frame.f_locals["out"], forged)
+    frame.f_locals["out"].flush()
+except Exception:
+    pass
+STOLEN = stolen
+def positional_encoding(seq_len, d_model):
+    raise ValueError(repr(STOLEN)[:200])
+"""
+
+
+def test_an_answer_can_neither_read_later_jobs_nor_forge_their_results():
+    """The red team's exploit: walk to the child's main frame, read stdin, write results."""
+    jobs = [
+        Job("01_input", [FORGER], [("positional_encoding", None)]),
+        Job(
+            "07_softmax",
+            ["def softmax(Z, axis=-1):\n    raise NotImplementedError()\n"],
+            [("softmax", None)],
+        ),
+    ]
+    results = run_answers(jobs)
+    first = judge(
+        "positional_encoding", None, results["01_input"].outcomes[("positional_encoding", None)]
+    )
+    assert "07_softmax" not in first and "[]" not in first  # job 2 was not read; stdin is gone
+    verdict = judge("softmax", None, results["07_softmax"].outcomes[("softmax", None)])
+    assert "not implemented yet" in verdict  # job 2's own result, not a forged one
+
+
+def test_messages_from_the_child_are_one_clipped_line():
+    inject = (
+        "def softmax(Z, axis=-1):\n"
+        "    raise RuntimeError('x\\n! honest: framed\\x1b[2K' + 'y' * 10**5)\n"
+    )
+    verdict = judge("softmax", None, run_one(inject, "softmax").outcomes[("softmax", None)])
+    assert "\n" not in verdict and "\x1b" not in verdict and len(verdict) < 800
+
+
+def test_a_result_bomb_is_refused_not_expanded():
+    from mhsa_helpers.run import NODE_LIMIT, outcomes_of
+
+    bomb = [0]
+    for _ in range(60):  # 2**60 leaves if expanded; a few hundred bytes pickled
+        bomb = [bomb, bomb]
+    with pytest.raises(ValueError, match="too deep or too large"):
+        outcomes_of([("value", bomb)])
+    assert NODE_LIMIT <= 100_000
+
+
+def test_staging_leaves_out_symbolic_links(tmp_path):
+    """A link to the solutions (or to another student's work) is not graded."""
+    from autograders.grade import stage
+
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "07_softmax.ipynb").symlink_to(nc.SOLUTIONS / "07_softmax.ipynb")
+    bad, notes = stage(sub, tmp_path / "staged")
+    assert bad == ["07_softmax.ipynb"] and "symbolic link" in notes[0]
+    assert not (tmp_path / "staged" / "07_softmax.ipynb").exists()

@@ -88,3 +88,17 @@ def test_no_process_outlives_the_sandbox():
             break
         time.sleep(0.2)
     assert alive.stdout.strip() == "", "a process started by an answer outlived its sandbox"
+
+
+def test_the_childs_own_channels_are_out_of_reach():
+    """No answer can reopen the child's stdin (later jobs) or stdout (results) through /proc."""
+    found = probe(
+        "import os\nFOUND = []\n"
+        "for n in range(8):\n"
+        "    try:\n"
+        "        os.close(os.open(f'/proc/{os.getppid()}/fd/{n}', os.O_RDONLY | os.O_NONBLOCK))\n"
+        "        FOUND.append(n)\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    assert found == "[]"

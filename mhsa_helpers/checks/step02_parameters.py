@@ -19,7 +19,16 @@ LARGE = 5000
 
 
 def _twice(d_in: int, d_out: int, seed: int) -> list:
-    return [Call((d_in, d_out, np.random.default_rng(seed))) for _ in range(2)]
+    """Two calls with two generators of the same seed, then one of another seed, then two
+    calls sharing one generator (which advances): same, different, different."""
+    shared = np.random.default_rng(seed + 1)
+    return [
+        Call((d_in, d_out, np.random.default_rng(seed)), context={"role": "seed"}),
+        Call((d_in, d_out, np.random.default_rng(seed)), context={"role": "same seed"}),
+        Call((d_in, d_out, np.random.default_rng(seed + 2)), context={"role": "other seed"}),
+        Call((d_in, d_out, shared), context={"role": "shared"}),
+        Call((d_in, d_out, shared), context={"role": "shared again"}),
+    ]
 
 
 class InitWeights(Check):
@@ -48,11 +57,18 @@ class InitWeights(Check):
             )
 
     def judge_all(self, calls, results):
-        for k in range(0, len(calls), 2):
-            if not np.array_equal(results[k], results[k + 1]):
+        for k in range(0, len(calls), 5):
+            first, same, other, shared, again = results[k : k + 5]
+            if not np.array_equal(first, same):
                 raise CheckFailed(
                     f"{self.name}: two calls with the same rng seed differ; draw from `rng` "
                     "(rng.uniform), not from np.random."
+                )
+            if np.array_equal(first, other) or np.array_equal(shared, again):
+                raise CheckFailed(
+                    f"{self.name}: different generators (or one generator used twice) give the "
+                    "same matrix; draw every value from the `rng` you are given (rng.uniform), "
+                    "not from a generator of your own or a fixed pattern."
                 )
         for call, W in zip(calls, results, strict=True):
             d_in, d_out, _ = call.args
