@@ -37,7 +37,9 @@ __all__ = [
     "batch_rng",
     "close",
     "compare",
+    "compare_head_outputs",
     "guard_numpy",
+    "per_head",
     "random_shape",
     "run_calls",
     "where",
@@ -251,6 +253,29 @@ def compare(name: str, got, expected, what: str, mistakes=(), atol=1e-8, labels=
         f"{name}: {what} differs from the reference, first {where(idx, labels)}: "
         f"got {float(got[idx]):.6g}, expected {float(expected[idx]):.6g}."
     )
+
+
+def compare_head_outputs(
+    name: str, got, expected, known, weights: str = "the attention weights", labels=(None, None)
+) -> None:
+    """Judge an attention ``(output, weights)`` pair: the weights first, then the output.
+
+    ``expected`` is the reference's pair; ``known`` holds ``(hint, wrong output,
+    wrong weights)`` triplets; ``labels`` name the rows and columns of the
+    weights and of the output (see :func:`where`).
+    """
+    out, A = as_pair(name, got)
+    exp_out, exp_A = expected
+    compare(name, A, exp_A, weights, [(h, a) for h, _, a in known], labels=labels[0])
+    compare(name, out, exp_out, "the output", [(h, o) for h, o, _ in known], labels=labels[1])
+
+
+def per_head(mask):
+    """An additive mask ready to add to scores of shape (..., h, T, T): a head axis if batched."""
+    if mask is None:
+        return 0.0
+    mask = np.asarray(mask)
+    return np.expand_dims(mask, -3) if mask.ndim > 2 else mask  # (..., 1, T, T)
 
 
 def as_pair(name: str, got, first: str = "output", second: str = "weights") -> tuple:

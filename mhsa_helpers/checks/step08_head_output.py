@@ -7,7 +7,16 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from . import step05_scores
-from .core import Call, Check, CheckFailed, as_pair, as_result, batch_rng, compare, random_shape
+from .core import (
+    Call,
+    Check,
+    CheckFailed,
+    as_pair,
+    as_result,
+    batch_rng,
+    compare_head_outputs,
+    random_shape,
+)
 
 
 def mistakes(Q, K, V, mask) -> list:
@@ -129,7 +138,4 @@ class AttentionHead(Check):
         tokens = call.context.get("tokens")
         qk = ("query", tokens, "key", tokens) if tokens else None
         rows = ("token", tokens, "column", list(range(V.shape[-1]))) if tokens else None
-        compare(
-            self.name, A, exp_A, "the attention weights", [(h, a) for h, _, a in known], labels=qk
-        )
-        compare(self.name, out, exp_out, "the output", [(h, o) for h, o, _ in known], labels=rows)
+        compare_head_outputs(self.name, (out, A), (exp_out, exp_A), known, labels=(qk, rows))

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import Call, Check, as_pair, batch_rng, compare, random_shape
+from .core import Call, Check, batch_rng, compare_head_outputs, per_head, random_shape
 
 
 def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
@@ -21,9 +21,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     Q, K, V = ref.project_qkv(X, W_q, W_k, W_v)
     T, d_model = X.shape[-2:]
     d_k = d_model // h
-    M = 0.0 if mask is None else np.asarray(mask)
-    if np.ndim(M) > 2:
-        M = np.expand_dims(M, -3)  # (..., 1, T, T): the same for every head
+    M = per_head(mask)  # the same for every head
 
     def run(Qh, Kh, Vh, merge=ref.merge_heads, W_out=W_o, scale=None, **how):
         with np.errstate(all="ignore"):
@@ -129,9 +127,8 @@ class MultiHeadSelfAttention(Check):
     def judge(self, call, got):
         X, W_q, W_k, W_v, W_o, h, *rest = call.args
         mask = rest[0] if rest else None
-        out, A = as_pair(self.name, got)
-        exp_out, exp_A = ref.multi_head_self_attention(X, W_q, W_k, W_v, W_o, h, mask)
+        expected = ref.multi_head_self_attention(X, W_q, W_k, W_v, W_o, h, mask)
         known = mistakes(X, W_q, W_k, W_v, W_o, h, mask)
-        what = "the attention weights (..., h, T, T)"
-        compare(self.name, A, exp_A, what, [(hint, a) for hint, _, a in known])
-        compare(self.name, out, exp_out, "the output", [(hint, o) for hint, o, _ in known])
+        compare_head_outputs(
+            self.name, got, expected, known, "the attention weights (..., h, T, T)"
+        )

@@ -9,7 +9,16 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import Call, Check, CheckFailed, Opaque, as_pair, batch_rng, compare, random_shape
+from .core import (
+    Call,
+    Check,
+    CheckFailed,
+    Opaque,
+    batch_rng,
+    compare_head_outputs,
+    per_head,
+    random_shape,
+)
 
 
 def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
@@ -17,9 +26,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     Qh = ref.split_heads(X @ W_q, h)  # (..., h, T, d_k)
     K, V = (X @ W_k)[..., None, :, :], (X @ W_v)[..., None, :, :]  # (..., 1, T, d_k): shared
     d_model, d_k = X.shape[-1], Qh.shape[-1]
-    M = 0.0 if mask is None else np.asarray(mask)
-    if np.ndim(M) > 2:
-        M = np.expand_dims(M, -3)  # (..., 1, T, T)
+    M = per_head(mask)
 
     def run(scale=None, axis=-1, use_mask=True, W_out=W_o):
         with np.errstate(all="ignore"):
@@ -83,17 +90,11 @@ class MultiQueryAttention(Check):
     def judge(self, call, got):
         X, W_q, W_k, W_v, W_o, h, *rest = call.args
         mask = rest[0] if rest else None
-        out, A = as_pair(self.name, got)
-        exp_out, exp_A = ref.multi_query_attention(X, W_q, W_k, W_v, W_o, h, mask)
+        expected = ref.multi_query_attention(X, W_q, W_k, W_v, W_o, h, mask)
         known = mistakes(X, W_q, W_k, W_v, W_o, h, mask)
-        compare(
-            self.name,
-            A,
-            exp_A,
-            "the attention weights (..., h, T, T)",
-            [(m, a) for m, _, a in known],
+        compare_head_outputs(
+            self.name, got, expected, known, "the attention weights (..., h, T, T)"
         )
-        compare(self.name, out, exp_out, "the output", [(m, o) for m, o, _ in known])
 
 
 class KVCacheSize(Check):
