@@ -1,87 +1,140 @@
-"""Every catalogued mistake can be told apart: on some visible input its wrong output
-differs from the reference and from every other mistake's, so its hint names it alone
-(where an input cannot tell two apart, the check waits for one that can)."""
+"""Every catalogued mistake is named by its own hint, and by no other.
 
-import re
+On some visible input each mistake's wrong result differs from the
+reference and from every other mistake's, so its hint names it alone
+(where an input cannot tell two apart, the check waits for one that can,
+or names them all). Then, end to end: a function that makes exactly one
+catalogued mistake on every input fails the visible check with that
+mistake's hint and no other, and the hidden check never names another.
+"""
 
+import nbformat
 import numpy as np
 import pytest
+from nbclient import NotebookClient
 
-from mhsa_helpers import reference as ref
-from mhsa_helpers.checks import (
-    CHECKS,
-    step01_input,
-    step04_heads,
-    step05_scores,
-    step06_masking,
-    step08_head_output,
-    step09_multi_head,
-    step10_capstone,
-)
-from mhsa_helpers.checks.core import close
+from mhsa_helpers.checks import CHECKS, CheckFailed
+from mhsa_helpers.checks.core import close, run_calls
+from mhsa_helpers.exercises import NOTEBOOKS, exercise, of_notebook
+from tests import nbgrader_course as nc
+from tests.oracles import CATALOGUED, all_calls, keys, mistake, oracle
 
 
-def catalogues(name):
-    """``(expected, [(hint, wrong)])`` for every visible call of exercise ``name``."""
-    for call in CHECKS[name].calls():
-        a, ctx = call.args, call.context
-        if name == "positional_encoding":
-            yield ref.positional_encoding(*a), step01_input.mistakes(*a)
-        elif name == "split_heads":
-            yield ref.split_heads(*a), step04_heads.split_mistakes(*a)
-        elif name == "merge_heads":
-            yield ref.merge_heads(*a), step04_heads.merge_mistakes(*a)
-        elif name == "attention_scores":
-            yield ref.attention_scores(*a), step05_scores.mistakes(*a, ctx.get("d_model"))
-        elif name == "causal_mask":
-            yield ref.causal_mask(*a), step06_masking.causal_mistakes(*a)
-        elif name == "padding_mask":
-            yield ref.padding_mask(*a), step06_masking.padding_mistakes(*a)
-        elif name == "attention_head":
-            Q, K, V, *mask = a
-            out, _ = ref.attention_head(Q, K, V, *mask)
-            known = step08_head_output.mistakes(Q, K, V, mask[0] if mask else None)
-            yield out, [(h, o) for h, o, _ in known]
-        elif name == "multi_head_self_attention":
-            X, Wq, Wk, Wv, Wo, h, *mask = a
-            out, _ = ref.multi_head_self_attention(*a)
-            known = step09_multi_head.mistakes(X, Wq, Wk, Wv, Wo, h, mask[0] if mask else None)
-            yield out, [(m, o) for m, o, _ in known]
-        elif name == "multi_query_attention":
-            X, Wq, Wk, Wv, Wo, h, *mask = a
-            out, _ = ref.multi_query_attention(*a)
-            known = step10_capstone.mistakes(X, Wq, Wk, Wv, Wo, h, mask[0] if mask else None)
-            yield out, [(m, o) for m, o, _ in known]
+def flat(result) -> list:
+    """A result as a list of arrays (a tuple result is compared part by part)."""
+    parts = result if isinstance(result, tuple | list) else (result,)
+    return [np.asarray(p) for p in parts]
 
 
-NAMES = [
-    "positional_encoding",
-    "split_heads",
-    "merge_heads",
-    "attention_scores",
-    "causal_mask",
-    "padding_mask",
-    "attention_head",
-    "multi_head_self_attention",
-    "multi_query_attention",
-]
+def same(a, b) -> bool:
+    a, b = flat(a), flat(b)
+    return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
 
 
-def mistake(hint: str) -> str:
-    """The mistake a hint names, whatever numbers of its input it quotes."""
-    return re.sub(r"\d+(\.\d+)?", "#", hint)
+def test_the_catalogued_checks():
+    assert set(CATALOGUED) == {
+        "positional_encoding",
+        "project_qkv",
+        "split_heads",
+        "merge_heads",
+        "attention_scores",
+        "causal_mask",
+        "padding_mask",
+        "softmax",
+        "attention_head",
+        "multi_head_self_attention",
+        "multi_query_attention",
+    }
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", CATALOGUED)
 def test_every_hint_is_told_apart_on_some_visible_input(name):
     hints, told_apart = set(), set()
-    for expected, known in catalogues(name):
-        known = [(mistake(h), np.asarray(w)) for h, w in known if w is not None]
+    for call in CHECKS[name].calls():
+        expected, known = CHECKS[name].catalogue(call)
+        known = [(mistake(h), w) for h, w in known if w is not None]
         for hint, wrong in known:
             hints.add(hint)
-            if close(wrong, expected):
+            if same(wrong, expected):
                 continue  # on this input the mistake changes nothing
-            others = [w for h, w in known if h != hint]
-            if not any(close(wrong, w) for w in others):
+            if not any(same(wrong, w) for h, w in known if h != hint):
                 told_apart.add(hint)
     assert hints and hints == told_apart, sorted(hints - told_apart)
+
+
+def verdict(name: str, fn, seed=None) -> str | None:
+    """The check's message for ``fn`` (None when it passes)."""
+    calls = CHECKS[name].calls(seed)
+    try:
+        with np.errstate(all="ignore"):
+            CHECKS[name].verdict(calls, run_calls(name, fn, calls))
+    except CheckFailed as exc:
+        return str(exc)
+    return None
+
+
+def names_only(message: str, key: str, name: str) -> bool:
+    """Whether ``message`` names the mistake ``key`` and no other mistake of ``name``."""
+    said = mistake(message)
+    return key in said and not any(k in said for k in keys(name) if k != key and k not in key)
+
+
+CASES = [(name, key) for name in CATALOGUED for key in keys(name)]
+
+
+@pytest.mark.parametrize(("name", "key"), CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+def test_a_function_with_one_mistake_is_told_that_mistake(name, key):
+    message = verdict(name, oracle(name, key))
+    assert message is not None and names_only(message, key, name), message
+    hidden = verdict(name, oracle(name, key), exercise(name).hidden_seed)
+    if hidden is not None:  # the hidden inputs may not show every mistake; never a wrong one
+        said = mistake(hidden)
+        others = [k for k in keys(name) if k != key and k not in key and k in said]
+        assert not others or key in said, hidden
+
+
+def test_the_oracles_answer_every_call():
+    for name in CATALOGUED:
+        for call in all_calls(name):
+            assert same(
+                oracle(name, "no such mistake")(*call.args, **call.kwargs),
+                CHECKS[name].catalogue(call)[0],
+            )
+
+
+# ---------------------------------------------------------------------------
+# the same, in the notebooks: real kernels, the learner's view of the failure
+# ---------------------------------------------------------------------------
+BY_NOTEBOOK = {
+    nb.stem: [e.name for e in of_notebook(nb.stem) if e.name in CATALOGUED] for nb in NOTEBOOKS
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", [s for s, names in BY_NOTEBOOK.items() if names])
+def test_in_the_notebook_each_mistake_gets_its_own_sentence(stem, tmp_path):
+    """A student notebook run to the end, then one check per catalogued mistake."""
+    for p in nc.STUDENT.glob("*.ipynb"):
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+    nb = nbformat.read(str(nc.STUDENT / f"{stem}.ipynb"), as_version=4)
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            f"import sys; sys.path.insert(0, {str(nc.ROOT)!r})\nfrom tests.oracles import oracle"
+        )
+    )
+    cases = [(name, key) for name in BY_NOTEBOOK[stem] for key in keys(name)]
+    start = len(nb.cells)
+    for name, key in cases:
+        nb.cells.append(
+            nbformat.v4.new_code_cell(
+                f"checks.check({name!r}, oracle({name!r}, {key!r}))",
+                metadata={"tags": ["raises-exception"]},
+            )
+        )
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+    for (name, key), cell in zip(cases, nb.cells[start:], strict=True):
+        (error,) = [o for o in cell.outputs if o.output_type == "error"]
+        (line,) = error.traceback  # one line: no traceback through the checks
+        assert line.startswith("\u2717 ") and names_only(line, key, name), line

@@ -16,6 +16,7 @@ progress report and the grader run the first half in a child process
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -39,6 +40,7 @@ __all__ = [
     "compare",
     "compare_head_outputs",
     "guard_numpy",
+    "mistake_key",
     "per_head",
     "random_shape",
     "run_calls",
@@ -285,6 +287,15 @@ def as_pair(name: str, got, first: str = "output", second: str = "weights") -> t
     return got
 
 
+def mistake_key(hint: str) -> str:
+    """The mistake a hint names, whatever numbers of its input it quotes.
+
+    On another input the same mistake's hint may quote other sizes
+    ("divided by d_k = 2" on one head, "d_k = 4" on another).
+    """
+    return re.sub(r"\d+(\.\d+)?", "#", hint)
+
+
 class Check:
     """The check of one exercise: its inputs, and how to judge what came back.
 
@@ -320,6 +331,16 @@ class Check:
         return self.hidden(np.random.default_rng(seed))
 
     # -- verdict -------------------------------------------------------------
+    def catalogue(self, call: Call) -> tuple[Any, list[tuple[str, Any]]] | None:
+        """The reference's result for ``call`` and the known mistakes' results.
+
+        ``(expected, [(hint, wrong_result), ...])``, where ``wrong_result`` is
+        what a function with that mistake returns for ``call`` (None where
+        the mistake cannot occur on it); None for a check judged by
+        properties rather than by a catalogue.
+        """
+        return None
+
     def judge(self, call: Call, got) -> None:
         """Fail (:class:`CheckFailed`) unless ``got`` is right for ``call``."""
         raise NotImplementedError
@@ -343,7 +364,8 @@ class Check:
             except AmbiguousMistake as exc:
                 ambiguous = ambiguous or exc
             except CheckFailed as exc:
-                if ambiguous is None or any(h in str(exc) for h in ambiguous.hints):
+                said = mistake_key(str(exc))
+                if ambiguous is None or any(mistake_key(h) in said for h in ambiguous.hints):
                     raise
                 raise ambiguous from None
             results.append(outcome.value)

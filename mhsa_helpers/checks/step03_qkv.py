@@ -57,6 +57,17 @@ class ProjectQKV(Check):
             calls.append(Call((X, *(rng.normal(size=(d, d)) for _ in range(3)))))
         return calls
 
+    def catalogue(self, call):
+        X, *Ws = call.args
+        weights = dict(zip(NAMES, Ws, strict=True))
+        right = tuple(X @ W for W in Ws)
+        known = []
+        for i, name in enumerate(NAMES):
+            for hint, wrong in mistakes(X, weights, name):
+                if wrong is not None:  # the result with this one matrix wrong
+                    known.append((hint, (*right[:i], wrong, *right[i + 1 :])))
+        return right, known
+
     def judge(self, call, got):
         X, *Ws = call.args
         if not isinstance(got, tuple | list) or len(got) != 3:

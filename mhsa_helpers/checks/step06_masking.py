@@ -80,14 +80,18 @@ class CausalMask(Check):
     def hidden(self, rng):
         return [Call((int(T),)) for T in rng.integers(2, 40, size=4)]
 
-    def judge(self, call, got):
+    def catalogue(self, call):
         (T,) = call.args
+        return ref.causal_mask(T), causal_mistakes(T)
+
+    def judge(self, call, got):
         if isinstance(got, np.ndarray) and got.dtype == bool:
             raise CheckFailed(
                 f"{self.name}: the mask is additive: 0.0 where attention is allowed and -np.inf "
                 "where it is blocked, not True/False."
             )
-        compare(self.name, got, ref.causal_mask(T), "the causal mask", causal_mistakes(T))
+        expected, known = self.catalogue(call)
+        compare(self.name, got, expected, "the causal mask", known)
 
 
 class PaddingMask(Check):
@@ -105,7 +109,10 @@ class PaddingMask(Check):
             calls.append(Call((rng.integers(0, T + 1, size=random_shape(rng)), T)))
         return calls
 
-    def judge(self, call, got):
+    def catalogue(self, call):
         lengths, T = call.args
-        expected = ref.padding_mask(lengths, T)
-        compare(self.name, got, expected, "the padding mask", padding_mistakes(lengths, T))
+        return ref.padding_mask(lengths, T), padding_mistakes(lengths, T)
+
+    def judge(self, call, got):
+        expected, known = self.catalogue(call)
+        compare(self.name, got, expected, "the padding mask", known)

@@ -18,6 +18,8 @@ from .core import (
     random_shape,
 )
 
+MASK_AFTER = "the mask is added after the softmax; add it to the scores Z, then take the softmax."
+
 
 def mistakes(Q, K, V, mask) -> list:
     """``(hint, wrong output, wrong weights)`` for the known mistakes of one head."""
@@ -54,8 +56,7 @@ def mistakes(Q, K, V, mask) -> list:
         a = ref.softmax(Z) + M
         out.append(
             (
-                "the mask is added after the softmax; add it to the scores Z, then take the "
-                "softmax.",
+                MASK_AFTER,
                 a @ V,
                 a,
             )
@@ -115,6 +116,13 @@ class AttentionHead(Check):
                 calls.append(Call((Q, K, V, ref.padding_mask(int(rng.integers(1, T + 1)), T))))
         return calls
 
+    def catalogue(self, call):
+        Q, K, V, *rest = call.args
+        known = mistakes(Q, K, V, rest[0] if rest else None)
+        return ref.attention_head(*call.args), [
+            (h, None if o is None else (o, a)) for h, o, a in known
+        ]
+
     def judge(self, call, got):
         Q, K, V, *rest = call.args
         mask = rest[0] if rest else None
@@ -126,15 +134,12 @@ class AttentionHead(Check):
             raise CheckFailed(f"{self.name}: return (output, weights) in this order.")
         if mask is not None and np.isnan(out).any() and not np.isnan(exp_out).any():
             if np.isneginf(A).any():
-                raise CheckFailed(
-                    f"{self.name}: the weights hold −∞, so the mask was added after the "
-                    "softmax; add it to the scores Z, then take the softmax."
-                )
+                raise CheckFailed(f"{self.name}: {MASK_AFTER} (The weights hold −∞.)")
             raise CheckFailed(
                 f"{self.name}: the output has NaN: −∞ went into K or V (or was multiplied); "
                 "the mask is added to the scores Z, never to K or V."
             )
-        known = mistakes(Q, K, V, mask)
+        known = [(hint, *(wrong or (None, None))) for hint, wrong in self.catalogue(call)[1]]
         tokens = call.context.get("tokens")
         qk = ("query", tokens, "key", tokens) if tokens else None
         rows = ("token", tokens, "column", list(range(V.shape[-1]))) if tokens else None

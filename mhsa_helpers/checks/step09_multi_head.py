@@ -9,6 +9,7 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from .core import Call, Check, batch_rng, compare_head_outputs, per_head, random_shape
+from .step08_head_output import MASK_AFTER
 
 
 def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
@@ -86,10 +87,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
                 "the mask is ignored: pass it on to every head's scores.",
                 *run(Qh, Kh, Vh, no_mask=True),
             ),
-            (
-                "the mask is added after the softmax; add it to the scores, then take the softmax.",
-                *run(Qh, Kh, Vh, mask_after=True),
-            ),
+            (MASK_AFTER, *run(Qh, Kh, Vh, mask_after=True)),
         ]
     return out
 
@@ -124,11 +122,14 @@ class MultiHeadSelfAttention(Check):
             calls.append(Call((X, *Ws, h, ref.causal_mask(T)) if masked else (X, *Ws, h)))
         return calls
 
-    def judge(self, call, got):
+    def catalogue(self, call):
         X, W_q, W_k, W_v, W_o, h, *rest = call.args
-        mask = rest[0] if rest else None
-        expected = ref.multi_head_self_attention(X, W_q, W_k, W_v, W_o, h, mask)
-        known = mistakes(X, W_q, W_k, W_v, W_o, h, mask)
+        known = mistakes(X, W_q, W_k, W_v, W_o, h, rest[0] if rest else None)
+        return ref.multi_head_self_attention(*call.args), [(hint, (o, a)) for hint, o, a in known]
+
+    def judge(self, call, got):
+        expected, known = self.catalogue(call)
+        known = [(hint, *wrong) for hint, wrong in known]
         compare_head_outputs(
             self.name, got, expected, known, "the attention weights (..., h, T, T)"
         )

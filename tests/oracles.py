@@ -1,0 +1,63 @@
+"""Learner functions that make exactly one catalogued mistake, on any input.
+
+``oracle(name, key)`` returns what a function with the mistake ``key`` returns
+(the check's own catalogue computes it for each call), so a test can ask
+whether the check names that mistake, and no other, wherever it runs.
+"""
+
+import numpy as np
+
+from mhsa_helpers.checks import CHECKS
+from mhsa_helpers.checks.core import mistake_key
+from mhsa_helpers.exercises import exercise
+
+#: The exercises whose checks judge by a catalogue of wrong results.
+CATALOGUED = [n for n, c in CHECKS.items() if c.catalogue(c.calls()[0]) is not None]
+
+
+mistake = mistake_key
+
+
+def all_calls(name: str) -> list:
+    """The visible and the hidden calls of exercise ``name``'s check."""
+    check = CHECKS[name]
+    return check.calls() + check.calls(exercise(name).hidden_seed)
+
+
+def keys(name: str) -> list[str]:
+    """Every mistake the check of ``name`` catalogues on its visible or hidden calls."""
+    found = {}
+    for call in all_calls(name):
+        for hint, _ in CHECKS[name].catalogue(call)[1]:
+            found.setdefault(mistake(hint), None)
+    return list(found)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    return type(a) is type(b) and a == b
+
+
+def oracle(name: str, key: str):
+    """The learner's ``name`` with mistake ``key``: right where the mistake changes nothing.
+
+    Its answers are computed beforehand (the check catches a function that
+    calls the reference while it runs).
+    """
+    table = []
+    for call in all_calls(name):
+        expected, known = CHECKS[name].catalogue(call)
+        wrong = [w for h, w in known if mistake(h) == key and w is not None]
+        table.append((call, wrong[0] if wrong else expected))
+
+    def answer(*args, **kwargs):
+        return next(r for c, r in table if _same(c.args, args) and _same(c.kwargs, kwargs))
+
+    answer.__name__ = name
+    return answer
