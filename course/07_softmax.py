@@ -6,6 +6,8 @@
 # how much of each token the query takes in.
 
 # %% setup
+import matplotlib.pyplot as plt
+
 from mhsa_helpers.plots import heads_figure, heatmap
 
 song = mh.get_example("song")
@@ -85,8 +87,34 @@ Explorer(functions=globals(), step=7, controls=("heads", "mask", "query"))
 
 # %%
 R_prime = mh.softmax(mh.attention_scores(students.X, students.X))
-heatmap(R_prime, students.tokens, students.tokens, "R' = softmax(R / √7)", vmin=0, vmax=1)
 print("row sums:", R_prime.sum(axis=1).round(6))
+print(f"every weight lies between {R_prime.min():.2f} and {R_prime.max():.2f}")
+
+# %% [markdown]
+# Nearly uniform: every student spreads attention almost evenly. The interests
+# are fractions, so their dot products are small, and $\sqrt{7}$ shrinks them
+# further; the softmax of nearly equal scores is nearly uniform.
+#
+# ## What makes attention selective: the weights
+#
+# The article uses no weights ($Q = K = X$). In a trained layer, $W_Q$ and
+# $W_K$ decide how strongly each characteristic counts. The simplest such
+# weights count every interest $s$ times as strongly, $W_Q = W_K = s\,I$:
+# every score grows by $s^2$, and the same students now pick their friends.
+# The data are unchanged (Monica · Chandler is still the article's product).
+
+# %%
+s = mh.examples.STUDENT_SELECTIVE_SCALE
+W = s * np.eye(len(students.features))  # (7, 7)
+A_selective = mh.softmax(mh.attention_scores(students.X @ W, students.X @ W))
+fig, axes = plt.subplots(1, 2, figsize=(13, 4))
+heatmap(R_prime, students.tokens, students.tokens, "R' = softmax(R / √7): W_Q = W_K = I", ax=axes[0], vmin=0, vmax=1)
+heatmap(A_selective, students.tokens, students.tokens, f"W_Q = W_K = {s:g}·I", ax=axes[1], vmin=0, vmax=1)
+fig.tight_layout()
+print(f"W_Q = W_K = {s:g}·I: weights between {A_selective.min():.2f} and {A_selective.max():.2f}")
+for i, name in enumerate(students.tokens):
+    j = max((j for j in range(len(students.tokens)) if j != i), key=lambda j: A_selective[i, j])
+    print(f"{name:>8}: besides themselves, attends most to {students.tokens[j]} ({A_selective[i, j]:.2f})")
 
 # %% [markdown]
 # ## Why subtract the maximum

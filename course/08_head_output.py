@@ -55,22 +55,29 @@ def attention_head(Q, K, V, mask=None):
 # %% tests="attention_head"
 
 # %% [markdown]
-# ## The students after they met: $T = R' \cdot Q$
+# ## The students after they met: $T = A \cdot V$
 #
-# With $Q = K = V$, each student's new profile is a mix of everybody's
-# interests, weighted by how much they have in common.
+# With $V = X$, each student's new profile is a mix of everybody's interests,
+# weighted by how much they have in common. With the article's weights
+# ($W_Q = W_K = I$, weights $R'$) the mix is nearly an even average of all six;
+# with the selective weights of step 7 ($W_Q = W_K = s\,I$) each student
+# takes in mostly their own interests and their friends'.
 
 # %%
-T_students, R_prime = mh.attention_head(students.X, students.X, students.X)
-fig, axes = plt.subplots(1, 2, figsize=(14, 3.8))
-heatmap(students.X, students.tokens, students.features, "before: Q", ax=axes[0])
-heatmap(T_students, students.tokens, students.features, "after: T = R'·Q", ax=axes[1])
+s = mh.examples.STUDENT_SELECTIVE_SCALE
+W = s * np.eye(len(students.features))  # (7, 7)
+T_article, R_prime = mh.attention_head(students.X, students.X, students.X)
+T_selective, A_selective = mh.attention_head(students.X @ W, students.X @ W, students.X)
+fig, axes = plt.subplots(1, 3, figsize=(18, 3.8))
+scale = {"vmin": 0.0, "vmax": float(students.X.max())}  # one colour scale for the three
+heatmap(students.X, students.tokens, students.features, "before: V = X", ax=axes[0], **scale)
+heatmap(T_article, students.tokens, students.features, "after: R'·V (W_Q = W_K = I)", ax=axes[1], **scale)
+heatmap(T_selective, students.tokens, students.features, f"after: A·V (W_Q = W_K = {s:g}·I)", ax=axes[2], **scale)
 fig.tight_layout()
 m = students.tokens.index("Monica")
-top = np.argsort(R_prime[m])[::-1][:3]
-print(
-    "Monica attends most to:", [(students.tokens[j], round(float(R_prime[m, j]), 3)) for j in top]
-)
+for label, A in (("R'", R_prime), (f"{s:g}·I", A_selective)):
+    top = np.argsort(A[m])[::-1][:3]
+    print(f"Monica attends most to ({label}):", [(students.tokens[j], round(float(A[m, j]), 2)) for j in top])
 
 # %% [markdown]
 # ## The song: each head's output, causal

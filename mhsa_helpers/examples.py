@@ -17,6 +17,7 @@ __all__ = [
     "EXAMPLES",
     "SONG_ARTICLE_KT",
     "SONG_ARTICLE_Q",
+    "STUDENT_SELECTIVE_SCALE",
     "Example",
     "get_example",
     "sentence",
@@ -195,6 +196,13 @@ _STUDENTS = _readonly(
         [0.4, 0.0, 0.6, 0.0, 0.0, 0.0, 0.5],  # Phoebe: MS in chemical engineering
     ]
 )
+
+
+#: The students' attention with Q = K = X is nearly uniform (every weight 0.15-0.20):
+#: interests are fractions, so their dot products are small. Weights that count every
+#: interest this many times as strongly, W_Q = W_K = s·I, multiply the scores by s²
+#: and make attention visibly pick friends (steps 7 and 8). X itself is unchanged.
+STUDENT_SELECTIVE_SCALE = 3.0
 
 
 def students() -> Example:

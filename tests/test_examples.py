@@ -40,6 +40,24 @@ def test_students_monica_chandler():
         np.testing.assert_array_equal(W, np.eye(7))
 
 
+def test_students_attention_is_nearly_uniform_without_weights_and_selective_with_them():
+    """The article's R' barely differs between students; W_Q = W_K = s·I visibly does."""
+    e = mh.get_example("students")
+    R_prime = mh.softmax(mh.attention_scores(e.X, e.X))
+    spread = R_prime.max(axis=1) - R_prime.min(axis=1)
+    assert spread.max() < 0.06  # every row within 0.15-0.20: hard to see anything
+    W = examples.STUDENT_SELECTIVE_SCALE * np.eye(7)
+    A = mh.softmax(mh.attention_scores(e.X @ W, e.X @ W))
+    spread = A.max(axis=1) - A.min(axis=1)
+    assert spread.min() > 0.1 and spread.max() > 0.5  # every student's row visibly uneven
+    best_other = {
+        e.tokens[i]: e.tokens[max((j for j in range(6) if j != i), key=lambda j: A[i, j])]
+        for i in range(6)
+    }  # the story told in steps 7 and 8: shared interests attract
+    assert best_other["Monica"] == "Ross" and best_other["Ross"] == "Monica"
+    assert best_other["Rachel"] == "Joey" and best_other["Joey"] == "Rachel"
+
+
 @pytest.mark.parametrize("name", mh.EXAMPLES)
 def test_every_example_is_consistent(name):
     e = mh.get_example(name)
