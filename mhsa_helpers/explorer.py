@@ -1,37 +1,34 @@
-"""Interactive explorer of multi-head self-attention (ipywidgets 8 + matplotlib).
+"""Interactive explorer of multi-head self-attention (ipywidgets 8, SVG pictures).
 
 :class:`Explorer` walks through the nine steps on a worked example, with
 controls for the example, the number of heads (only divisors of d_model),
-the mask (none / causal / padding with a length slider), the query token and
-Prev/Next through the steps. It runs on the course's reference or on the
-learner's own functions (``functions=globals()``): a function that is not
-implemented yet, or fails, is replaced by the reference and the status line
-says so.
+the mask (none / causal / padding with a length slider), the query token,
+the view (every step's matrices, or one query against every key) and
+Prev/Next through the steps.
 
-The figure is built once per layout (example, heads, step) and afterwards
-only its data are replaced, so a control change costs a recomputation and
-one redraw (see ``benchmarks/bench_widgets.py``).
+It runs the learner's own functions (``functions=globals()``) where their
+check passes; a function whose check fails, or that is not written yet, is
+replaced by the reference and the status line says which and why (with a box
+to draw the learner's version anyway). The status line also names every
+learner function the picture was drawn with.
+
+Pictures are SVG (:mod:`mhsa_helpers.svg`): crisp at any pixel ratio, one
+fixed size, one colour scale per step with its colour bar, special values
+(−∞, NaN, +∞) drawn apart and named. See ``benchmarks/bench_browser.py``.
 """
 
 from __future__ import annotations
 
-import base64
-import io
-
 import ipywidgets as widgets
-import matplotlib
 import numpy as np
-import PIL.Image
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
 from . import reference as ref
+from . import svg
 from .examples import EXAMPLES, get_example
 from .exercises import names
-from .plots import DIVERGING, HEAD_COLOURS, SEQUENTIAL
+from .plots import HEAD_COLOURS
 
-__all__ = ["STEPS", "Explorer"]
+__all__ = ["STEPS", "USED", "Explorer"]
 
 STEPS = (
     "1. Input embeddings X",
@@ -45,73 +42,48 @@ STEPS = (
     "9. Concatenate the heads, project with W_O",
 )
 MASKS = ("none", "causal", "padding")
-
-
-def _cmap(name):
-    return matplotlib.colormaps[name].with_extremes(bad="#d9d9d9")  # masked (-inf) cells
-
-
-_CMAPS = {name: _cmap(name) for name in (SEQUENTIAL, DIVERGING)}
-
-
-class _Panel:
-    """One heatmap in the figure: its image and the query-row highlight.
-
-    Values are not written into the picture (drawing text costs milliseconds
-    per label); the explorer lists the query's row in an HTML table instead.
-    """
-
-    def __init__(self, ax, shape, rows, cols, title, colour, show_rows=True):
-        self.ax = ax
-        # Animated artists are left out of the full draw and drawn on their own
-        # over the saved background (blitting): only they change on an update.
-        self.im = ax.imshow(np.zeros(shape), aspect="auto", animated=True, interpolation="nearest")
-        rotate = 45 if cols and max(len(str(c)) for c in cols) > 3 else 0
-        ax.set_xticks(range(shape[1]), labels=cols, fontsize=7, rotation=rotate)
-        ax.set_yticks(range(shape[0]), labels=rows if show_rows else [], fontsize=7)
-        ax.set_title(title, fontsize=9, color=colour or "black")
-        if colour:
-            for spine in ax.spines.values():
-                spine.set_edgecolor(colour)
-                spine.set_linewidth(3)
-        self.box = Rectangle(
-            (-0.5, -0.5),
-            shape[1],
-            1,
-            fill=False,
-            lw=2.5,
-            ec="#D55E00",
-            visible=False,
-            animated=True,
-        )
-        ax.add_patch(self.box)
-
-    def set(self, M, highlight=None):
-        M = np.asarray(M, dtype=float)
-        finite = np.isfinite(M)
-        data = M[finite]
-        if data.size and data.min() < 0:
-            cmap, vmax = DIVERGING, float(np.abs(data).max()) or 1.0
-            vmin = -vmax
-        else:
-            cmap, vmin = SEQUENTIAL, 0.0
-            vmax = float(data.max()) if data.size and data.max() > 0 else 1.0
-        self.im.set_cmap(_CMAPS[cmap])
-        self.im.set_data(np.ma.masked_where(~finite, M))
-        self.im.set_clim(vmin, vmax)
-        self.box.set_visible(highlight is not None)
-        if highlight is not None:
-            self.box.set_y(highlight - 0.5)
-
-    def draw(self):
-        """Draw the animated artists over the restored background."""
-        self.ax.draw_artist(self.im)
-        if self.box.get_visible():
-            self.ax.draw_artist(self.box)
+VIEWS = ("matrices", "query")
 
 
 def _fmt(v) -> str:
     return "\u2212\u221e" if np.isneginf(v) else f"{v:.2f}"
+
+
+#: The course functions the explorer runs, in the order it runs them.
+USED = (
+    "project_qkv",
+    "split_heads",
+    "attention_scores",
+    "causal_mask",
+    "padding_mask",
+    "softmax",
+    "attention_head",
+    "merge_heads",
+)
+
+
+def _same_structure(got, expected) -> bool:
+    """Whether ``got`` has the reference's structure: same tuple length, same array shapes."""
+    if isinstance(expected, tuple):
+        return (
+            isinstance(got, tuple | list)
+            and len(got) == len(expected)
+            and all(_same_structure(g, e) for g, e in zip(got, expected, strict=True))
+        )
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return got.shape == np.shape(expected)
+
+
+def _colour(i: int) -> str:
+    return HEAD_COLOURS[i % len(HEAD_COLOURS)]
+
+
+def _blocks(h: int, d_k: int) -> list:
+    """Head-coloured column runs of a (T, h·d_k) matrix."""
+    return [(i * d_k, (i + 1) * d_k, _colour(i), f"head {i + 1}") for i in range(h)]
 
 
 class Explorer:
@@ -119,10 +91,11 @@ class Explorer:
 
     Parameters
     ----------
-    functions : dict, optional
-        The learner's functions by name (``globals()`` works); only the
-        course's exercises are kept. Any function the explorer needs that is
-        not given, not implemented or failing is taken from the reference.
+    functions : mapping, optional
+        The learner's functions by name (``globals()`` works, and is read
+        afresh on every change, so a redefined function is used at once);
+        only the course's exercises count. A function is used only while its
+        check passes; otherwise the reference is, and the status says why.
     example : str
         One of ``mhsa_helpers.EXAMPLES``.
     n_heads : int, optional
@@ -130,10 +103,13 @@ class Explorer:
     mask : {"none", "causal", "padding"}
     step : int
         1 to 9.
+    query : int
+        The query token's position.
+    view : {"matrices", "query"}
+        Every matrix of the step, or the query's scores and weights per head.
     controls : tuple of str, optional
-        Which controls to show, among "example", "heads", "mask", "query" and
-        "step"; all by default (the small widgets of the step notebooks show
-        one or two).
+        Which controls to show, among "example", "heads", "mask", "query",
+        "view" and "step"; all by default.
     """
 
     def __init__(
@@ -144,12 +120,12 @@ class Explorer:
         mask="none",
         step=1,
         query=0,
-        controls=("example", "heads", "mask", "query", "step"),
+        view="matrices",
+        controls=("example", "heads", "mask", "query", "view", "step"),
     ):
-        self.functions = {
-            n: f for n, f in dict(functions or {}).items() if n in names() and callable(f)
-        }
-        self.notes = []
+        self._source = functions if functions is not None else {}
+        self._checked = {}  # name -> (function, the check's sentence or None)
+        self.notes = {}
         e = get_example(example)
         self.example_w = widgets.Dropdown(
             options=list(EXAMPLES), value=example, description="example"
@@ -166,14 +142,29 @@ class Explorer:
         self.query_w = widgets.ToggleButtons(
             options=self._token_options(e), value=query, description="query"
         )
+        self.view_w = widgets.ToggleButtons(options=VIEWS, value=view, description="view")
         self.prev_w = widgets.Button(description="\u25c0 Prev")
         self.next_w = widgets.Button(description="Next \u25b6")
         self.step_w = widgets.IntSlider(value=step, min=1, max=len(STEPS), description="step")
+        self.anyway_w = widgets.Checkbox(
+            value=False,
+            description="draw my failing functions anyway",
+            indent=False,
+            layout=widgets.Layout(display="none"),
+        )
         self.title_w = widgets.HTML()
-        self.values_w = widgets.HTML()
         self.status_w = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        for w in (self.heads_w, self.mask_w, self.length_w, self.query_w, self.step_w):
+        self.figure = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
+        self.values_w = widgets.HTML()
+        for w in (
+            self.heads_w,
+            self.mask_w,
+            self.length_w,
+            self.query_w,
+            self.view_w,
+            self.step_w,
+            self.anyway_w,
+        ):
             w.observe(self._on_change, names="value")
         self.example_w.observe(self._on_example, names="value")
         self.prev_w.on_click(lambda _: self._move(-1))
@@ -183,14 +174,13 @@ class Explorer:
             "heads": [self.heads_w],
             "mask": [widgets.HBox([self.mask_w, self.length_w])],
             "query": [self.query_w],
+            "view": [self.view_w],
             "step": [widgets.HBox([self.prev_w, self.next_w, self.step_w])],
         }
         shown = [w for c in controls for w in rows[c]]
-        self.widget = widgets.VBox([*shown, self.title_w, self.status_w, self.image, self.values_w])
-        self._fig = None
-        self._key = None
-        self._cache = {}  # layout key -> (figure, panels, background)
-        self._panels = []
+        self.widget = widgets.VBox(
+            [*shown, self.title_w, self.status_w, self.anyway_w, self.figure, self.values_w]
+        )
         self._busy = False
         self.update()
 
@@ -198,6 +188,12 @@ class Explorer:
     @property
     def example(self):
         return get_example(self.example_w.value)
+
+    @property
+    def functions(self) -> dict:
+        """The learner's course functions among ``functions``, as they are now."""
+        exercises = names()
+        return {n: f for n, f in dict(self._source).items() if n in exercises and callable(f)}
 
     @staticmethod
     def _token_options(e):
@@ -208,24 +204,57 @@ class Explorer:
             options.append((t if seen[t] == 1 else f"{t} ({i + 1})", i))
         return options
 
+    def check_of(self, name: str, fn) -> str | None:
+        """The check's sentence on the learner's ``fn`` (None: it passes), once per ``fn``."""
+        cached = self._checked.get(name)
+        if cached is not None and cached[0] is fn:
+            return cached[1]
+        from .checks import CHECKS, CheckFailed
+        from .checks.core import run_calls
+
+        check = CHECKS[name]
+        calls = check.calls()
+        try:
+            with np.errstate(all="ignore"):
+                check.verdict(calls, run_calls(name, fn, calls))
+            sentence = None
+        except CheckFailed as exc:
+            sentence = str(exc)
+        self._checked[name] = (fn, sentence)
+        return sentence
+
     def _call(self, name, *args):
-        """The learner's function if it works here, else the reference (and a note)."""
+        """The learner's function where its check passes (or when asked), else the reference."""
+        expected = getattr(ref, name)(*args)
         fn = self.functions.get(name)
-        if fn is not None:
-            try:
-                with np.errstate(all="ignore"):
-                    return fn(*args)
-            except NotImplementedError:
-                self.notes.append(f"your <code>{name}</code> is not implemented yet")
-            except Exception as exc:  # shown to the learner, then the reference is used
-                self.notes.append(f"your <code>{name}</code> raised {type(exc).__name__}: {exc}")
-        return getattr(ref, name)(*args)
+        if fn is None:
+            return expected
+        failed = self.check_of(name, fn)
+        if failed is not None and "not implemented yet" in failed:
+            self.notes[name] = ("unwritten", failed)
+            return expected
+        if failed is not None and not self.anyway_w.value:
+            self.notes[name] = ("failing", failed)
+            return expected
+        try:
+            with np.errstate(all="ignore"):
+                got = fn(*args)
+        except Exception as exc:  # told to the learner, then the reference is drawn
+            self.notes[name] = ("raised", f"{type(exc).__name__}: {exc}")
+            return expected
+        if not _same_structure(got, expected):
+            self.notes[name] = ("shape", "returned a different shape here than the reference")
+            return expected
+        self.notes.setdefault(name, ("drawn failing" if failed else "used", failed))
+        if isinstance(expected, tuple):
+            return tuple(np.asarray(g, dtype=float) for g in got)
+        return np.asarray(got, dtype=float)
 
     def compute(self) -> dict:
         """Every intermediate matrix of the current state."""
         e = self.example
         h = self.heads_w.value
-        self.notes = []
+        self.notes = {}
         Q, K, V = self._call("project_qkv", e.X, e.W_q, e.W_k, e.W_v)
         Qh, Kh, Vh = (self._call("split_heads", M, h) for M in (Q, K, V))
         Z = self._call("attention_scores", Qh, Kh)
@@ -235,163 +264,173 @@ class Explorer:
             M = self._call("padding_mask", self.length_w.value, e.T) + np.zeros((e.T, e.T))
         else:
             M = np.zeros((e.T, e.T))
-        A = self._call("softmax", Z + M)  # step 7: the learner's softmax
+        with np.errstate(all="ignore"):
+            ZM = Z + M
+        A = self._call("softmax", ZM)  # step 7
         heads, _ = self._call("attention_head", Qh, Kh, Vh, M)  # step 8
         concat = self._call("merge_heads", heads)
         out = concat @ e.W_o
-        return dict(
-            X=e.X,
-            Q=Q,
-            K=K,
-            V=V,
-            Qh=Qh,
-            Z=Z,
-            M=M,
-            ZM=Z + M,
-            A=A,
-            heads=heads,
-            concat=concat,
-            out=out,
-        )
+        return dict(X=e.X, Q=Q, K=K, V=V, Z=Z, M=M, ZM=ZM, A=A, heads=heads, concat=concat, out=out)
 
     # ------------------------------------------------------------------ drawing
-    def _panels_for_step(self, s):
-        """(key, title, colour, rows, cols, highlight?) for each panel of the current step."""
+    def panels(self, s: dict) -> tuple[list, tuple | None, str]:
+        """The current step's panels, its fixed colour range (or None) and colour-bar label."""
         e = self.example
         h = self.heads_w.value
         d_k = e.d_model // h
         tok, feat = e.tokens, e.features
         kcols = [f"c{i}" for i in range(d_k)]
-        step = self.step_w.value
-        per_head = [(f"head {i + 1}", HEAD_COLOURS[i % len(HEAD_COLOURS)]) for i in range(h)]
+        step, q = self.step_w.value, self.query_w.value
+        head = [(f"head {i + 1}", _colour(i)) for i in range(h)]
+
+        def P(M, title, rows, cols, kinds=("token", "column"), **kw):
+            return svg.Panel(M, title, rows, cols, *kinds, **kw)
+
+        qk = ("query", "key")
         if step == 1:
-            return [(s["X"], "X (input)", None, tok, feat, True)]
+            return [P(s["X"], "X (input)", tok, feat, highlight=q)], None, "X"
         if step == 2:
-            return [
-                (W, n, None, feat, feat, False)
-                for n, W in zip(("W_Q", "W_K", "W_V", "W_O"), e.weights, strict=True)
-            ]
-        if step == 3:
-            return [(s[n], n, None, tok, feat, True) for n in "QKV"]
-        if step == 4:
-            return [
-                (s["Qh"][i], f"Q, {t}", c, tok, kcols, True) for i, (t, c) in enumerate(per_head)
-            ]
-        if step == 5:
-            return [(s["Z"][i], f"Z, {t}", c, tok, tok, True) for i, (t, c) in enumerate(per_head)]
-        if step == 6:
-            return [(s["M"], "mask M", None, tok, tok, True)] + [
-                (s["ZM"][i], f"Z + M, {t}", c, tok, tok, True) for i, (t, c) in enumerate(per_head)
-            ]
-        if step == 7:
-            return [(s["A"][i], f"A, {t}", c, tok, tok, True) for i, (t, c) in enumerate(per_head)]
-        if step == 8:
-            return [
-                (s["heads"][i], f"A·V, {t}", c, tok, kcols, True)
-                for i, (t, c) in enumerate(per_head)
-            ]
-        q = self.query_w.value
-        return [
-            (s["concat"], "concatenated heads", None, tok, feat, True),
-            (s["out"], "output = concat · W_O", None, tok, feat, True),
-            (
-                np.stack([s["X"][q], s["out"][q]]),
-                "query token: input vs output",
+            ws = ("W_Q", "W_K", "W_V", "W_O")
+            return [P(W, n, feat, feat) for n, W in zip(ws, e.weights, strict=True)], None, "W"
+        if step in (3, 4):
+            blocks = _blocks(h, d_k) if step == 4 else []
+            return (
+                [P(s[n], n, tok, feat, highlight=q, blocks=blocks) for n in "QKV"],
                 None,
+                "Q, K, V",
+            )
+        if step == 5:
+            panels = [
+                P(s["Z"][i], f"Z, {t}", tok, tok, qk, colour=c, highlight=q)
+                for i, (t, c) in enumerate(head)
+            ]
+            return panels, None, "score"
+        if step == 6:
+            panels = [P(s["M"], "mask M", tok, tok, qk, highlight=q, neutral=True)] + [
+                P(s["ZM"][i], f"Z + M, {t}", tok, tok, qk, colour=c, highlight=q)
+                for i, (t, c) in enumerate(head)
+            ]
+            return panels, None, "score"
+        if step == 7:
+            panels = [
+                P(s["A"][i], f"A, {t}", tok, tok, qk, colour=c, highlight=q)
+                for i, (t, c) in enumerate(head)
+            ]
+            return panels, (0.0, 1.0), "weight"
+        if step == 8:
+            panels = [
+                P(s["heads"][i], f"A·V, {t}", tok, kcols, colour=c, highlight=q)
+                for i, (t, c) in enumerate(head)
+            ]
+            return panels, None, "value"
+        panels = [
+            P(s["concat"], "concatenated heads", tok, feat, highlight=q, blocks=_blocks(h, d_k)),
+            P(s["out"], "output = concat · W_O", tok, feat, highlight=q),
+            P(
+                np.stack([s["X"][q], s["out"][q]]),
+                f"'{tok[q]}': input vs output",
                 ["input", "output"],
                 feat,
-                False,
+                ("vector", "column"),
             ),
         ]
+        return panels, None, "value"
 
     def _values_table(self, panels, q) -> str:
         """HTML table of the query token's row in every panel that highlights it."""
-        rows = [(title, colour, M[q], cols) for M, title, colour, _, cols, hl in panels if hl]
+        rows = [p for p in panels if p.highlight is not None]
         if not rows:
             return ""
         token = self.example.tokens[q]
         html = [
             f"<table class='mhsa-values'><caption>row of the query '{token}'</caption>",
-            "<tr><th></th>" + "".join(f"<th>{c}</th>" for c in rows[0][3]) + "</tr>",
+            "<tr><th></th>" + "".join(f"<th>{c}</th>" for c in rows[0].cols) + "</tr>",
         ]
-        for title, colour, values, cols in rows:
-            style = f" style='color:{colour}'" if colour else ""
+        for p in rows:
+            style = f" style='color:{p.colour}'" if p.colour else ""
             cells = "".join(
-                f"<td title='{c}'>{_fmt(v)}</td>" for c, v in zip(cols, values, strict=True)
+                f"<td title='{c}'>{_fmt(v)}</td>" for c, v in zip(p.cols, p.M[q], strict=True)
             )
-            html.append(f"<tr><th{style}>{title}</th>{cells}</tr>")
+            html.append(f"<tr><th{style}>{p.title}</th>{cells}</tr>")
         return "".join(html) + "</table>"
 
-    def _build(self, panels):
-        """Make the figure for a layout: axes, ticks, titles, and its saved background.
-
-        Fixed margins (in inches) instead of a layout engine: laying out is
-        most of the cost of a new figure.
-        """
-        n = len(panels)
-        widths = [max(1.6, 0.42 * p[0].shape[1] + 0.5) for p in panels]
-        left, gap, right, top, bottom = 0.9, 0.35, 0.1, 0.35, 0.75  # inches
-        if any(p[3] != q[3] for p, q in zip(panels[1:], panels[:-1], strict=True)):
-            gap = left  # a later panel writes its own row labels
-        n_rows = max(p[0].shape[0] for p in panels)
-        fig_w = left + sum(widths) + gap * (n - 1) + right
-        fig_h = top + 0.3 * n_rows + 0.4 + bottom
-        fig = Figure(figsize=(fig_w, fig_h), dpi=72)
-        axes = fig.subplots(
-            1,
-            n,
-            squeeze=False,
-            width_ratios=widths,
-            gridspec_kw=dict(
-                left=left / fig_w,
-                right=1 - right / fig_w,
-                bottom=bottom / fig_h,
-                top=1 - top / fig_h,
-                wspace=gap * n / sum(widths),
-            ),
-        )[0]
-        self._panels = [
-            _Panel(
-                ax, M.shape, rows, cols, title, colour, show_rows=k == 0 or rows != panels[k - 1][3]
-            )
-            for k, (ax, (M, title, colour, rows, cols, _)) in enumerate(
-                zip(axes, panels, strict=True)
-            )
-        ]
-        FigureCanvasAgg(fig)
-        fig.canvas.draw()
-        self._background = fig.canvas.copy_from_bbox(fig.bbox)
-        self._fig = fig
-
-    def render(self) -> bytes:
-        """Recompute, redraw and return the current figure as PNG bytes."""
+    def render(self) -> str:
+        """Recompute and return the current picture as SVG text."""
         s = self.compute()
-        panels = self._panels_for_step(s)
-        key = (
-            self.example_w.value,
-            self.heads_w.value,
-            self.step_w.value,
-            tuple(p[0].shape for p in panels),
-        )
-        if key != self._key:
-            if key in self._cache:  # a layout seen before: reuse its figure
-                self._fig, self._panels, self._background = self._cache[key]
-            else:
-                self._build(panels)
-                self._cache[key] = (self._fig, self._panels, self._background)
-            self._key = key
-        q = self.query_w.value
-        canvas = self._fig.canvas
-        canvas.restore_region(self._background)
-        for panel, (M, *_rest, hl) in zip(self._panels, panels, strict=True):
-            panel.set(M, q if hl else None)
-            panel.draw()
+        e, q = self.example, self.query_w.value
+        h = self.heads_w.value
+        label = f"{e.title}, step {self.step_w.value}, {h} heads, mask {self.mask_w.value}"
+        if self.view_w.value == "query":
+            qkv = [
+                svg.Panel(
+                    s[n],
+                    n,
+                    e.tokens,
+                    e.features,
+                    "token",
+                    "column",
+                    highlight=q,
+                    blocks=_blocks(h, e.d_model // h),
+                )
+                for n in "QKV"
+            ]
+            self._drawn = [s["ZM"][:, q], s["A"][:, q]]
+            self.values_w.value = ""
+            return svg.query_view(e.tokens, q, qkv, s["ZM"][:, q], s["A"][:, q], label)
+        panels, fixed, bar = self.panels(s)
+        self._drawn = [p.M for p in panels]
+        self._titles = [p.title for p in panels]
         self.values_w.value = self._values_table(panels, q)
-        buf = io.BytesIO()
-        PIL.Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).save(
-            buf, format="png", compress_level=1
-        )
-        return buf.getvalue()
+        scale = svg.step_scale([p.M for p in panels], fixed)
+        return svg.grid(panels, scale, bar, label)
+
+    def _special_note(self) -> str:
+        """Words for NaN and +∞ in the picture (a learner's bug, never the reference's)."""
+        notes = []
+        titles = getattr(self, "_titles", None) if self.view_w.value == "matrices" else None
+        for k, M in enumerate(self._drawn):
+            M = np.asarray(M, float)
+            where = titles[k] if titles else ("the query's scores", "the query's weights")[k]
+            for kind, mask in (("NaN", np.isnan(M)), ("+∞", np.isposinf(M))):
+                if mask.any():
+                    colour = "magenta" if kind == "NaN" else "black"
+                    notes.append(f"{where}: {int(mask.sum())} {kind} (drawn {colour})")
+        return "; ".join(notes)
+
+    def _status_notes(self) -> str:
+        used = [n for n in USED if self.notes.get(n, ("",))[0] == "used"]
+        lines = []
+        if used:
+            lines.append(
+                "Drawn with <b>your</b> " + ", ".join(f"<code>{n}</code>" for n in used) + "."
+            )
+        for n in USED:
+            kind, text = self.notes.get(n, (None, None))
+            if kind == "unwritten":
+                lines.append(
+                    f"Your <code>{n}</code> is not implemented yet: the reference is drawn."
+                )
+            elif kind == "failing":
+                lines.append(
+                    f"<span style='color:#D55E00'>The reference instead of your <code>{n}</code>, "
+                    f"whose check fails: {text}</span>"
+                )
+            elif kind == "drawn failing":
+                lines.append(
+                    f"<span style='color:#D55E00'>Drawn with your failing <code>{n}</code> "
+                    f"(its check: {text})</span>"
+                )
+            elif kind in ("raised", "shape"):
+                lines.append(
+                    f"<span style='color:#D55E00'>The reference instead of your <code>{n}</code>, "
+                    f"which {'raised ' if kind == 'raised' else ''}{text}.</span>"
+                )
+        special = self._special_note()
+        if special:
+            lines.append(
+                f"<span class='mhsa-special' style='color:#b000b0'>\u26a0 {special}.</span>"
+            )
+        return "<br>".join(lines)
 
     def update(self):
         """Bring the title, status line and picture up to date with the controls."""
@@ -402,8 +441,9 @@ class Explorer:
         self.length_w.disabled = self.mask_w.value != "padding"
         self.prev_w.disabled = self.step_w.value == 1
         self.next_w.disabled = self.step_w.value == len(STEPS)
-        self.image.value = self.render()
-        self.title_w.value = f"<b>Step {STEPS[self.step_w.value - 1]}</b>"
+        self.figure.value = self.render()
+        view = " · the query's view" if self.view_w.value == "query" else ""
+        self.title_w.value = f"<b>Step {STEPS[self.step_w.value - 1]}</b>{view}"
         mask = self.mask_w.value
         if mask == "padding":
             mask += f" (length {self.length_w.value})"
@@ -412,13 +452,10 @@ class Explorer:
             f"d_k = {e.d_model // h} · mask: {mask} · query: "
             f"'{e.tokens[self.query_w.value]}'</span>"
         )
-        if self.notes:
-            status += (
-                "<br><span style='color:#D55E00'>Using the reference because "
-                + "; ".join(dict.fromkeys(self.notes))
-                + ".</span>"
-            )
-        self.status_w.value = status
+        notes = self._status_notes()
+        self.status_w.value = status + (f"<br>{notes}" if notes else "")
+        failing = any(k in ("failing", "drawn failing") for k, _ in self.notes.values())
+        self.anyway_w.layout.display = "" if failing or self.anyway_w.value else "none"
 
     # ------------------------------------------------------------------ events
     def _on_change(self, _change):
@@ -446,18 +483,18 @@ class Explorer:
 
     # ------------------------------------------------------------------ display
     def static(self):
-        """The current state as a static image, for readers without a live kernel."""
-        from IPython.display import Image
+        """The current picture, for readers without a live kernel."""
+        from IPython.display import SVG
 
-        return Image(data=self.image.value, format="png")
+        return SVG(self.figure.value)
 
     def _repr_mimebundle_(self, **kwargs):
-        """The live widget, plus a PNG of the current state for static viewers.
+        """The live widget, plus the current picture (SVG) for static viewers.
 
         JupyterLab prefers the widget view; where widgets are not live (a
         rendered notebook on a website) the picture is shown instead.
         """
         bundle = self.widget._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data["image/png"] = base64.b64encode(bytes(self.image.value)).decode("ascii")
+        data["image/svg+xml"] = self.figure.value
         return bundle

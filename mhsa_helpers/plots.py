@@ -13,7 +13,9 @@ import numpy as np
 
 __all__ = ["HEAD_COLOURS", "check_shape", "heads_figure", "heatmap"]
 
-#: Okabe-Ito palette, distinguishable under the common colour-vision deficiencies.
+#: Head colours: the Okabe-Ito palette (told apart under the common colour-vision
+#: deficiencies) without its yellow, which does not read on white; black and grey
+#: take heads 7 and 8. Titles sit on a chip of the colour, in black or white text.
 HEAD_COLOURS = [
     "#0072B2",
     "#E69F00",
@@ -21,8 +23,8 @@ HEAD_COLOURS = [
     "#CC79A7",
     "#56B4E9",
     "#D55E00",
-    "#F0E442",
     "#000000",
+    "#7F7F7F",
 ]
 SEQUENTIAL = "cividis"
 DIVERGING = "PuOr"

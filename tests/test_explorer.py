@@ -1,13 +1,27 @@
 """The explorer widget, driven in the kernel (the browser test drives it in JupyterLab)."""
 
+import re
+
+import numpy as np
 import pytest
 
 import mhsa_helpers as mh
-from mhsa_helpers.explorer import STEPS, Explorer
+from mhsa_helpers import svg
+from mhsa_helpers.explorer import STEPS, USED, Explorer
+from mhsa_helpers.plots import HEAD_COLOURS
+
+
+def my_softmax(Z, axis=-1):
+    """A learner's correct softmax (all −∞ rows give zeros)."""
+    m = np.max(Z, axis=axis, keepdims=True)
+    E = np.exp(Z - np.where(np.isneginf(m), 0.0, m))
+    total = E.sum(axis=axis, keepdims=True)
+    return np.divide(E, total, out=np.zeros_like(E), where=total > 0)
 
 
 def png(ex):
-    return bytes(ex.image.value)
+    """The picture (SVG text; the name is kept from when it was a PNG)."""
+    return ex.figure.value
 
 
 def test_heads_offer_only_divisors_and_follow_the_example():
@@ -24,7 +38,7 @@ def test_heads_offer_only_divisors_and_follow_the_example():
 @pytest.mark.parametrize("step", range(1, len(STEPS) + 1))
 def test_every_step_draws(step):
     ex = Explorer(step=step)
-    assert png(ex).startswith(b"\x89PNG")
+    assert png(ex).startswith("<svg") and png(ex).endswith("</svg>")
     assert f"Step {STEPS[step - 1]}" in ex.title_w.value
 
 
@@ -62,29 +76,55 @@ def test_prev_next_walk_the_steps():
     assert ex.step_w.value == 8
 
 
-def test_figure_kept_for_data_changes_rebuilt_for_layout_changes():
-    ex = Explorer(step=7)
-    fig = ex._fig
-    ex.query_w.value = 2
-    ex.mask_w.value = "causal"
-    assert ex._fig is fig  # same layout: data replaced in place
-    ex.heads_w.value = 4
-    assert ex._fig is not fig  # four panels instead of two
-
-
-def test_runs_the_learners_functions():
+def test_runs_the_learners_functions_that_pass_their_checks_and_names_them():
     calls = []
 
-    def softmax(Z, axis=-1):  # a learner's (wrong) softmax over columns
+    def softmax(Z, axis=-1):  # a learner's correct softmax
         calls.append(Z.shape)
-        return mh.softmax(Z, axis=-2)
+        return my_softmax(Z, axis)
 
     mine = Explorer(functions={"softmax": softmax, "unrelated": 3}, step=7)
-    ref = Explorer(step=7)
     assert mine.functions == {"softmax": softmax}
     assert calls, "the learner's softmax was never called"
-    assert png(mine) != png(ref)
-    assert "Using the reference" not in mine.status_w.value
+    assert png(mine) == png(Explorer(step=7))
+    assert "Drawn with <b>your</b> <code>softmax</code>" in mine.status_w.value
+    assert mine.anyway_w.layout.display == "none"  # nothing failing: no box
+
+
+def test_a_failing_function_is_replaced_by_the_reference_and_its_hint_shown():
+    def softmax(Z, axis=-1):  # over the columns: its check says so
+        return my_softmax(Z, axis=-2)
+
+    ex = Explorer(functions={"softmax": softmax}, step=7)
+    assert png(ex) == png(Explorer(step=7))  # the reference is drawn
+    status = ex.status_w.value
+    assert "The reference instead of your <code>softmax</code>" in status
+    assert "each column sums to 1" in status  # the check's own sentence
+    assert ex.anyway_w.layout.display == ""
+    ex.anyway_w.value = True  # the learner asks to see their version
+    assert png(ex) != png(Explorer(step=7))
+    assert "Drawn with your failing <code>softmax</code>" in ex.status_w.value
+
+
+def test_a_redefined_function_is_checked_again_and_used():
+    space = {"softmax": lambda Z, axis=-1: my_softmax(Z, axis=-2)}
+    ex = Explorer(functions=space, step=7)
+    assert "check fails" in ex.status_w.value
+
+    space["softmax"] = my_softmax  # the learner fixes the cell and runs it again
+    ex.query_w.value = 1
+    assert "Drawn with <b>your</b> <code>softmax</code>" in ex.status_w.value
+    assert "check fails" not in ex.status_w.value
+
+
+def test_nan_from_the_learners_code_is_drawn_apart_and_named():
+    # the song's own scores do not overflow: make the learner's softmax meet NaN
+    nan_softmax = {"softmax": lambda Z, axis=-1: np.where(np.isneginf(Z), np.nan, my_softmax(Z))}
+    ex = Explorer(functions=nan_softmax, step=7, mask="causal")
+    ex.anyway_w.value = True
+    assert svg.NAN_FILL in png(ex) and ">NaN<" in png(ex)
+    assert "NaN (drawn magenta)" in ex.status_w.value
+    assert "NaN: not a number" in png(ex)  # the legend names it
 
 
 def test_unwritten_or_failing_functions_fall_back_to_the_reference():
@@ -98,8 +138,9 @@ def test_unwritten_or_failing_functions_fall_back_to_the_reference():
         functions={"split_heads": split_heads, "attention_scores": attention_scores}, step=5
     )
     assert png(ex) == png(Explorer(step=5))
-    assert "split_heads</code> is not implemented yet" in ex.status_w.value
-    assert "attention_scores</code> raised ValueError" in ex.status_w.value
+    assert "Your <code>split_heads</code> is not implemented yet" in ex.status_w.value
+    assert ex.anyway_w.layout.display == ""  # attention_scores is written, and fails
+    assert "your <code>attention_scores</code>, whose check fails" in ex.status_w.value
 
 
 def test_static_fallback_in_the_mimebundle():
@@ -107,9 +148,7 @@ def test_static_fallback_in_the_mimebundle():
     bundle = ex._repr_mimebundle_()
     data = bundle[0] if isinstance(bundle, tuple) else bundle
     assert "application/vnd.jupyter.widget-view+json" in data
-    import base64
-
-    assert base64.b64decode(data["image/png"]) == png(ex)
+    assert data["image/svg+xml"] == png(ex)
 
 
 def test_values_table_lists_the_query_row():
@@ -120,3 +159,86 @@ def test_values_table_lists_the_query_row():
     assert ex.values_w.value.count("<td") == 2 * 6
     first_row = ex.values_w.value.split("</tr>")[1]  # [0] is the header of key tokens
     assert first_row.count(">1.00<") == 1 and first_row.count(">0.00<") == 5
+
+
+def size(picture: str) -> tuple[str, str]:
+    return re.search(r"<svg [^>]*width='(\d+)' height='(\d+)'", picture).groups()
+
+
+def test_every_picture_has_one_size_and_one_colour_bar():
+    """Whatever the example, heads, step, mask or view: the same size; one bar per step."""
+    ex = Explorer()
+    for example in mh.EXAMPLES:
+        ex.example_w.value = example
+        for h in ex.heads_w.options:
+            ex.heads_w.value = h
+            for step in range(1, len(STEPS) + 1):
+                ex.step_w.value = step
+                for mask in ("none", "causal"):
+                    ex.mask_w.value = mask
+                    assert size(png(ex)) == (str(svg.WIDTH), str(svg.HEIGHT))
+                    assert png(ex).count("class='mhsa-colourbar'") == 1
+    ex.view_w.value = "query"
+    assert size(png(ex)) == (str(svg.WIDTH), str(svg.HEIGHT))
+
+
+def test_the_most_heads_stay_readable():
+    """Students with 7 heads, sentences with 8: cells of at least 18 px, labels in place."""
+    for example, h in (("students", 7), ("simple", 8)):
+        ex = Explorer(example=example, n_heads=h, step=7)
+        cells = [
+            float(w)
+            for w in re.findall(
+                r"<rect x='[\d.]+' y='[\d.]+' width='([\d.]+)' "
+                r"height='[\d.]+' fill='#",
+                png(ex),
+            )
+        ]
+        assert cells and min(cells) >= 18, min(cells)
+        for i in range(h):
+            assert f"A, head {i + 1}" in png(ex)
+
+
+def test_head_colours_read_on_white():
+    """No head colour is as light as the old yellow: titles sit on chips of the colour."""
+    from mhsa_helpers.svg import text_colour
+
+    assert "#F0E442" not in HEAD_COLOURS
+    for colour in HEAD_COLOURS:
+        r, g, b = (int(colour[k : k + 2], 16) / 255 for k in (1, 3, 5))
+        assert 0.299 * r + 0.587 * g + 0.114 * b < 0.75, colour
+        assert text_colour(colour) in ("#000000", "#ffffff")
+
+
+def test_blocked_cells_are_hatched_and_allowed_mask_cells_white():
+    ex = Explorer(step=6, mask="causal")
+    picture = png(ex)
+    blocked = picture.count("fill='url(#blocked)'><title>")  # cells, not the legend
+    assert blocked == 3 * 15  # the mask and two heads, 15 cells above the diagonal each
+    assert "a blocked (masked) position" in picture
+    mask_panel = picture.split("mask M")[0]  # cells are drawn before their title
+    assert mask_panel.count("fill='#ffffff'>") >= 21  # 21 allowed cells, white
+
+
+def test_the_query_view_shows_each_heads_weights_as_line_widths():
+    ex = Explorer(example="song", n_heads=2, step=7, mask="causal", view="query", query=2)
+    A = mh.softmax(ex.compute()["ZM"])[:, 2]  # (h, T): the query 'ideas' in each head
+    lines = re.findall(
+        r"class='mhsa-attend' data-weight='([\d.na-]+)'.*?stroke='([^']+)' "
+        r"stroke-width='([\d.]+)'",
+        png(ex),
+    )
+    assert len(lines) == 2 * 6
+    for k, (w, stroke, width) in enumerate(lines):
+        i, j = divmod(k, 6)
+        assert float(w) == pytest.approx(A[i, j], abs=1e-4)
+        if j <= 2:  # keys up to the query are visible: the head's colour, width by weight
+            assert stroke == HEAD_COLOURS[i]
+            assert float(width) == pytest.approx(0.5 + 9 * A[i, j], abs=0.01)
+        else:
+            assert stroke == "#999999"  # blocked by the causal mask
+    assert all(f">{n}<" in png(ex) for n in "QKV")
+
+
+def test_the_explorer_uses_only_the_course_functions_it_names():
+    assert set(USED) <= set(mh.reference.__all__)

@@ -1,0 +1,368 @@
+"""Vector pictures for the explorer: heatmap grids and the query's view, as SVG text.
+
+SVG is drawn by the browser at the screen's pixel ratio, so it stays crisp on
+any display, and building it is string work (a few milliseconds), so every
+picture, first visits included, is quick. Every picture has a fixed size
+(:data:`WIDTH` x :data:`HEIGHT`) whatever it shows.
+
+Special values are never painted like ordinary ones: −∞ (a blocked position)
+is hatched, NaN is magenta with "NaN", +∞ black with "∞"; a legend under the
+picture names each kind present.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from html import escape
+
+import matplotlib
+import numpy as np
+
+from .plots import DIVERGING, HEAD_COLOURS, SEQUENTIAL
+
+__all__ = ["HEIGHT", "WIDTH", "Panel", "Scale", "grid", "query_view", "step_scale"]
+
+WIDTH, HEIGHT = 1000, 600  # CSS pixels, the same for every picture
+FONT = "font-family='DejaVu Sans, Arial, sans-serif'"
+NAN_FILL, INF_FILL = "#ff00ff", "#000000"
+_COLOURBAR = (WIDTH - 78, 40, 14, HEIGHT - 150)  # x, y, width, height
+
+
+def _lut(name: str) -> np.ndarray:
+    rgba = matplotlib.colormaps[name](np.linspace(0, 1, 256))
+    return np.array([matplotlib.colors.to_hex(c) for c in rgba])
+
+
+_LUTS = {name: _lut(name) for name in (SEQUENTIAL, DIVERGING)}
+
+
+def text_colour(fill: str) -> str:
+    """Black or white, whichever reads on ``fill``."""
+    r, g, b = matplotlib.colors.to_rgb(fill)
+    return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "#ffffff"
+
+
+@dataclass(frozen=True)
+class Scale:
+    """One colour scale: a colour map and its range."""
+
+    cmap: str = SEQUENTIAL
+    vmin: float = 0.0
+    vmax: float = 1.0
+
+    def fills(self, M: np.ndarray) -> np.ndarray:
+        """Hex colours of the finite entries of ``M`` (others get any colour)."""
+        span = (self.vmax - self.vmin) or 1.0
+        with np.errstate(all="ignore"):
+            idx = np.nan_to_num((M - self.vmin) / span * 255, nan=0, posinf=255, neginf=0)
+        return _LUTS[self.cmap][np.clip(idx, 0, 255).astype(int)]
+
+
+def step_scale(matrices, fixed: tuple[float, float] | None = None) -> Scale:
+    """One scale for all ``matrices`` of a step: diverging around 0 if any is negative."""
+    if fixed is not None:
+        return Scale(SEQUENTIAL, *fixed)
+    data = np.concatenate([np.asarray(M, float)[np.isfinite(M)].ravel() for M in matrices])
+    if data.size and data.min() < 0:
+        vmax = float(np.abs(data).max()) or 1.0
+        return Scale(DIVERGING, -vmax, vmax)
+    return Scale(SEQUENTIAL, 0.0, float(data.max()) if data.size and data.max() > 0 else 1.0)
+
+
+@dataclass
+class Panel:
+    """One matrix of a picture, with what its rows and columns are.
+
+    ``blocks`` are ``(first column, end column, colour, label)`` runs of
+    columns that belong to one head; ``colour`` frames the whole panel.
+    """
+
+    M: np.ndarray
+    title: str
+    rows: list
+    cols: list
+    row_kind: str = "row"
+    col_kind: str = "column"
+    colour: str | None = None
+    highlight: int | None = None
+    blocks: list = field(default_factory=list)
+    neutral: bool = False  # finite entries white (a mask: 0 allowed, −∞ blocked)
+    row_labels: bool = True
+
+
+LABELS, GAP, BELOW = 64.0, 22.0, 76.0  # row labels; between panels; title + column labels
+
+
+def shared_rows(panels) -> bool:
+    """Whether every panel has the same rows (then only the first column is labelled)."""
+    return all(list(p.rows) == list(panels[0].rows) for p in panels)
+
+
+def _layout(panels, box):
+    """Columns of the grid and the cell size that fit every panel in ``box`` largest."""
+    _, _, w, h = box
+    n = len(panels)
+    n_r = max(p.M.shape[0] for p in panels)
+    n_c = max(p.M.shape[1] for p in panels)
+    margin = GAP if shared_rows(panels) else LABELS + GAP
+    best = (0.0, 1)
+    for ncol in range(1, n + 1):
+        nrow = math.ceil(n / ncol)
+        across = (w - LABELS - (ncol - 1) * margin) / (ncol * n_c)
+        down = (h - nrow * BELOW) / (nrow * n_r)
+        best = max(best, (min(across, down, 46.0), -ncol))
+    return -best[1], best[0]
+
+
+def _defs() -> str:
+    return (
+        "<defs><pattern id='blocked' width='6' height='6' patternUnits='userSpaceOnUse' "
+        "patternTransform='rotate(45)'><rect width='6' height='6' fill='#d0d0d0'/>"
+        "<rect width='2.5' height='6' fill='#303030'/></pattern></defs>"
+    )
+
+
+def _fmt(v: float) -> str:
+    if np.isnan(v):
+        return "NaN"
+    if np.isinf(v):
+        return "\u2212\u221e" if v < 0 else "\u221e"
+    return f"{v:.2f}"
+
+
+def _matrix(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]:
+    """The cells of one panel, its labels, frame, head blocks and highlight."""
+    M = np.asarray(p.M, float)
+    n_r, n_c = M.shape
+    fills = scale.fills(M)
+    out = []
+    values = s >= 30  # room for the value in the cell
+    for r in range(n_r):
+        for c in range(n_c):
+            v = M[r, c]
+            cx, cy = x + c * s, y + r * s
+            tip = f"{p.row_kind} {p.rows[r]}, {p.col_kind} {p.cols[c]}: {_fmt(v)}"
+            if np.isnan(v):
+                fill, mark = NAN_FILL, "NaN"
+            elif np.isposinf(v):
+                fill, mark = INF_FILL, "\u221e"
+            elif np.isneginf(v):
+                fill, mark = "url(#blocked)", None
+            else:
+                fill = "#ffffff" if p.neutral else fills[r, c]
+                mark = _fmt(v) if values else None
+            out.append(
+                f"<rect x='{cx:.1f}' y='{cy:.1f}' width='{s:.1f}' height='{s:.1f}' "
+                f"fill='{fill}'><title>{escape(tip)}</title></rect>"
+            )
+            if mark:
+                ink = "#ffffff" if fill.startswith("url") else text_colour(fill)
+                out.append(
+                    f"<text x='{cx + s / 2:.1f}' y='{cy + s / 2 + 3.5:.1f}' font-size='10' "
+                    f"text-anchor='middle' fill='{ink}' pointer-events='none'>{mark}</text>"
+                )
+    for r, label in enumerate(p.rows if p.row_labels else []):
+        out.append(
+            f"<text x='{x - 5:.1f}' y='{y + (r + 0.5) * s + 4:.1f}' font-size='11' "
+            f"text-anchor='end'>{escape(str(label))}</text>"
+        )
+    for c, label in enumerate(p.cols):
+        lx, ly = x + (c + 0.5) * s, y + n_r * s + 8
+        out.append(
+            f"<text x='{lx:.1f}' y='{ly:.1f}' font-size='11' text-anchor='end' "
+            f"transform='rotate(-40 {lx:.1f} {ly:.1f})'>{escape(str(label))}</text>"
+        )
+    for first, end, colour, label in p.blocks:
+        bx = x + first * s
+        if (end - first) * s < 7.0 * len(label) + 4:
+            label = label.split()[-1]  # "head 3" -> "3" where it does not fit
+        out.append(
+            f"<rect x='{bx + 1.5:.1f}' y='{y + 1.5:.1f}' width='{(end - first) * s - 3:.1f}' "
+            f"height='{n_r * s - 3:.1f}' fill='none' stroke='{colour}' stroke-width='3'/>"
+            f"<rect x='{bx:.1f}' y='{y - 15:.1f}' width='{(end - first) * s:.1f}' height='13' "
+            f"fill='{colour}'/><text x='{bx + (end - first) * s / 2:.1f}' y='{y - 5:.1f}' "
+            f"font-size='10' text-anchor='middle' fill='{text_colour(colour)}'>{label}</text>"
+        )
+    if p.neutral:
+        out.append(
+            f"<rect x='{x:.1f}' y='{y:.1f}' width='{n_c * s:.1f}' height='{n_r * s:.1f}' "
+            "fill='none' stroke='#555'/>"
+        )
+    if p.colour:
+        out.append(
+            f"<rect x='{x - 2:.1f}' y='{y - 2:.1f}' width='{n_c * s + 4:.1f}' "
+            f"height='{n_r * s + 4:.1f}' fill='none' stroke='{p.colour}' stroke-width='4'/>"
+        )
+    if p.highlight is not None:
+        out.append(
+            f"<rect class='mhsa-highlight' x='{x:.1f}' y='{y + p.highlight * s:.1f}' "
+            f"width='{n_c * s:.1f}' height='{s:.1f}' fill='none' stroke='#D55E00' "
+            "stroke-width='3' stroke-dasharray='6 3'/>"
+        )
+    title_y = y - (22 if p.blocks else 8)
+    if p.colour:  # a chip in the head's colour: readable whatever the colour
+        width = 7.0 * len(p.title) + 12
+        out.append(
+            f"<rect x='{x - 2:.1f}' y='{title_y - 13:.1f}' width='{width:.1f}' height='18' "
+            f"rx='3' fill='{p.colour}'/><text x='{x + 4:.1f}' y='{title_y:.1f}' "
+            f"font-size='12' font-weight='bold' fill='{text_colour(p.colour)}'>"
+            f"{escape(p.title)}</text>"
+        )
+    else:
+        out.append(
+            f"<text x='{x:.1f}' y='{title_y:.1f}' font-size='12' font-weight='bold'>"
+            f"{escape(p.title)}</text>"
+        )
+    return out
+
+
+def _colourbar(scale: Scale, label: str) -> list[str]:
+    x, y, w, h = _COLOURBAR
+    lut = _LUTS[scale.cmap]
+    stops = "".join(
+        f"<stop offset='{k / 10:.1f}' stop-color='{lut[round(255 * (1 - k / 10))]}'/>"
+        for k in range(11)
+    )
+    out = [
+        f"<linearGradient id='bar' x1='0' y1='0' x2='0' y2='1'>{stops}</linearGradient>",
+        f"<rect class='mhsa-colourbar' x='{x}' y='{y}' width='{w}' height='{h}' "
+        "fill='url(#bar)' stroke='#555'/>",
+        f"<text x='{x + w / 2}' y='{y - 10}' font-size='11' text-anchor='middle'>"
+        f"{escape(label)}</text>",
+    ]
+    for k in range(5):
+        v = scale.vmax - k / 4 * (scale.vmax - scale.vmin)
+        ty = y + k / 4 * h
+        out.append(
+            f"<line x1='{x + w}' x2='{x + w + 4}' y1='{ty:.1f}' y2='{ty:.1f}' stroke='#555'/>"
+            f"<text x='{x + w + 6}' y='{ty + 4:.1f}' font-size='10'>{v:.2f}</text>"
+        )
+    return out
+
+
+def _legend(kinds: set[str], y: float) -> list[str]:
+    """Swatches for the special values present: blocked, NaN, +∞."""
+    items = [
+        ("blocked", "url(#blocked)", "−∞: a blocked (masked) position"),
+        ("nan", NAN_FILL, "NaN: not a number (0/0, ∞−∞)"),
+        ("inf", INF_FILL, "+∞"),
+    ]
+    out, x = [], 20.0
+    for kind, fill, label in items:
+        if kind in kinds:
+            out.append(
+                f"<rect x='{x}' y='{y - 11}' width='14' height='14' fill='{fill}' stroke='#555'/>"
+                f"<text x='{x + 20}' y='{y}' font-size='12'>{escape(label)}</text>"
+            )
+            x += 30 + 7.0 * len(label)
+    return out
+
+
+def special_kinds(matrices) -> set[str]:
+    """Which special values (blocked −∞, NaN, +∞) occur in ``matrices``."""
+    kinds = set()
+    for M in matrices:
+        M = np.asarray(M, float)
+        if np.isneginf(M).any():
+            kinds.add("blocked")
+        if np.isnan(M).any():
+            kinds.add("nan")
+        if np.isposinf(M).any():
+            kinds.add("inf")
+    return kinds
+
+
+def _svg(body: list[str], label: str) -> str:
+    return (
+        f"<svg class='mhsa-figure' xmlns='http://www.w3.org/2000/svg' width='{WIDTH}' "
+        f"height='{HEIGHT}' viewBox='0 0 {WIDTH} {HEIGHT}' {FONT} role='img' "
+        f"aria-label='{escape(label)}'>{_defs()}<rect width='{WIDTH}' height='{HEIGHT}' "
+        f"fill='#ffffff'/>{''.join(body)}</svg>"
+    )
+
+
+def grid(panels: list[Panel], scale: Scale, bar_label: str, label: str) -> str:
+    """The panels of one step in a grid, with one colour bar and a legend of special values."""
+    box = (10.0, 48.0, _COLOURBAR[0] - 40.0, HEIGHT - 48.0 - 30.0)
+    ncol, s = _layout(panels, box)
+    shared = shared_rows(panels)
+    n_r = max(p.M.shape[0] for p in panels)
+    n_c = max(p.M.shape[1] for p in panels)
+    step_x = n_c * s + (GAP if shared else LABELS + GAP)
+    step_y = n_r * s + BELOW
+    body = []
+    for k, p in enumerate(panels):
+        row, col = divmod(k, ncol)
+        p.row_labels = not shared or col == 0
+        body += _matrix(p, box[0] + LABELS + col * step_x, box[1] + row * step_y, s, scale)
+    body += _colourbar(scale, bar_label)
+    body += _legend(special_kinds(p.M for p in panels), HEIGHT - 14)
+    return _svg(body, label)
+
+
+def query_view(
+    tokens: list[str],
+    q: int,
+    qkv: list[Panel],
+    scores: np.ndarray,
+    weights: np.ndarray,
+    label: str,
+) -> str:
+    """The query's view: Q, K, V by head, and per head lines from the query to every key.
+
+    ``scores`` and ``weights`` have shape (h, T): the query's row of Z + M
+    and of A in each head. A line's width is the weight; a blocked key gets
+    a thin dashed line.
+    """
+    h, T = weights.shape
+    body = []
+    n_c = max(p.M.shape[1] for p in qkv)
+    s = min(30.0, (WIDTH - 3 * (LABELS + GAP)) / (3 * n_c), 190.0 / T)
+    for k, p in enumerate(qkv):
+        x = 10.0 + LABELS + k * (n_c * s + LABELS + GAP)
+        body += _matrix(p, x, 48.0, s, step_scale([p.M]))
+    ncol = min(h, 4)
+    nrow = math.ceil(h / ncol)
+    band_top, band_h = 300.0, (HEIGHT - 300.0 - 44.0) / nrow
+    pw = (WIDTH - 40.0) / ncol
+    for i in range(h):
+        colour = HEAD_COLOURS[i % len(HEAD_COLOURS)]
+        row, col = divmod(i, ncol)
+        x0, y0 = 20.0 + col * pw, band_top + row * band_h
+        xq, xk = x0 + 8, x0 + pw * 0.45
+        ys = [y0 + 22 + (band_h - 28) * (j + 0.5) / T for j in range(T)]
+        yq = (ys[0] + ys[-1]) / 2
+        body.append(
+            f"<rect x='{x0:.1f}' y='{y0 - 4:.1f}' width='{pw - 12:.1f}' height='18' rx='3' "
+            f"fill='{colour}'/><text x='{x0 + 6:.1f}' y='{y0 + 9:.1f}' font-size='12' "
+            f"font-weight='bold' fill='{text_colour(colour)}'>head {i + 1}: "
+            f"{escape(tokens[q])} attends to</text>"
+        )
+        start = xq + 7.5 * len(tokens[q]) + 6
+        for j in range(T):
+            w, z = float(weights[i, j]), float(scores[i, j])
+            blocked = np.isneginf(z)
+            dash = " stroke-dasharray='3 3'" if blocked or not np.isfinite(w) else ""
+            width = 1.0 if blocked or not np.isfinite(w) else 0.5 + 9 * max(w, 0.0)
+            stroke = "#999999" if blocked else (NAN_FILL if np.isnan(w) else colour)
+            body.append(
+                f"<line class='mhsa-attend' data-weight='{w:.4f}' x1='{start:.1f}' "
+                f"y1='{yq:.1f}' x2='{xk:.1f}' y2='{ys[j]:.1f}' stroke='{stroke}' "
+                f"stroke-width='{width:.2f}' stroke-linecap='round'{dash}>"
+                f"<title>{escape(f'{tokens[q]} → {tokens[j]}: score {_fmt(z)}, weight {_fmt(w)}')}"
+                "</title></line>"
+                f"<text x='{xk + 6:.1f}' y='{ys[j] + 4:.1f}' font-size='11'>"
+                f"{escape(tokens[j])} <tspan font-weight='bold'>{_fmt(w)}</tspan>"
+                f"<tspan fill='#666' font-size='9'> z {_fmt(z)}</tspan></text>"
+            )
+        body.append(
+            f"<text x='{xq:.1f}' y='{yq + 4:.1f}' font-size='12' font-weight='bold' "
+            f"fill='#D55E00'>{escape(tokens[q])}</text>"
+        )
+    body.append(
+        f"<text x='20' y='{HEIGHT - 12}' font-size='12'>line width = the query's attention "
+        "weight for that key; z = its score (Z + M); dashed grey = blocked by the mask</text>"
+    )
+    body += _legend(special_kinds([scores, weights]) - {"blocked"}, HEIGHT - 12 - 18)
+    return _svg(body, label)
