@@ -90,13 +90,14 @@ heads_figure(Qh, song.tokens, ["c0", "c1"], "Q split into 2 heads");
 # ### Try it: the number of heads
 #
 # Pick a number of heads (only divisors of $d_{model}$ are offered) and a query
-# token. The explorer runs **your** `split_heads` from this notebook (or the
-# reference while yours is not written yet; it says so).
+# token. The explorer runs **your** `split_heads` from this notebook once its
+# check passes (until then the reference, and the status line says why). The
+# *query* view shows Q, K and V with each head's columns in its colour.
 
 # %%
 from mhsa_helpers.explorer import Explorer
 
-Explorer(functions=globals(), step=4, controls=("heads", "query"))
+Explorer(functions=globals(), step=4, controls=("heads", "query", "view"))
 
 # %% [markdown]
 # ## Common mistake: reshaping without the transpose

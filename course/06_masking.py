@@ -134,8 +134,9 @@ check_shape(mh.padding_mask(np.array([6, 4, 2]), T), (3, 1, T))
 # %% [markdown]
 # ### Try it: none, causal, padding
 #
-# Switch the mask and move the padded length; the grey cells are $-\infty$.
-# The explorer runs **your** `causal_mask` and `padding_mask`.
+# Switch the mask and move the padded length; hatched cells are $-\infty$
+# (blocked), white mask cells are 0 (allowed). The explorer runs **your**
+# `causal_mask` and `padding_mask` once their checks pass.
 
 # %%
 from mhsa_helpers.explorer import Explorer

@@ -69,12 +69,13 @@ print("column sums, head 1:", A[0].sum(axis=-2).round(3))
 # ### Try it: heads and masks
 #
 # Each row of each head's attention matrix is one query's distribution over the
-# keys. The explorer runs **your** `softmax`.
+# keys. The explorer runs **your** `softmax` once its check passes; the
+# *query* view draws one query's weights per head as lines to every key.
 
 # %%
 from mhsa_helpers.explorer import Explorer
 
-Explorer(functions=globals(), step=7, controls=("heads", "mask", "query"))
+Explorer(functions=globals(), step=7, controls=("heads", "mask", "query", "view"))
 
 # %% [markdown]
 # ## Common misconception: "each column adds up to 1"

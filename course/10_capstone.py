@@ -38,9 +38,10 @@ except NotImplementedError:
 #
 # Every step of the layer, on every example: choose the example, the number of
 # heads, the mask and the query token, and walk through the nine steps with
-# Prev/Next. It runs the functions you wrote in notebooks 03–08 (each one you
-# have not written yet is replaced by the reference, and the status line says
-# which).
+# Prev/Next; the *query* view shows one query against every key, per head. It
+# runs the functions you wrote in notebooks 03–08 whose checks pass, and the
+# status line names them; any other is replaced by the reference, and the
+# status line says why (a box lets you draw a failing one anyway).
 
 # %%
 explorer = Explorer(functions=learner_functions(), step=7)
@@ -51,14 +52,15 @@ explorer
 #
 # Give each of the seven characteristics its own head ($h = 7$, $d_k = 1$). To
 # let interests stand out as trained weights would, this cell scales the
-# queries and keys: $W_Q = W_K = 3I$ (chosen here, not learned), $W_V = W_O = I$.
+# queries and keys as in step 7: $W_Q = W_K = s\,I$ (chosen, not learned),
+# $W_V = W_O = I$.
 # In the *robotics* head Ross looks at Ross; in the *NLP* head Chandler looks at
 # Chandler; a single head (last figure) mixes all interests into one pattern.
 
 # %%
 X = students.X
 eye = np.eye(7)
-W_q = W_k = 3 * eye
+W_q = W_k = mh.examples.STUDENT_SELECTIVE_SCALE * eye  # s·I, as in step 7
 _, A1 = mh.multi_head_self_attention(X, W_q, W_k, eye, eye, n_heads=1)
 _, A7 = mh.multi_head_self_attention(X, W_q, W_k, eye, eye, n_heads=7)
 picked = [students.features.index(f) for f in ("AI", "robotics", "NLP", "chemical eng.")]

@@ -121,13 +121,16 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def chromium_page():
+def chromium_page(pixel_ratio: float = 1):
+    """A headless Chromium page; ``pixel_ratio`` 2 is a hi-dpi screen."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page = browser.new_page(
+                viewport={"width": 1600, "height": 1000}, device_scale_factor=pixel_ratio
+            )
             yield page
         finally:
             browser.close()
@@ -136,11 +139,11 @@ def chromium_page():
 def open_and_run_all(page, base: str, notebook: str, timeout_ms: int = 180_000) -> None:
     """Open a notebook in JupyterLab, wait for its kernel, run all cells, wait until idle."""
     page.goto(f"{base}/lab/tree/{notebook}")
-    page.wait_for_function(
-        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget "
-        "&& window.jupyterapp.shell.currentWidget.sessionContext "
-        "&& window.jupyterapp.shell.currentWidget.sessionContext.session "
-        "&& window.jupyterapp.shell.currentWidget.sessionContext.session.kernel",
+    page.wait_for_function(  # this notebook in front (a restored workspace may open others)
+        "(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " return w && w.context && w.context.path.endsWith(name) && w.sessionContext"
+        " && w.sessionContext.session && w.sessionContext.session.kernel; }",
+        arg=notebook,
         timeout=timeout_ms,
     )
     page.evaluate("""async () => {
@@ -155,34 +158,64 @@ def open_and_run_all(page, base: str, notebook: str, timeout_ms: int = 180_000) 
     )
 
 
-def click_and_time(page, button, image) -> float:
-    """Click ``button``; milliseconds until ``image`` shows a new, decoded picture."""
-    return page.evaluate(
-        """([btn, img]) => new Promise((resolve) => {
-            const before = img.src;
+def time_update(page, figure, act) -> float:
+    """Do ``act()``; milliseconds until ``figure`` shows a new picture, painted.
+
+    ``figure`` holds the explorer's SVG, which every update replaces; the
+    clock starts before ``act`` and stops at the second animation frame after
+    the replacement (the first frame that shows it). Fails after 60 s.
+    """
+    page.evaluate(
+        """(fig) => { window.__mhsaUpdate = new Promise((resolve, reject) => {
             const t0 = performance.now();
-            const obs = new MutationObserver(async () => {
-                if (img.src !== before) {
-                    obs.disconnect();
-                    await img.decode();
-                    resolve(performance.now() - t0);
-                }
+            const timer = setTimeout(() => reject(new Error('no new picture in 60 s')), 60000);
+            const obs = new MutationObserver(() => {
+                obs.disconnect();
+                clearTimeout(timer);
+                requestAnimationFrame(() => requestAnimationFrame(
+                    () => resolve(performance.now() - t0)));
             });
-            obs.observe(img, {attributes: true, attributeFilter: ['src']});
-            btn.click();
-        })""",
-        [button.element_handle(), image.element_handle()],
+            obs.observe(fig, {childList: true, subtree: true, characterData: true});
+        }); }""",
+        figure.element_handle(),
     )
+    act()
+    return page.evaluate("() => window.__mhsaUpdate")
 
 
-def explorer_parts(page):
-    """Locators of the explorer in the page: its image, status and a control's button."""
-    status = page.locator(".mhsa-status").first
-    box = page.locator(".widget-vbox", has=page.locator(".mhsa-status")).last
-    image = box.locator("img").first
+def click_and_time(page, control, figure) -> float:
+    """Click ``control``; milliseconds until ``figure`` shows the new picture."""
+    return time_update(page, figure, control.click)
+
+
+#: The notebook in the front tab (others stay in the page, hidden).
+CURRENT = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
+
+def explorer_box(page, index: int = -1):
+    """The explorer's whole widget (its controls, status and figure)."""
+    return page.locator(f"{CURRENT} .widget-vbox", has=page.locator(".mhsa-status")).nth(index)
+
+
+def explorer_parts(page, index: int = -1):
+    """Locators of an explorer in the page: its figure, status and a control's button.
+
+    Waits until the explorer is drawn and scrolls it into view (JupyterLab
+    does not render the content of cells out of view).
+    """
+    page.wait_for_function(
+        "([i, current]) => { const all = document.querySelectorAll(current + ' svg.mhsa-figure');"
+        " const s = all[i < 0 ? all.length + i : i]; if (!s) return false;"
+        " s.closest('.jp-Cell').scrollIntoView(); return true; }",
+        arg=[index, CURRENT],
+        timeout=120_000,
+    )
+    status = page.locator(f"{CURRENT} .mhsa-status").nth(index)
+    box = explorer_box(page, index)
+    figure = box.locator(".widget-html", has=page.locator("svg.mhsa-figure")).first
 
     def button(control: str, label: str):
         group = box.locator(".widget-toggle-buttons", has=page.locator("label", has_text=control))
         return group.get_by_role("button", name=label, exact=True)
 
-    return image, status, button
+    return figure, status, button
