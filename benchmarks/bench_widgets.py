@@ -1,4 +1,4 @@
-"""Time one explorer update (recompute + redraw to PNG) after each kind of control change.
+"""Time one explorer update (recompute + redraw to SVG) after each kind of control change.
 
 Runs in the kernel process, no browser: the browser adds transport and
 decoding on top (measured by the browser test). Goal: median <= 50 ms for
