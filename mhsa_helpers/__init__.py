@@ -5,6 +5,9 @@ from .reference import (
     attention_head,
     attention_scores,
     causal_mask,
+    cross_attention,
+    decode_step,
+    grouped_query_attention,
     init_weights,
     kv_cache_size,
     merge_heads,
@@ -13,8 +16,11 @@ from .reference import (
     padding_mask,
     positional_encoding,
     project_qkv,
+    rotary_embedding,
+    sliding_window_mask,
     softmax,
     split_heads,
+    tiled_attention,
 )
 
 __all__ = [
@@ -23,7 +29,10 @@ __all__ = [
     "attention_head",
     "attention_scores",
     "causal_mask",
+    "cross_attention",
+    "decode_step",
     "get_example",
+    "grouped_query_attention",
     "init_weights",
     "kv_cache_size",
     "merge_heads",
@@ -32,6 +41,9 @@ __all__ = [
     "padding_mask",
     "positional_encoding",
     "project_qkv",
+    "rotary_embedding",
+    "sliding_window_mask",
     "softmax",
     "split_heads",
+    "tiled_attention",
 ]

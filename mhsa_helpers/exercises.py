@@ -103,6 +103,12 @@ NOTEBOOKS: tuple[Notebook, ...] = (
     Notebook("08_head_output", "8. the output of a head"),
     Notebook("09_multi_head", "9. concatenating the heads, output projection"),
     Notebook("10_capstone", "the whole layer, an explorer, multi-query attention"),
+    Notebook("11_rope", "extension: rotary position embeddings (RoPE)"),
+    Notebook("12_gqa", "extension: grouped-query attention"),
+    Notebook("13_kv_cache", "extension: decoding with a KV cache"),
+    Notebook("14_tiled", "extension: tiled attention with an online softmax"),
+    Notebook("15_cross", "extension: cross-attention"),
+    Notebook("16_sliding_window", "extension: sliding-window masks"),
 )
 
 EXERCISES: tuple[Exercise, ...] = (
@@ -240,6 +246,69 @@ EXERCISES: tuple[Exercise, ...] = (
         1,
         "Check that kv_cache_size counts K and V for multi-head and multi-query attention.",
         1011,
+    ),
+    Exercise(
+        "rotary_embedding",
+        "11_rope",
+        "(X, positions=None, base=10000.0)",
+        "`(..., T, d)`, each pair (2i, 2i+1) rotated by p·θ_i",
+        "rotary_embedding_rotates_interleaved_pairs",
+        3,
+        "Check that rotary_embedding rotates each pair (2i, 2i+1) by p·base^(-2i/d).",
+        1111,
+    ),
+    Exercise(
+        "grouped_query_attention",
+        "12_gqa",
+        "(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None)",
+        "`(output, weights)`; query head i reads K/V head i // (n_heads // n_kv_heads)",
+        "grouped_query_attention_shares_kv_heads_in_groups",
+        3,
+        "Check that grouped_query_attention lets each group of consecutive query heads share "
+        "one K/V head.",
+        1212,
+    ),
+    Exercise(
+        "decode_step",
+        "13_kv_cache",
+        "(x, cache, W_q, W_k, W_v, W_o, n_heads)",
+        "`(y (..., d_model), (K', V'))`, the cache grown by one position",
+        "decode_step_matches_causal_attention",
+        3,
+        "Check that decode_step, token by token, gives the rows of causal attention and grows "
+        "the cache.",
+        1313,
+    ),
+    Exercise(
+        "tiled_attention",
+        "14_tiled",
+        "(Q, K, V, block_size, causal=False)",
+        "`(..., T_q, d_v)`, without the T_q×T_k matrix",
+        "tiled_attention_matches_without_the_full_matrix",
+        3,
+        "Check that tiled_attention equals attention_head block by block, without building "
+        "the T_q×T_k matrix.",
+        1414,
+    ),
+    Exercise(
+        "cross_attention",
+        "15_cross",
+        "(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None)",
+        "`(output (..., T_q, d_model), weights (..., h, T_q, T_k))`",
+        "cross_attention_queries_from_x_keys_from_c",
+        3,
+        "Check that cross_attention takes its queries from X and its keys and values from C.",
+        1515,
+    ),
+    Exercise(
+        "sliding_window_mask",
+        "16_sliding_window",
+        "(seq_len, window)",
+        "`(T, T)` additive mask: 0 where i − window < j ≤ i",
+        "sliding_window_mask_keeps_the_last_window_keys",
+        2,
+        "Check that sliding_window_mask lets query i see keys i-window+1 … i, and nothing else.",
+        1616,
     ),
 )
 

@@ -480,3 +480,296 @@ def kv_cache_size(seq_len: int, d_model: int, n_heads: int, multi_query: bool = 
     if d_model % h:
         raise ValueError(f"n_heads must divide d_model, but got d_model={d_model} and n_heads={h}.")
     return 2 * seq_len * (d_model // h if multi_query else d_model)
+
+
+# --------------------------------------------------------------------------
+# beyond the nine steps: the extensions (contract: ../shared/EXTENSIONS.md)
+# --------------------------------------------------------------------------
+def _heads_for(d_model: int, n_heads) -> tuple[int, int]:
+    h = _check_positive_int(n_heads, "n_heads")
+    if d_model % h:
+        raise ValueError(f"n_heads must divide d_model, but got d_model={d_model} and n_heads={h}.")
+    return h, d_model // h
+
+
+def _mask_per_head(mask):
+    """An additive mask with a head axis before its last two (when it has more than 2 axes)."""
+    if mask is None:
+        return None
+    mask = np.asarray(mask)
+    return np.expand_dims(mask, -3) if mask.ndim > 2 else mask  # (..., 1, T_q, T_k)
+
+
+def rotary_embedding(X, positions=None, base: float = 10000.0) -> np.ndarray:
+    """Rotary position embedding (RoPE), the interleaved RoFormer convention.
+
+    Each pair ``(x[2i], x[2i+1])`` of a token at position ``p`` is rotated
+    counter-clockwise by the angle ``p * theta_i``, ``theta_i = base**(-2i/d)``:
+    ``out[2i] = x[2i] cos - x[2i+1] sin`` and ``out[2i+1] = x[2i] sin + x[2i+1] cos``.
+    The dot product of two rotated vectors then depends on their positions only
+    through ``m - n``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (..., T, d)
+        ``d`` must be even.
+    positions : int ndarray broadcastable to (..., T), optional
+        Each token's position; ``arange(T)`` by default.
+    base : float
+        Positive; 10000 in RoFormer.
+
+    Returns
+    -------
+    out : ndarray of shape (..., T, d)
+    """
+    X = _as_array(X, "X")
+    _check_min_ndim(X, 2, "X", "(..., T, d)")
+    d = X.shape[-1]
+    if d % 2:
+        raise ValueError(f"d must be even to rotate pairs of features, but got d={d}.")
+    if not isinstance(base, numbers.Real) or isinstance(base, bool) or not base > 0:
+        raise ValueError(f"base must be a positive number, but got {base!r}.")
+    if positions is None:
+        pos = np.arange(X.shape[-2])  # (T,)
+    else:
+        pos = np.asarray(positions)
+        if not np.issubdtype(pos.dtype, np.integer):
+            raise ValueError(f"positions must be integers, but got dtype {pos.dtype}.")
+        try:
+            fits = np.broadcast_shapes(pos.shape, X.shape[:-1]) == X.shape[:-1]
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"positions must broadcast to {X.shape[:-1]} (one per token), "
+                f"but got shape {pos.shape}."
+            )
+    theta = float(base) ** (-np.arange(0, d, 2) / d)  # (d/2,)
+    angle = pos[..., None].astype(np.float64) * theta  # (..., T, d/2)
+    cos, sin = np.cos(angle), np.sin(angle)
+    x0, x1 = X[..., 0::2], X[..., 1::2]  # (..., T, d/2) each
+    out = np.empty(X.shape, dtype=np.result_type(X.dtype, cos.dtype))
+    out[..., 0::2] = x0 * cos - x1 * sin
+    out[..., 1::2] = x0 * sin + x1 * cos
+    return out
+
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads: int, n_kv_heads: int, mask=None):
+    """Grouped-query attention: ``n_heads`` query heads share ``n_kv_heads`` K/V heads.
+
+    Query head ``i`` reads K/V head ``i // (n_heads // n_kv_heads)``: consecutive
+    query heads share one. ``n_kv_heads = n_heads`` is multi-head attention,
+    ``n_kv_heads = 1`` multi-query attention.
+
+    Parameters
+    ----------
+    X : ndarray of shape (..., T, d_model)
+    W_q, W_o : ndarray of shape (d_model, d_model)
+    W_k, W_v : ndarray of shape (d_model, n_kv_heads * d_k)
+        K/V head ``j`` owns the columns ``j*d_k:(j+1)*d_k``.
+    n_heads : int
+        Must divide ``d_model``.
+    n_kv_heads : int
+        Must divide ``n_heads``.
+    mask : ndarray broadcastable to (..., T, T), optional
+        Additive, the same for every head.
+
+    Returns
+    -------
+    output : ndarray of shape (..., T, d_model)
+    weights : ndarray of shape (..., n_heads, T, T)
+    """
+    X = _as_array(X, "X")
+    _check_min_ndim(X, 2, "X", "(..., T, d_model)")
+    d_model = X.shape[-1]
+    h, d_k = _heads_for(d_model, n_heads)
+    kv = _check_positive_int(n_kv_heads, "n_kv_heads")
+    if h % kv:
+        raise ValueError(
+            f"n_kv_heads must divide n_heads, but got n_heads={h} and n_kv_heads={kv}."
+        )
+    W_q = _check_weight(W_q, d_model, "W_q")
+    W_o = _check_weight(W_o, d_model, "W_o")
+    W_k, W_v = _check_weight(W_k, d_model, "W_k"), _check_weight(W_v, d_model, "W_v")
+    for name, W in (("W_k", W_k), ("W_v", W_v)):
+        if W.shape[1] != kv * d_k:
+            raise ValueError(
+                f"{name} must have shape ({d_model}, {kv * d_k}) (n_kv_heads * d_k columns), "
+                f"but got an array of shape {W.shape}."
+            )
+    group = h // kv
+    Qh = split_heads(X @ W_q, h)  # (..., h, T, d_k)
+    Kh = np.repeat(split_heads(X @ W_k, kv), group, axis=-3)  # (..., h, T, d_k)
+    Vh = np.repeat(split_heads(X @ W_v, kv), group, axis=-3)  # (..., h, T, d_k)
+    out, A = attention_head(Qh, Kh, Vh, _mask_per_head(mask))  # (..., h, T, d_k)
+    return merge_heads(out) @ W_o, A  # (..., T, d_model), (..., h, T, T)
+
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads: int):
+    """One step of autoregressive decoding with a KV cache.
+
+    The new token's key and value are appended to the cache (new arrays: the
+    cache passed in is not modified); its query attends to every cached
+    position and to itself. Fed a sequence token by token, the outputs are the
+    rows of causal multi-head self-attention over the whole sequence.
+
+    Parameters
+    ----------
+    x : ndarray of shape (..., d_model)
+        One new token, without a token axis.
+    cache : tuple (K, V) of ndarrays of shape (..., n_heads, t, d_k), or None
+        What the previous call returned; None for the first token.
+    W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
+    n_heads : int
+
+    Returns
+    -------
+    y : ndarray of shape (..., d_model)
+    cache : tuple (K', V') of ndarrays of shape (..., n_heads, t + 1, d_k)
+        ``K'`` equals ``split_heads(X[..., :t+1, :] @ W_k, n_heads)``.
+    """
+    x = _as_array(x, "x")
+    _check_min_ndim(x, 1, "x", "(..., d_model)")
+    d_model = x.shape[-1]
+    h, d_k = _heads_for(d_model, n_heads)
+    W_q, W_k, W_v, W_o = (
+        _check_weight(W, d_model, n)
+        for W, n in ((W_q, "W_q"), (W_k, "W_k"), (W_v, "W_v"), (W_o, "W_o"))
+    )
+    row = x[..., None, :]  # (..., 1, d_model): a sequence of one token
+    q, k, v = (split_heads(row @ W, h) for W in (W_q, W_k, W_v))  # (..., h, 1, d_k) each
+    if cache is None:
+        K, V = k, v
+    else:
+        K_old, V_old = (_as_array(c, n) for c, n in zip(cache, ("cache K", "cache V"), strict=True))
+        want = (*x.shape[:-1], h)
+        for name, c in (("cache K", K_old), ("cache V", V_old)):
+            if c.ndim != len(want) + 2 or c.shape[:-2] != want or c.shape[-1] != d_k:
+                raise ValueError(f"{name} must have shape {(*want, 't', d_k)}, but got {c.shape}.")
+        K = np.concatenate([K_old, k], axis=-2)  # (..., h, t+1, d_k), a new array
+        V = np.concatenate([V_old, v], axis=-2)
+    out, _ = attention_head(q, K, V)  # (..., h, 1, d_k): no mask, all positions are past
+    return merge_heads(out)[..., 0, :] @ W_o, (K, V)
+
+
+def tiled_attention(Q, K, V, block_size: int, causal: bool = False) -> np.ndarray:
+    """Attention computed block by block over the keys, with an online softmax.
+
+    FlashAttention's idea in numpy: for each block of keys, the scores of every
+    query against that block only; a running maximum ``m`` and running sum ``l``
+    per query row are rescaled by ``exp(m_old - m_new)`` whenever the maximum
+    grows, so the full ``(T_q, T_k)`` matrix is never built.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (..., T_q, d_k)
+    K : ndarray of shape (..., T_k, d_k)
+    V : ndarray of shape (..., T_k, d_v)
+    block_size : int
+        Keys per block (at least 1); the last block may be shorter.
+    causal : bool
+        Mask the future (needs ``T_q == T_k``), as with ``causal_mask(T)``.
+
+    Returns
+    -------
+    output : ndarray of shape (..., T_q, d_v)
+        Equal to ``attention_head(Q, K, V, mask)[0]``.
+    """
+    Q, K, V = _as_array(Q, "Q"), _as_array(K, "K"), _as_array(V, "V")
+    for M, n, shape in (
+        (Q, "Q", "(..., T_q, d_k)"),
+        (K, "K", "(..., T_k, d_k)"),
+        (V, "V", "(..., T_k, d_v)"),
+    ):
+        _check_min_ndim(M, 2, n, shape)
+    b = _check_positive_int(block_size, "block_size")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if K.shape[-1] != d_k or V.shape[-2] != T_k:
+        raise ValueError(
+            f"K must have shape (..., T_k, {d_k}) and V (..., T_k, d_v) with the same T_k, "
+            f"but got K of shape {K.shape} and V of shape {V.shape}."
+        )
+    if causal and T_q != T_k:
+        raise ValueError(f"causal attention needs T_q == T_k, but got T_q={T_q} and T_k={T_k}.")
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    dtype = np.result_type(Q, K, V)
+    m = np.full((*lead, T_q, 1), -np.inf, dtype=dtype)  # running max per query row
+    l = np.zeros((*lead, T_q, 1), dtype=dtype)  # running sum of exp(score - m)
+    acc = np.zeros((*lead, T_q, V.shape[-1]), dtype=dtype)  # running sum of exp(...) V
+    rows = np.arange(T_q)[:, None]  # (T_q, 1)
+    scale = 1.0 / np.sqrt(d_k)
+    for s in range(0, T_k, b):
+        e = min(s + b, T_k)
+        S = Q @ K[..., s:e, :].swapaxes(-1, -2) * scale  # (..., T_q, e - s): one block
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)  # (T_q, e - s) mask, no more
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))  # (..., T_q, 1)
+        shift = np.where(np.isneginf(m_new), 0.0, m_new)  # rows with no key yet: shift by 0
+        P = np.exp(S - shift)  # (..., T_q, e - s)
+        rescale = np.exp(m - shift)  # the old sums were taken against the old max
+        l = l * rescale + P.sum(axis=-1, keepdims=True)
+        acc = acc * rescale + P @ V[..., s:e, :]
+        m = m_new
+    return np.divide(acc, l, out=np.zeros_like(acc), where=l > 0)  # (..., T_q, d_v)
+
+
+def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads: int, mask=None):
+    """Multi-head cross-attention: queries from ``X``, keys and values from ``C``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (..., T_q, d_model)
+        The sequence that asks (e.g. the decoder's tokens).
+    C : ndarray of shape (..., T_k, d_model)
+        The sequence that is read (e.g. the encoder's output, the "memory").
+    W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
+    n_heads : int
+        Must divide ``d_model``.
+    mask : ndarray broadcastable to (..., T_q, T_k), optional
+        Additive, the same for every head.
+
+    Returns
+    -------
+    output : ndarray of shape (..., T_q, d_model)
+    weights : ndarray of shape (..., n_heads, T_q, T_k)
+    """
+    X, C = _as_array(X, "X"), _as_array(C, "C")
+    _check_min_ndim(X, 2, "X", "(..., T_q, d_model)")
+    _check_min_ndim(C, 2, "C", "(..., T_k, d_model)")
+    d_model = X.shape[-1]
+    if C.shape[-1] != d_model:
+        raise ValueError(
+            f"C must have shape (..., T_k, {d_model}) like X's last axis, but got {C.shape}."
+        )
+    h, _ = _heads_for(d_model, n_heads)
+    W_q, W_k, W_v, W_o = (
+        _check_weight(W, d_model, n)
+        for W, n in ((W_q, "W_q"), (W_k, "W_k"), (W_v, "W_v"), (W_o, "W_o"))
+    )
+    Qh = split_heads(X @ W_q, h)  # (..., h, T_q, d_k)
+    Kh = split_heads(C @ W_k, h)  # (..., h, T_k, d_k)
+    Vh = split_heads(C @ W_v, h)  # (..., h, T_k, d_k)
+    out, A = attention_head(Qh, Kh, Vh, _mask_per_head(mask))  # (..., h, T_q, d_k)
+    return merge_heads(out) @ W_o, A  # (..., T_q, d_model), (..., h, T_q, T_k)
+
+
+def sliding_window_mask(seq_len: int, window: int) -> np.ndarray:
+    """Causal sliding-window mask: query ``i`` sees itself and the ``window - 1`` before it.
+
+    Parameters
+    ----------
+    seq_len : int
+    window : int
+        At least 1; ``window >= seq_len`` gives ``causal_mask(seq_len)``.
+
+    Returns
+    -------
+    mask : ndarray of shape (seq_len, seq_len)
+        ``0.0`` where ``i - window < j <= i``, ``-inf`` elsewhere.
+    """
+    T = _check_positive_int(seq_len, "seq_len")
+    w = _check_positive_int(window, "window")
+    i = np.arange(T)[:, None]  # (T, 1): queries
+    j = np.arange(T)[None, :]  # (1, T): keys
+    return np.where((j <= i) & (j > i - w), 0.0, -np.inf)
