@@ -66,28 +66,80 @@ def plain(value):
     return {"opaque": clip(type(value).__name__, 80)}
 
 
-def call_each(name: str, fn, calls, around=None) -> list:
-    """Call ``fn`` on each ``(args, kwargs)``; stop at the first error.
+def _copy(x):
+    """``x`` with every array in it (also inside tuples and lists) copied."""
+    import numpy as np
 
-    Inputs are copied and numpy warnings silenced. ``around(call)``, if
-    given, returns a context manager wrapped around each call whose
-    ``error`` attribute, if set after the call, is reported instead of the
-    value (the in-kernel check uses it to catch calls to the reference).
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if type(x) in (tuple, list):
+        return type(x)(_copy(v) for v in x)
+    if type(x) is dict:
+        return {k: _copy(v) for k, v in x.items()}
+    return x
+
+
+def _changed(kept, given) -> bool:
+    """Whether ``given`` (what the function received) differs from the copy ``kept``."""
+    import numpy as np
+
+    if isinstance(kept, np.ndarray):
+        return not (
+            isinstance(given, np.ndarray)
+            and given.shape == kept.shape
+            and np.array_equal(given, kept, equal_nan=kept.dtype.kind in "fc")
+        )
+    if type(kept) in (tuple, list):
+        return len(kept) != len(given) or any(
+            _changed(k, g) for k, g in zip(kept, given, strict=False)
+        )
+    if type(kept) is dict:
+        return any(_changed(kept[k], given.get(k)) for k in kept)
+    return False
+
+
+def call_each(name: str, fn, calls, around=None) -> list:
+    """Call ``fn`` on each ``(args, kwargs[, options])``; stop at the first error.
+
+    Inputs are copied (arrays inside tuples too). By default numpy warnings
+    are silenced; ``options`` may ask for the extensions' contract:
+    ``strict`` (warnings are errors, and a modified input is an error),
+    ``raises`` (the name of the exception the call must raise: reported as
+    ``("raised", "Name: message")``) and ``memory`` (report the call's
+    peak of traced allocations: ``("measured", (value, peak bytes))``).
+    ``around(call)``, if given, returns a context manager wrapped around each
+    call whose ``error`` attribute, if set after the call, is reported
+    instead of the value (the in-kernel check uses it to catch calls to the
+    reference).
     """
     import numpy as np
 
     outcomes = []
-    for args, kwargs in calls:
-        args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    for call in calls:
+        args, kwargs = call[0], call[1]
+        options = call[2] if len(call) > 2 else {}
+        strict, raises = options.get("strict", False), options.get("raises")
+        args, kwargs = _copy(list(args)), _copy(dict(kwargs))
+        kept = _copy((args, kwargs)) if strict else None
         guard = around() if around else None
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
+        peak = None
+        with warnings.catch_warnings(), np.errstate(all="warn" if strict else "ignore"):
+            warnings.simplefilter("error" if strict else "ignore")
             try:
-                if guard is None:
-                    value = fn(*args, **kwargs)
-                else:
-                    with guard:
+                if options.get("memory"):
+                    import tracemalloc
+
+                    tracemalloc.start()
+                try:
+                    if guard is None:
                         value = fn(*args, **kwargs)
+                    else:
+                        with guard:
+                            value = fn(*args, **kwargs)
+                finally:
+                    if options.get("memory"):
+                        peak = tracemalloc.get_traced_memory()[1]
+                        tracemalloc.stop()
             except NotImplementedError:
                 message = (
                     f"{name} is not implemented yet: replace `raise NotImplementedError()` "
@@ -96,15 +148,28 @@ def call_each(name: str, fn, calls, around=None) -> list:
                 outcomes.append(("error", message))
                 break
             except Exception as exc:  # the learner's error, reported with its message
+                if raises and raises in [c.__name__ for c in type(exc).__mro__]:
+                    outcomes.append(("raised", f"{raises}: {clip(exc)}"))
+                    continue
                 shown = ", ".join(_describe(a) for a in args)
                 shown += "".join(f", {k}={_describe(v)}" for k, v in kwargs.items())
                 message = f"{name}({clip(shown)}) raised {type(exc).__name__}: {clip(exc)}"
+                if isinstance(exc, Warning):
+                    message += " (in these checks a warning counts as an error)"
                 outcomes.append(("error", message))
                 break
         if guard is not None and guard.error:
             outcomes.append(("error", f"{name} {guard.error}"))
             break
-        outcomes.append(("value", plain(value)))
+        if strict and _changed(kept, (args, kwargs)):
+            outcomes.append(
+                ("error", f"{name} modified an input in place; leave the inputs as they were.")
+            )
+            break
+        if peak is not None:
+            outcomes.append(("measured", (plain(value), int(peak))))
+        else:
+            outcomes.append(("value", plain(value)))
     return outcomes
 
 

@@ -156,6 +156,11 @@ def outcomes_of(raw) -> list[Outcome]:
     for kind, value in list(raw)[:64]:
         if kind == "value":
             out.append(Outcome(value=_decode(value, budget)))
+        elif kind == "measured" and isinstance(value, tuple) and len(value) == 2:
+            peak = value[1] if isinstance(value[1], int) and not isinstance(value[1], bool) else -1
+            out.append(Outcome(value=_decode(value[0], budget), peak=peak))
+        elif kind == "raised":
+            out.append(Outcome(raised=_text(value)))
         else:
             out.append(Outcome(error=_text(value)))
     return out
@@ -239,7 +244,7 @@ def run_answers(
     for job in jobs:
         source, blocked = _mh_of(job.stem, job.tests)
         tests = [
-            ((name, seed), name, [(c.args, c.kwargs) for c in CHECKS[name].calls(seed)])
+            ((name, seed), name, CHECKS[name].requests(CHECKS[name].calls(seed)))
             for name, seed in job.tests
         ]
         nonces[job.stem] = secrets.token_hex(16)

@@ -42,6 +42,7 @@ __all__ = [
     "guard_numpy",
     "mistake_key",
     "per_head",
+    "precision",
     "random_shape",
     "run_calls",
     "where",
@@ -80,6 +81,10 @@ class Call:
     args: tuple
     kwargs: dict = field(default_factory=dict)
     context: dict = field(default_factory=dict)
+    #: The exception the call must raise (e.g. "ValueError"); None: it must return.
+    raises: str | None = None
+    #: Measure the call's peak of traced memory (:attr:`Outcome.peak`).
+    memory: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,10 @@ class Outcome:
 
     value: Any = None
     error: str | None = None
+    #: "Name: message" of the exception a call asked to raise, raised as asked.
+    raised: str | None = None
+    #: Peak bytes of traced allocations during the call, where measured.
+    peak: int | None = None
 
 
 # --------------------------------------------------------------------------
@@ -165,7 +174,8 @@ def run_calls(name: str, fn, calls: list[Call]) -> list[Outcome]:
     from ..run import outcomes_of
 
     codes = {getattr(ref, n).__code__: n for n in forbidden(name)}
-    raw = call_each(name, fn, [(c.args, c.kwargs) for c in calls], lambda: _ReferenceWatch(codes))
+    requests = Check.registry[name].requests(calls)
+    raw = call_each(name, fn, requests, lambda: _ReferenceWatch(codes))
     return outcomes_of(raw)
 
 
@@ -185,13 +195,40 @@ def tolerance(got, atol: float = 1e-8) -> tuple[float, float]:
     return 1e-6, atol
 
 
-def close(a, b, atol=1e-8) -> bool:
-    """Same shape and equal within the tolerance of ``a``'s dtype (NaN equals NaN, −∞ −∞)."""
+#: The extensions' tolerance (EXTENSIONS.md): ``|got - expected| <= a * max(1, max|expected|)
+#: + r * |expected|`` with ``(a, r)`` by the inputs' precision.
+CONTRACT = {"float64": (1e-9, 1e-7), "float32": (2e-4, 2e-3)}
+
+
+def precision(args) -> str:
+    """ "float32" if any array among ``args`` (also inside tuples) is single precision."""
+    for a in args:
+        if isinstance(a, tuple | list) and precision(a) == "float32":
+            return "float32"
+        if isinstance(a, np.ndarray) and a.dtype == np.float32:
+            return "float32"
+    return "float64"
+
+
+def close(a, b, atol=1e-8, contract: str | None = None) -> bool:
+    """Same shape and equal within the tolerance of ``a``'s dtype (NaN equals NaN, −∞ −∞).
+
+    With ``contract`` ("float64" or "float32", the precision of the inputs),
+    the extensions' tolerance (:data:`CONTRACT`) instead.
+    """
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape:
         return False
-    rtol, atol = tolerance(a, atol)
     with np.errstate(all="ignore"):
+        if contract is not None:
+            tol_a, tol_r = CONTRACT[contract]
+            finite = np.isfinite(b)
+            scale = max(1.0, float(np.abs(b[finite]).max(initial=0.0)))
+            if not np.array_equal(a[~finite], b[~finite], equal_nan=True):
+                return False
+            err = np.abs(a[finite] - b[finite])
+            return bool(np.all(err <= tol_a * scale + tol_r * np.abs(b[finite])))
+        rtol, atol = tolerance(a, atol)
         return bool(_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
 
@@ -221,7 +258,9 @@ def where(idx: tuple, labels=None) -> str:
     return f"{lead}{row_kind} {rows[idx[-2]]!r}, {col_kind} {cols[idx[-1]]!r}"
 
 
-def compare(name: str, got, expected, what: str, mistakes=(), atol=1e-8, labels=None) -> None:
+def compare(
+    name: str, got, expected, what: str, mistakes=(), atol=1e-8, labels=None, contract=None
+) -> None:
     """Pass if ``got`` matches ``expected``; else fail with the matching mistake's hint.
 
     ``mistakes`` is a sequence of ``(hint, wrong_output)`` pairs; a wrong
@@ -230,12 +269,18 @@ def compare(name: str, got, expected, what: str, mistakes=(), atol=1e-8, labels=
     an :class:`AmbiguousMistake` carrying all of them. A mistake the
     catalogue does not know is described by its first wrong entry, named by
     ``labels`` (see :func:`where`) where the input is a worked example.
+    ``contract`` (the inputs' precision) compares with the extensions'
+    tolerance, and fails on NaN.
     """
     got = as_result(name, got, what)
     expected = np.asarray(expected)
-    if close(got, expected, atol):
+    if contract is not None and np.isnan(got).any() and not np.isnan(expected).any():
+        raise CheckFailed(f"{name}: {what} contains NaN.")
+    if close(got, expected, atol, contract):
         return
-    matching = [h for h, wrong in mistakes if wrong is not None and close(got, wrong, atol)]
+    matching = [
+        h for h, wrong in mistakes if wrong is not None and close(got, wrong, atol, contract)
+    ]
     matching = list(dict.fromkeys(matching))
     if len(matching) == 1:
         raise CheckFailed(f"{name}: {matching[0]}")
@@ -309,6 +354,8 @@ class Check:
     passed: ClassVar[str]
     passed_hidden: ClassVar[str]
     registry: ClassVar[dict[str, Check]] = {}
+    #: The extensions' contract: warnings are errors and inputs must not change.
+    strict: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -323,6 +370,13 @@ class Check:
     def hidden(self, rng: np.random.Generator) -> list[Call]:
         """The calls of the hidden test, drawn from ``rng``."""
         raise NotImplementedError
+
+    def requests(self, calls: list[Call]) -> list[tuple]:
+        """What the process running the learner's function needs of each call."""
+        return [
+            (c.args, c.kwargs, {"strict": self.strict, "raises": c.raises, "memory": c.memory})
+            for c in calls
+        ]
 
     def calls(self, seed: int | None = None) -> list[Call]:
         """The visible calls (``seed`` None) or the hidden calls drawn from ``seed``."""
@@ -345,6 +399,19 @@ class Check:
         """Fail (:class:`CheckFailed`) unless ``got`` is right for ``call``."""
         raise NotImplementedError
 
+    def judge_raised(self, call: Call, outcome: Outcome) -> None:
+        """A call that must raise ``call.raises`` with a message saying what is wrong."""
+        why = call.context.get("why", "these inputs")
+        if outcome.raised is None:
+            raise CheckFailed(
+                f"{self.name} should raise {call.raises} for {why}, but returned a result."
+            )
+        if len(outcome.raised.split(":", 1)[-1].strip()) < 10:
+            raise CheckFailed(
+                f"{self.name} raises {call.raises} for {why}, but without a message: say what "
+                'is wrong, e.g. raise ValueError(f"... but got ...").'
+            )
+
     def judge_all(self, calls: list[Call], results: list) -> None:
         """Properties across all calls (by default none)."""
 
@@ -360,7 +427,12 @@ class Check:
             try:
                 if outcome.error is not None:
                     raise CheckFailed(outcome.error)
-                self.judge(call, outcome.value)
+                if call.raises is not None:
+                    self.judge_raised(call, outcome)
+                elif call.memory:
+                    self.judge(call, outcome)
+                else:
+                    self.judge(call, outcome.value)
             except AmbiguousMistake as exc:
                 ambiguous = ambiguous or exc
             except CheckFailed as exc:
