@@ -96,12 +96,15 @@ print(f"every weight lies between {R_prime.min():.2f} and {R_prime.max():.2f}")
 # are fractions, so their dot products are small, and $\sqrt{7}$ shrinks them
 # further; the softmax of nearly equal scores is nearly uniform.
 #
-# ## What makes attention selective: the weights
+# ## Sharper attention: larger scores
 #
-# The article uses no weights ($Q = K = X$). In a trained layer, $W_Q$ and
-# $W_K$ decide how strongly each characteristic counts. The simplest such
-# weights count every interest $s$ times as strongly, $W_Q = W_K = s\,I$:
-# every score grows by $s^2$, and the same students now pick their friends.
+# The article uses no learned weights: $Q = K = X$, in effect $W_Q = W_K = I$.
+# In a trained layer, $W_Q$ and $W_K$ set how large the scores are. The
+# simplest change counts every interest $s$ times as strongly,
+# $W_Q = W_K = s\,I$: every score grows by $s^2$. That acts like a lower
+# softmax *temperature*: it does not change who ranks first in a row, it makes
+# the differences that were already there visible. (Choosing *which* interests
+# matter takes different weights per interest, or heads: see the capstone.)
 # The data are unchanged (Monica · Chandler is still the article's product).
 
 # %%
@@ -115,7 +118,10 @@ fig.tight_layout()
 print(f"W_Q = W_K = {s:g}·I: weights between {A_selective.min():.2f} and {A_selective.max():.2f}")
 for i, name in enumerate(students.tokens):
     j = max((j for j in range(len(students.tokens)) if j != i), key=lambda j: A_selective[i, j])
-    print(f"{name:>8}: besides themselves, attends most to {students.tokens[j]} ({A_selective[i, j]:.2f})")
+    print(
+        f"{name:>8}: besides themselves, most to {students.tokens[j]} "
+        f"({R_prime[i, j]:.2f} -> {A_selective[i, j]:.2f})"
+    )
 
 # %% [markdown]
 # ## Why subtract the maximum

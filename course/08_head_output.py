@@ -55,24 +55,24 @@ def attention_head(Q, K, V, mask=None):
 # %% tests="attention_head"
 
 # %% [markdown]
-# ## The students after they met: $T = A \cdot V$
+# ## The students after they met: $Y = A \cdot V$
 #
 # With $V = X$, each student's new profile is a mix of everybody's interests,
-# weighted by how much they have in common. With the article's weights
-# ($W_Q = W_K = I$, weights $R'$) the mix is nearly an even average of all six;
-# with the selective weights of step 7 ($W_Q = W_K = s\,I$) each student
-# takes in mostly their own interests and their friends'.
+# weighted by how much they have in common. With the article's weights $R'$
+# ($Q = K = X$) the mix is nearly an even average of all six; with the sharper
+# scores of step 7 ($W_Q = W_K = s\,I$) each student keeps more of their own
+# interests and of those they share most with.
 
 # %%
 s = mh.examples.STUDENT_SELECTIVE_SCALE
 W = s * np.eye(len(students.features))  # (7, 7)
-T_article, R_prime = mh.attention_head(students.X, students.X, students.X)
-T_selective, A_selective = mh.attention_head(students.X @ W, students.X @ W, students.X)
+Y_article, R_prime = mh.attention_head(students.X, students.X, students.X)
+Y_selective, A_selective = mh.attention_head(students.X @ W, students.X @ W, students.X)
 fig, axes = plt.subplots(1, 3, figsize=(18, 3.8))
 scale = {"vmin": 0.0, "vmax": float(students.X.max())}  # one colour scale for the three
 heatmap(students.X, students.tokens, students.features, "before: V = X", ax=axes[0], **scale)
-heatmap(T_article, students.tokens, students.features, "after: R'·V (W_Q = W_K = I)", ax=axes[1], **scale)
-heatmap(T_selective, students.tokens, students.features, f"after: A·V (W_Q = W_K = {s:g}·I)", ax=axes[2], **scale)
+heatmap(Y_article, students.tokens, students.features, "after: R'·V (Q = K = X)", ax=axes[1], **scale)
+heatmap(Y_selective, students.tokens, students.features, f"after: A·V (W_Q = W_K = {s:g}·I)", ax=axes[2], **scale)
 fig.tight_layout()
 m = students.tokens.index("Monica")
 for label, A in (("R'", R_prime), (f"{s:g}·I", A_selective)):

@@ -442,8 +442,13 @@ class Explorer:
         self.prev_w.disabled = self.step_w.value == 1
         self.next_w.disabled = self.step_w.value == len(STEPS)
         self.figure.value = self.render()
-        view = " · the query's view" if self.view_w.value == "query" else ""
-        self.title_w.value = f"<b>Step {STEPS[self.step_w.value - 1]}</b>{view}"
+        if self.view_w.value == "query":  # the same whatever the step
+            self.title_w.value = (
+                "<b>The query's view</b>: Q, K, V split into heads (steps 3–4), and the "
+                "query's scores Z + M and weights A against every key, per head (steps 5–7)"
+            )
+        else:
+            self.title_w.value = f"<b>Step {STEPS[self.step_w.value - 1]}</b>"
         mask = self.mask_w.value
         if mask == "padding":
             mask += f" (length {self.length_w.value})"

@@ -12,6 +12,7 @@ picture names each kind present.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from html import escape
@@ -195,13 +196,19 @@ def _matrix(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]:
             f"height='{n_r * s + 4:.1f}' fill='none' stroke='{p.colour}' stroke-width='4'/>"
         )
     if p.highlight is not None:
-        out.append(
-            f"<rect class='mhsa-highlight' x='{x:.1f}' y='{y + p.highlight * s:.1f}' "
-            f"width='{n_c * s:.1f}' height='{s:.1f}' fill='none' stroke='#D55E00' "
-            "stroke-width='3' stroke-dasharray='6 3'/>"
+        box = (
+            f"x='{x:.1f}' y='{y + p.highlight * s:.1f}' width='{n_c * s:.1f}' height='{s:.1f}' "
+            "fill='none'"
+        )
+        out.append(  # black dashes on white: readable on every cell and frame colour
+            f"<rect {box} stroke='#ffffff' stroke-width='4'/>"
+            f"<rect class='mhsa-highlight' {box} stroke='#000000' stroke-width='2.5' "
+            "stroke-dasharray='6 3'/>"
         )
     title_y = y - (22 if p.blocks else 8)
     if p.colour:  # a chip in the head's colour: readable whatever the colour
+        if 7.0 * len(p.title) + 12 > n_c * s + GAP:  # narrow panel: "A·V, head 7" -> "head 7"
+            p.title = p.title.split(", ")[-1]
         width = 7.0 * len(p.title) + 12
         out.append(
             f"<rect x='{x - 2:.1f}' y='{title_y - 13:.1f}' width='{width:.1f}' height='18' "
@@ -217,8 +224,10 @@ def _matrix(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]:
     return out
 
 
-def _colourbar(scale: Scale, label: str) -> list[str]:
-    x, y, w, h = _COLOURBAR
+def _colourbar(scale: Scale, label: str, y: float | None = None, h: float | None = None):
+    """The colour bar at the right, from ``y`` for ``h`` pixels (the panels' height)."""
+    x, y0, w, h0 = _COLOURBAR
+    y, h = y0 if y is None else y, h0 if h is None else max(h, 120.0)
     lut = _LUTS[scale.cmap]
     stops = "".join(
         f"<stop offset='{k / 10:.1f}' stop-color='{lut[round(255 * (1 - k / 10))]}'/>"
@@ -274,11 +283,22 @@ def special_kinds(matrices) -> set[str]:
 
 
 def _svg(body: list[str], label: str) -> str:
+    """The picture, its ids (hatch, colour bar) made unique to its content.
+
+    Ids are global in an HTML page: two explorers in one page (another
+    notebook's tab) with the same ids would draw each other's definitions.
+    Identical pictures get identical ids, which is harmless.
+    """
+    inner = _defs() + "".join(body)
+    uid = hashlib.sha1(inner.encode()).hexdigest()[:10]
+    for name in ("blocked", "bar"):
+        inner = inner.replace(f"id='{name}'", f"id='{name}-{uid}'")
+        inner = inner.replace(f"url(#{name})", f"url(#{name}-{uid})")
     return (
         f"<svg class='mhsa-figure' xmlns='http://www.w3.org/2000/svg' width='{WIDTH}' "
         f"height='{HEIGHT}' viewBox='0 0 {WIDTH} {HEIGHT}' {FONT} role='img' "
-        f"aria-label='{escape(label)}'>{_defs()}<rect width='{WIDTH}' height='{HEIGHT}' "
-        f"fill='#ffffff'/>{''.join(body)}</svg>"
+        f"aria-label='{escape(label)}'><rect width='{WIDTH}' height='{HEIGHT}' "
+        f"fill='#ffffff'/>{inner}</svg>"
     )
 
 
@@ -296,7 +316,8 @@ def grid(panels: list[Panel], scale: Scale, bar_label: str, label: str) -> str:
         row, col = divmod(k, ncol)
         p.row_labels = not shared or col == 0
         body += _matrix(p, box[0] + LABELS + col * step_x, box[1] + row * step_y, s, scale)
-    body += _colourbar(scale, bar_label)
+    n_rows = math.ceil(len(panels) / ncol)
+    body += _colourbar(scale, bar_label, box[1], n_rows * step_y - BELOW)
     body += _legend(special_kinds(p.M for p in panels), HEIGHT - 14)
     return _svg(body, label)
 
@@ -358,7 +379,7 @@ def query_view(
             )
         body.append(
             f"<text x='{xq:.1f}' y='{yq + 4:.1f}' font-size='12' font-weight='bold' "
-            f"fill='#D55E00'>{escape(tokens[q])}</text>"
+            f"fill='#000000'>{escape(tokens[q])}</text>"
         )
     body.append(
         f"<text x='20' y='{HEIGHT - 12}' font-size='12'>line width = the query's attention "

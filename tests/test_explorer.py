@@ -213,7 +213,7 @@ def test_head_colours_read_on_white():
 def test_blocked_cells_are_hatched_and_allowed_mask_cells_white():
     ex = Explorer(step=6, mask="causal")
     picture = png(ex)
-    blocked = picture.count("fill='url(#blocked)'><title>")  # cells, not the legend
+    blocked = len(re.findall(r"fill='url\(#blocked-\w+\)'><title>", picture))  # cells only
     assert blocked == 3 * 15  # the mask and two heads, 15 cells above the diagonal each
     assert "a blocked (masked) position" in picture
     mask_panel = picture.split("mask M")[0]  # cells are drawn before their title
@@ -242,3 +242,13 @@ def test_the_query_view_shows_each_heads_weights_as_line_widths():
 
 def test_the_explorer_uses_only_the_course_functions_it_names():
     assert set(USED) <= set(mh.reference.__all__)
+
+
+def test_pictures_ids_are_their_own():
+    """Two explorers in one page (another notebook's tab) must not share pattern or bar ids."""
+    a = png(Explorer(step=6, mask="causal"))
+    b = png(Explorer(step=6, mask="padding"))
+    ids = [set(re.findall(r"id='([\w-]+)'", picture)) for picture in (a, b)]
+    assert ids[0] and ids[1] and not ids[0] & ids[1]
+    for picture, own in zip((a, b), ids, strict=True):
+        assert set(re.findall(r"url\(#([\w-]+)\)", picture)) <= own

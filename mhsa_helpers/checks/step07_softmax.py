@@ -9,8 +9,8 @@ from ..examples import get_example
 from .core import Call, Check, batch_rng, close, compare, random_shape
 
 COLUMNS = (
-    "each column sums to 1 (softmax over axis 0, as the source article says); each row must "
-    "sum to 1: softmax over the last axis."
+    "each column sums to 1 (the softmax ran down the columns, as the source article says); "
+    "each row must sum to 1: softmax over the last axis."
 )
 OVERFLOW = (
     "overflow on large scores: exp(1000) is inf and inf/inf is NaN; subtract each row's "
