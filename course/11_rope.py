@@ -186,3 +186,16 @@ added = (np.tile(q, (T, 1)) + mh.positional_encoding(T, 8)) @ (
 ).T
 spread = max(np.ptp(np.diagonal(added, o)) for o in range(-T + 1, T))
 print("the same with an added positional encoding:", f"{spread:.2f}")
+
+# %% [markdown]
+# ### Try it: slide the song along the positions
+#
+# The slider moves the whole song to positions offset … offset + 5. The rotated
+# tokens change; their scores do not. The picture uses your `rotary_embedding`
+# once its check above passes (the line under the slider says which one is
+# drawn).
+
+# %%
+from mhsa_helpers.widget_rope import RopeWidget
+
+RopeWidget(functions=globals())

@@ -96,6 +96,18 @@ print("rows sum to 1:", np.allclose(A_window.sum(axis=-1), 1))
 print("weight outside the window:", A_window[outside].sum())
 
 # %% [markdown]
+# ### Try it: the window
+#
+# Move the slider: the mask and the song's attention weights follow. The
+# picture uses your `sliding_window_mask` once its check above passes (the line
+# under the slider says which one is drawn).
+
+# %%
+from mhsa_helpers.widget_sliding_window import SlidingWindowWidget
+
+SlidingWindowWidget(functions=globals())
+
+# %% [markdown]
 # ## 4. Layers widen the view
 #
 # One layer lets token $i$ read tokens up to $w - 1$ positions back. A second
