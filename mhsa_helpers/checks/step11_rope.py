@@ -1,0 +1,211 @@
+"""Extension 1: rotary position embeddings (RoPE), the interleaved RoFormer convention."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import reference as ref
+from .core import (
+    Call,
+    Check,
+    CheckFailed,
+    as_result,
+    close,
+    compare,
+    precision,
+    random_shape,
+)
+
+HALF_SPLIT = (
+    "the pairs are the two halves (x[i], x[i + d/2]), the GPT-NeoX layout; this course "
+    "rotates interleaved pairs (x[2i], x[2i+1])."
+)
+THETA_FROM_I = "θ_i uses base^(−i/d); the exponent is −2i/d, so θ_i = base^(−2i/d)."
+CLOCKWISE = (
+    "the pairs turn clockwise (the sine's signs are swapped): out[2i] = x[2i]·cos − "
+    "x[2i+1]·sin and out[2i+1] = x[2i]·sin + x[2i+1]·cos."
+)
+POSITIONS_IGNORED = (
+    "the positions passed in are ignored: rotate each token by its own position p, "
+    "using arange(T) only when positions is None."
+)
+BASE_IGNORED = "the base passed in is ignored: θ_i = base^(−2i/d) with the given base."
+EXPONENT_SIGN = (
+    "θ_i = base^(+2i/d) grows with i; the exponent is negative: θ_i = base^(−2i/d), so the "
+    "first pair turns fastest."
+)
+ROTATED_TWICE = (
+    "the second line uses x[2i] after it was already rotated: keep the original x[2i] and "
+    "x[2i+1] for both lines (compute both from the input)."
+)
+FROM_ONE = "the positions start at 1; by default they are arange(T): the first token is at 0."
+
+
+def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
+    """RoPE in float64 with one mistake switched on by ``how`` (none: the contract's result)."""
+    X = np.asarray(X, dtype=np.float64)
+    T, d = X.shape[-2:]
+    pos = np.arange(T) if positions is None or how.get("ignore_positions") else positions
+    pos = np.asarray(pos, dtype=np.float64) + (1 if how.get("from_one") else 0)
+    b = 10000.0 if how.get("ignore_base") else float(base)
+    i = np.arange(d // 2)
+    exponent = {"i": -i / d, "plus": 2 * i / d}.get(how.get("exponent"), -2 * i / d)
+    angle = pos[..., None] * b**exponent  # (..., T, d/2)
+    cos, sin = np.cos(angle), np.sin(angle)
+    if how.get("clockwise"):
+        sin = -sin
+    if how.get("half_split"):
+        x0, x1 = X[..., : d // 2], X[..., d // 2 :]
+    else:
+        x0, x1 = X[..., 0::2], X[..., 1::2]
+    y0 = x0 * cos - x1 * sin
+    y1 = (y0 if how.get("rotated_twice") else x0) * sin + x1 * cos
+    if how.get("half_split"):
+        return np.concatenate([y0, y1], axis=-1)
+    out = np.empty(X.shape)
+    out[..., 0::2], out[..., 1::2] = y0, y1
+    return out
+
+
+def mistakes(X, positions=None, base=10000.0) -> list:
+    """``(hint, wrong output)`` for the known mistakes of RoPE (None where one cannot occur)."""
+    given = positions is not None and not np.array_equal(
+        np.broadcast_to(positions, np.shape(X)[:-1]),
+        np.broadcast_to(np.arange(np.shape(X)[-2]), np.shape(X)[:-1]),
+    )
+    return [
+        (HALF_SPLIT, rope(X, positions, base, half_split=True)),
+        (THETA_FROM_I, rope(X, positions, base, exponent="i")),
+        (CLOCKWISE, rope(X, positions, base, clockwise=True)),
+        (POSITIONS_IGNORED, rope(X, positions, base, ignore_positions=True) if given else None),
+        (BASE_IGNORED, rope(X, positions, base, ignore_base=True) if base != 10000.0 else None),
+        (EXPONENT_SIGN, rope(X, positions, base, exponent="plus")),
+        (ROTATED_TWICE, rope(X, positions, base, rotated_twice=True)),
+        (FROM_ONE, rope(X, positions, base, from_one=True) if positions is None else None),
+    ]
+
+
+def _args(call) -> tuple:
+    """``(X, positions, base)`` of a call, whether given by position or by keyword."""
+    X, positions, base = (
+        (*call.args, None, 10000.0)[:3]
+        if len(call.args) < 2
+        else (
+            *call.args,
+            10000.0,
+        )[:3]
+    )
+    positions = call.kwargs.get("positions", positions)
+    return X, positions, call.kwargs.get("base", base)
+
+
+class RotaryEmbedding(Check):
+    name = "rotary_embedding"
+    passed = (
+        "each pair (x[2i], x[2i+1]) turns counter-clockwise by p·base^(−2i/d): default, offset, "
+        "random and per-batch positions, another base, d = 2, positions up to 8191, float32; "
+        "norms kept, scores depend on m − n only, odd d refused."
+    )
+    passed_hidden = "matches on random shapes, batch axes, positions, bases and float32."
+    strict = True
+
+    def visible(self):
+        rng = np.random.default_rng(1111)
+        token = np.tile([1.0, 0.0, 1.0, 0.0], (4, 1))  # one token at positions 0, 1, 2, 3
+        X = rng.normal(size=(5, 6))
+        q, k = rng.normal(size=(2, 8))
+        shifts = np.array([0, 1, 7, 100, 1000])
+        pair = np.broadcast_to(np.stack([q, k]), (len(shifts), 2, 8)).copy()  # (S, 2, d)
+        return [
+            Call((token,), context={"what": "the token (1, 0, 1, 0) at positions 0 … 3"}),
+            Call((X,)),
+            Call((X, np.arange(5) + 10), context={"what": "positions 10 … 14"}),
+            Call((X, np.array([3, 0, 9, 9, 2])), context={"what": "positions [3, 0, 9, 9, 2]"}),
+            Call((X, None, 100.0), context={"what": "base = 100"}),
+            Call((X,), {"base": 500.0}, context={"what": "base = 500"}),
+            Call((rng.normal(size=(3, 2)),), context={"what": "d = 2"}),
+            Call((rng.normal(size=(2, 5, 6)), rng.integers(0, 20, size=(2, 5)))),
+            Call((rng.normal(size=(2, 3, 4, 6)), rng.integers(0, 20, size=(2, 1, 4)))),
+            Call(
+                (rng.normal(size=(4, 8)), np.array([0, 1, 4096, 8191])),
+                context={"what": "positions up to 8191"},
+            ),
+            Call((rng.normal(size=(1, 6)),), context={"identity": True}),
+            Call((rng.normal(size=(3, 7, 10)), rng.integers(0, 50, size=(3, 7))), context={}),
+            Call(
+                (pair, np.stack([[5 + s, 2 + s] for s in shifts])),
+                context={"relative": shifts},
+            ),
+            Call((rng.normal(size=(2, 5, 8)).astype(np.float32),)),
+            Call(
+                (rng.normal(size=(3, 4)).astype(np.float32), np.array([2, 0, 5]), 50.0),
+            ),
+            Call((rng.normal(size=(3, 5)),), raises="ValueError", context={"why": "an odd d (5)"}),
+        ]
+
+    def hidden(self, rng):
+        calls = []
+        for k in range(6):
+            lead = random_shape(rng)
+            T, d = int(rng.integers(1, 9)), 2 * int(rng.integers(1, 9))
+            X = rng.normal(size=(*lead, T, d))
+            if k % 3 == 2:
+                X = X.astype(np.float32)
+            kind = k % 3
+            if kind == 0:
+                positions = None
+            elif kind == 1 or len(lead) < 2:
+                shape = (T,) if k % 2 else (*lead, T)
+                positions = rng.integers(0, 100, size=shape)
+            else:
+                positions = rng.integers(0, 100, size=(lead[0], 1, T))
+            base = float(rng.choice([10000.0, 500.0, 10.0]))
+            calls.append(Call((X, positions, base)))
+        d = 2 * int(rng.integers(1, 5)) + 1
+        calls.append(
+            Call(
+                (rng.normal(size=(3, d)),), raises="ValueError", context={"why": f"an odd d ({d})"}
+            )
+        )
+        return calls
+
+    def catalogue(self, call):
+        if call.raises is not None:
+            return None, []
+        X, positions, base = _args(call)
+        return ref.rotary_embedding(X, positions, base), mistakes(X, positions, base)
+
+    def judge(self, call, got):
+        X, _, _ = _args(call)
+        out = as_result(self.name, got, "the rotated X")
+        if not np.issubdtype(out.dtype, np.floating):
+            raise CheckFailed(f"{self.name} should return a floating array, not dtype {out.dtype}.")
+        if out.shape != np.shape(X):
+            raise CheckFailed(
+                f"{self.name}: the result should have the shape of X, {np.shape(X)}, but has "
+                f"shape {out.shape}."
+            )
+        expected, known = self.catalogue(call)
+        what = call.context.get("what")
+        what = f"the rotated X (for {what})" if what else "the rotated X"
+        contract = precision(call.args)
+        try:
+            compare(self.name, out, expected, what, known, contract=contract)
+        except CheckFailed as exc:
+            if "differs from the reference" not in str(exc):
+                raise
+            lengths = np.linalg.norm(np.asarray(X, float), axis=-1)
+            if not close(np.linalg.norm(out.astype(float), axis=-1), lengths, contract=contract):
+                raise CheckFailed(
+                    f"{self.name}: the tokens' lengths changed; a rotation keeps each pair's "
+                    "length (cos² + sin² = 1), so only the angles may change."
+                ) from None
+            raise
+        if "relative" in call.context:  # the scores of q at m and k at n depend on m - n only
+            dots = np.einsum("sd,sd->s", out[:, 0].astype(float), out[:, 1].astype(float))
+            rel, tol = (1e-9, 0.0) if contract == "float64" else (2e-3, 2e-4)
+            if np.any(np.abs(dots - dots[0]) > rel * abs(dots[0]) + tol):
+                raise CheckFailed(
+                    f"{self.name}: rope(q at m)·rope(k at n) should depend on m − n only, but "
+                    f"shifting both positions changes it: {dots[0]:.10g} vs {dots[-1]:.10g}."
+                )

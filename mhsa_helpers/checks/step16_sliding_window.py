@@ -1,0 +1,135 @@
+"""Extension 6: the causal sliding-window mask, compared exactly (``np.array_equal``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import reference as ref
+from .core import Call, Check, CheckFailed, Opaque
+
+#: numpy's own, as imported before any learner code ran (see core.guard_numpy).
+_array_equal = np.array_equal
+
+ONE_TOO_MANY = (
+    "off by one: query i also sees key i − window, so window + 1 keys; keep j > i − window "
+    "(itself and the window − 1 tokens before it)."
+)
+ONE_TOO_FEW = (
+    "off by one: query i sees only window − 1 keys; the window includes query i itself, "
+    "so 0 where i − window < j ≤ i."
+)
+NOT_CAUSAL = (
+    "the window is not causal: a symmetric band |i − j| < window lets a token see the tokens "
+    "after it; keep only j ≤ i."
+)
+LOOKS_AHEAD = (
+    "the window looks ahead (rows and columns swapped): rows are queries i, columns keys j, "
+    "and query i sees j from i − window + 1 up to i."
+)
+BOOLEAN = (
+    "the mask is additive: 0.0 where a key is allowed and -np.inf where it is blocked, "
+    "not True/False."
+)
+FINITE = "use -np.inf for blocked positions, not a large finite number."
+ZERO_ONE = (
+    "the mask is additive: 0.0 where a key is allowed and -np.inf where it is blocked, "
+    "not 0 and 1 (nor 1 and 0): it is added to the scores."
+)
+
+
+def mistakes(T: int, w: int) -> list:
+    """``(hint, wrong mask)`` for the known mistakes of a sliding-window mask."""
+    i = np.arange(T)[:, None]  # (T, 1) queries
+    j = np.arange(T)[None, :]  # (1, T) keys
+    allowed = (j <= i) & (j > i - w)
+
+    def additive(keep):
+        return np.where(keep, 0.0, -np.inf)
+
+    return [
+        (ONE_TOO_MANY, additive((j <= i) & (j >= i - w))),
+        (ONE_TOO_FEW, additive((j <= i) & (j > i - w + 1))),
+        (NOT_CAUSAL, additive(np.abs(i - j) < w)),
+        (LOOKS_AHEAD, additive(allowed.T)),
+        (BOOLEAN, allowed.copy()),
+        (FINITE, np.where(allowed, 0.0, -1e9)),
+        (ZERO_ONE, (~allowed).astype(float)),
+    ]
+
+
+def _first_difference(got, expected) -> str:
+    i, j = (int(n) for n in np.argwhere(got != expected)[0])
+    return f"first at query {i}, key {j}: got {float(got[i, j]):g}, expected {expected[i, j]:g}"
+
+
+class SlidingWindowMask(Check):
+    name = "sliding_window_mask"
+    passed = (
+        "0 where i − window < j ≤ i and −∞ elsewhere, exactly: window 1, every window of a "
+        "short sequence, window ≥ T (the causal mask), T = 1, a long sequence; window < 1 refused."
+    )
+    passed_hidden = "exact on random lengths and windows."
+    strict = True
+
+    def visible(self):
+        return [
+            Call((6, 3)),
+            Call((5, 1)),
+            *(Call((7, w)) for w in range(2, 7)),
+            Call((6, 6)),
+            Call((4, 10)),
+            Call((1, 1)),
+            Call((1, 4)),
+            Call((1024, 100)),
+            Call((5, 0), raises="ValueError", context={"why": "window = 0"}),
+            Call((5, -2), raises="ValueError", context={"why": "a negative window (-2)"}),
+        ]
+
+    def hidden(self, rng):
+        calls = []
+        for _ in range(5):
+            T = int(rng.integers(2, 40))
+            calls.append(Call((T, int(rng.integers(1, T + 4)))))
+        calls.append(
+            Call((int(rng.integers(1, 9)), 0), raises="ValueError", context={"why": "window = 0"})
+        )
+        return calls
+
+    def catalogue(self, call):
+        if call.raises is not None:
+            return None, []
+        T, w = call.args
+        return ref.sliding_window_mask(T, w), mistakes(T, w)
+
+    def judge(self, call, got):
+        T, w = call.args
+        if isinstance(got, tuple | list) or got is None or isinstance(got, Opaque):
+            kind = got.type_name if isinstance(got, Opaque) else type(got).__name__
+            raise CheckFailed(f"{self.name} should return one ndarray, but returned {kind}.")
+        got = np.asarray(got)
+        if got.dtype == bool:
+            raise CheckFailed(f"{self.name}: {BOOLEAN}")
+        if got.shape != (T, T):
+            raise CheckFailed(
+                f"{self.name}({T}, {w}) should have shape ({T}, {T}), but has shape {got.shape}."
+            )
+        if not np.issubdtype(got.dtype, np.floating):
+            raise CheckFailed(
+                f"{self.name} should return a float array of 0.0 and -np.inf, not dtype "
+                f"{got.dtype}."
+            )
+        expected, known = self.catalogue(call)
+        if _array_equal(got, expected):
+            return
+        for hint, wrong in known:
+            if wrong is not None and wrong.dtype != bool and _array_equal(got, wrong):
+                raise CheckFailed(f"{self.name}({T}, {w}): {hint}")
+        blocked = np.isneginf(expected)
+        if np.isin(got, (0.0, 1.0)).all():
+            raise CheckFailed(f"{self.name}({T}, {w}): {ZERO_ONE}")
+        if np.isfinite(got).all() and (got[~blocked] == 0).all() and (got[blocked] < -1).all():
+            raise CheckFailed(f"{self.name}({T}, {w}): {FINITE}")
+        raise CheckFailed(
+            f"{self.name}({T}, {w}) differs from 0 where i − window < j ≤ i and −∞ elsewhere, "
+            f"{_first_difference(got, expected)}."
+        )

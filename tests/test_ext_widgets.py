@@ -1,0 +1,70 @@
+"""The live companions of notebooks 11 and 16: the learner's function where its check passes."""
+
+import numpy as np
+
+import mhsa_helpers as mh
+from mhsa_helpers.answers import answer_namespace
+from mhsa_helpers.checks.step16_sliding_window import ONE_TOO_MANY
+from mhsa_helpers.widget_rope import RopeWidget
+from mhsa_helpers.widget_sliding_window import SlidingWindowWidget
+
+
+def load(text, name):
+    namespace = answer_namespace()
+    exec(text, namespace)
+    return namespace[name]
+
+
+OFF_BY_ONE = """
+def sliding_window_mask(seq_len, window):
+    if window < 1:
+        raise ValueError(f"window must be at least 1, but got {window}.")
+    i, j = np.indices((seq_len, seq_len))
+    return np.where((j <= i) & (j >= i - window), 0.0, -np.inf)
+"""
+
+
+def test_the_window_slider_redraws_and_counts_the_keys():
+    w = SlidingWindowWidget(window=2)
+    first = w.figure.value
+    assert first.startswith("<svg") and "window 2" in first
+    assert "course's <code>sliding_window_mask</code>" in w.status_w.value
+    assert "sees 2 key(s)" in w.status_w.value
+    w.window_w.value = 5
+    assert w.figure.value != first and "sees 5 key(s)" in w.status_w.value
+
+
+def test_a_passing_learner_function_is_drawn_and_a_failing_one_is_not():
+    mine = SlidingWindowWidget(
+        functions={
+            "sliding_window_mask": load(
+                OFF_BY_ONE.replace("j >= i - window", "j > i - window"), "sliding_window_mask"
+            )
+        }
+    )
+    assert "<b>your</b>" in mine.status_w.value
+    bad = SlidingWindowWidget(
+        functions={"sliding_window_mask": load(OFF_BY_ONE, "sliding_window_mask")}
+    )
+    assert ONE_TOO_MANY in bad.status_w.value and "instead of yours" in bad.status_w.value
+    assert bad.figure.value == SlidingWindowWidget().figure.value  # the reference is drawn
+    assert "sees 3 key(s)" in bad.status_w.value
+
+
+def test_the_rope_offset_moves_the_tokens_not_the_scores():
+    w = RopeWidget(offset=0)
+    first = w.figure.value
+    w.offset_w.value = 17
+    assert w.figure.value != first and "positions 17 … 22" in w.figure.value
+    e = w.example
+    R0, R17 = (mh.rotary_embedding(e.X, p + np.arange(e.T), w.base) for p in (0, 17))
+    np.testing.assert_allclose(R0 @ R0.T, R17 @ R17.T, atol=1e-12)  # what the panel promises
+
+
+def test_a_failing_rotary_embedding_is_replaced_by_the_reference():
+    def calls_the_reference(X, positions=None, base=10000.0):  # its check refuses it
+        return mh.rotary_embedding(X, None if positions is None else -np.asarray(positions), base)
+
+    w = RopeWidget(functions={"rotary_embedding": calls_the_reference}, offset=4)
+    assert "instead of yours" in w.status_w.value
+    assert w.figure.value == RopeWidget(offset=4).figure.value
