@@ -44,6 +44,8 @@ def test_the_catalogued_checks():
         "attention_head",
         "multi_head_self_attention",
         "multi_query_attention",
+        "grouped_query_attention",
+        "cross_attention",
     }
 
 
@@ -96,6 +98,8 @@ def test_a_function_with_one_mistake_is_told_that_mistake(name, key):
 def test_the_oracles_answer_every_call():
     for name in CATALOGUED:
         for call in all_calls(name):
+            if call.raises is not None:  # the oracle raises there, as the contract asks
+                continue
             assert same(
                 oracle(name, "no such mistake")(*call.args, **call.kwargs),
                 CHECKS[name].catalogue(call)[0],
