@@ -294,7 +294,16 @@ def compare(
         raise CheckFailed(f"{name}: {what} contains NaN where the reference has none.")
     rtol, atol = tolerance(got, atol)
     with np.errstate(all="ignore"):
-        wrong = ~_isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+        if contract is not None:  # the first entry outside the contract's tolerance
+            tol_a, tol_r = CONTRACT[contract]
+            finite = np.isfinite(expected)
+            scale = max(1.0, float(np.abs(expected[finite]).max(initial=0.0)))
+            err = np.abs(got - expected)
+            wrong = ~np.where(
+                finite, err <= tol_a * scale + tol_r * np.abs(expected), got == expected
+            )
+        else:
+            wrong = ~_isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     idx = tuple(int(i) for i in np.argwhere(wrong)[0])
     raise CheckFailed(
         f"{name}: {what} differs from the reference, first {where(idx, labels)}: "

@@ -35,7 +35,7 @@ NOT_SHARED = (
     "consecutive query heads."
 )
 #: Words of numpy's errors when arrays of different head counts or widths meet.
-SHAPE_ERRORS = ("broadcast", "mismatch", "not aligned", "cannot reshape", "could not be")
+SHAPE_ERRORS = ("broadcast", "mismatch", "not aligned", "cannot reshape", "must divide d_model")
 
 
 def as64(args) -> tuple:
@@ -278,7 +278,7 @@ class GroupedQueryAttention(Check):
             expected,
             known,
             "the attention weights (..., n_heads, T, T)",
-            precision(call.args),
+            precision((*call.args, got)),  # float32 in or out: float32's tolerance
         )
 
     def verdict(self, calls, outcomes):

@@ -113,9 +113,10 @@ class CrossAttention(Check):
         C2 = b.normal(size=(2, 3, 5, 8))
         Xe, Ce = b.normal(size=(5, 6)), b.normal(size=(7, 6))
         return [
-            _call(s.X[:4], q.X, Wq, 2),  # T_q < T_k: "The cat sat on" asks the question
+            _call(s.X, q.X, Wq, 2),  # T_q = T_k: "The cat sat on the mat" reads the question
+            _call(s.X[:4], q.X, Wq, 2),  # T_q < T_k: "The cat sat on" reads the question
             _call(q.X, s.X[:3], Wq, 2),  # T_q > T_k
-            _call(q.X, q.X[::-1], Wq, 4),  # T_q = T_k
+            _call(q.X, q.X[::-1], Wq, 4),  # T_q = T_k, 4 heads
             _call(s.X[:4], q.X, Wq, 1),  # one head
             _call(q.X[:1], s.X, Wq, 4),  # T_q = 1
             _call(q.X, s.X[:1], Wq, 2),  # T_k = 1
@@ -125,7 +126,7 @@ class CrossAttention(Check):
             _call(XB, CB, _weights(b, 8), 2, np.where(b.random((3, 5)) < 0.4, -np.inf, 0.0)),
             _call(q.X, q.X, Wq, 2),  # = multi_head_self_attention
             _call(q.X, q.X, Wq, 2, ref.causal_mask(q.T)),  # = causal self-attention
-            _call(s.X[:4], q.X[perm], Wq, 2),  # C's rows permuted (see the first call)
+            _call(s.X[:4], q.X[perm], Wq, 2),  # C's rows permuted (see the second call)
             _call(X32, C32, W32, 4, ref.padding_mask(np.array([6, 3]), 6)),
             _call(X2, C2, _weights(b, 8), 2, ref.padding_mask(np.array([[5, 1, 3], [2, 4, 5]]), 5)),
             _call(XB, CB, _weights(b, 8), 4, ref.padding_mask(np.array([5, 0]), 5)),  # C all masked
@@ -182,5 +183,5 @@ class CrossAttention(Check):
             expected,
             known,
             "the attention weights (..., n_heads, T_q, T_k)",
-            precision(call.args),
+            precision((*call.args, got)),  # float32 in or out: float32's tolerance
         )
