@@ -196,3 +196,28 @@ def test_a_result_of_the_wrong_shape_fails():
     )
     with pytest.raises(AssertionError, match="should have shape"):
         checks.check(NAME, load(source))
+
+
+# --------------------------------------------------------------------------
+# the live widget: the learner's function only where its check passes
+# --------------------------------------------------------------------------
+def test_the_widget_draws_a_passing_answer_and_replaces_a_failing_one():
+    from mhsa_helpers.widget_cross import CrossWidget
+
+    functions = {NAME: load(RIGHT)}
+    w = CrossWidget(functions=functions)
+    assert "your</b> <code>cross_attention" in w.status_w.value
+    functions[NAME] = load(MISTAKES["queries from C"][0])
+    w.length_w.value = 2
+    assert "whose check fails" in w.status_w.value and "queries come from C" in w.status_w.value
+
+
+def test_the_widget_hides_the_padded_memory():
+    from mhsa_helpers.widget_cross import CrossWidget
+
+    w = CrossWidget()
+    for n in range(1, w.c.T + 1):
+        w.length_w.value = n
+        _, A = w.compute()[0]
+        assert np.all(A[..., n:] == 0) and np.allclose(A[..., :n].sum(-1), 1)
+        assert f"first {n} of" in w.figure.value

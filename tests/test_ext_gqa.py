@@ -232,3 +232,31 @@ def test_an_integer_result_fails():
     )
     with pytest.raises(AssertionError, match="floating array"):
         checks.check(NAME, load(source))
+
+
+# --------------------------------------------------------------------------
+# the live widget: the learner's function only where its check passes
+# --------------------------------------------------------------------------
+def test_the_widget_draws_a_passing_answer_and_replaces_a_failing_one():
+    from mhsa_helpers.widget_gqa import GQAWidget
+
+    functions = {NAME: load(RIGHT)}
+    w = GQAWidget(functions=functions)
+    assert "your</b> <code>grouped_query_attention" in w.status_w.value
+    functions[NAME] = load(MISTAKES["W_O missing"][0])
+    w.kv_w.value = 1
+    assert "whose check fails" in w.status_w.value and "W_O" in w.status_w.value
+
+
+def test_the_widget_slider_regroups_the_heads():
+    from mhsa_helpers.widget_gqa import GQAWidget
+
+    w = GQAWidget()
+    pictures = {}
+    for kv in w.kv_w.options:
+        w.kv_w.value = kv
+        pictures[kv] = w.figure.value
+        group = w.n_heads // kv
+        for i in range(w.n_heads):  # each panel names the K/V head its query head reads
+            assert f"query head {i + 1} · K/V head {i // group + 1}<" in pictures[kv], (kv, i)
+    assert len(set(pictures.values())) == len(pictures)  # each grouping, its own picture
