@@ -48,6 +48,7 @@ class CrossWidget(ExtensionWidget):
         self.update()
 
     def arguments(self) -> tuple:
+        """X the simple sentence, C the question, padded after the slider's length."""
         x, c = self.x, self.c
         mask = ref.padding_mask(self.length_w.value, c.T)  # (1, T_k): the padding of C
         return (x.X, c.X, 2.0 * c.W_q, 2.0 * c.W_k, c.W_v, c.W_o, self.n_heads, mask)

@@ -50,6 +50,7 @@ class ExtensionWidget:
     check_of = Explorer.check_of  # the explorer's check, once per function
 
     def arguments(self) -> tuple:
+        """The arguments of the function for the current controls."""
         raise NotImplementedError
 
     def panels(self, result) -> tuple[list, str]:
@@ -81,6 +82,7 @@ class ExtensionWidget:
         return result, f"Drawn with <b>your</b> <code>{self.name}</code> (its check passes)."
 
     def update(self) -> None:
+        """Redraw the picture and the status line for the current controls."""
         result, status = self.compute()
         panels, label = self.panels(result)
         self.figure.value = svg.grid(panels, svg.Scale(vmin=0.0, vmax=1.0), "weight", label)
@@ -128,6 +130,7 @@ class GQAWidget(ExtensionWidget):
         self.update()
 
     def arguments(self) -> tuple:
+        """The question sentence, n_heads query heads, the slider's n_kv_heads K/V heads."""
         e, kv = self.example, self.kv_w.value
         cols = kv * self.d_k
         W_q = 2.0 * e.W_q
