@@ -47,6 +47,8 @@ def test_the_catalogued_checks():
         "multi_head_self_attention",
         "multi_query_attention",
         "rotary_embedding",
+        "grouped_query_attention",
+        "cross_attention",
         "sliding_window_mask",
     }
 

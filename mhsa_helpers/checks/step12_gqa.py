@@ -1,0 +1,301 @@
+"""Extension 2: grouped-query attention, n_heads query heads sharing n_kv_heads K/V heads.
+
+Judged by the extensions' contract (EXTENSIONS.md): the contract's tolerance
+by the inputs' precision, warnings are errors, inputs must not change, and
+a ValueError (with a message) where n_kv_heads does not divide n_heads or
+n_heads does not divide d_model.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import reference as ref
+from ..examples import get_example
+from .core import (
+    Call,
+    Check,
+    CheckFailed,
+    Outcome,
+    as_pair,
+    batch_rng,
+    close,
+    compare,
+    per_head,
+    precision,
+    random_shape,
+)
+
+#: What a function that gives every query head a K/V head of its own runs into.
+NOT_SHARED = (
+    "K and V have n_kv_heads = {kv} heads, not n_heads = {h}: split X @ W_k (and X @ W_v) "
+    "into n_kv_heads heads of d_k columns and let each serve n_heads // n_kv_heads = {g} "
+    "consecutive query heads."
+)
+#: Words of numpy's errors when arrays of different head counts or widths meet.
+SHAPE_ERRORS = ("broadcast", "mismatch", "not aligned", "cannot reshape", "must divide d_model")
+
+
+def as64(args) -> tuple:
+    """``args`` with every float array in double precision: the reference's own inputs."""
+    return tuple(
+        a.astype(np.float64)
+        if isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.floating)
+        else a
+        for a in args
+    )
+
+
+def floating(name: str, got, what: str) -> None:
+    """Fail unless ``got`` is a floating ndarray (any precision: the contract prescribes none)."""
+    if isinstance(got, np.ndarray) and not np.issubdtype(got.dtype, np.floating):
+        raise CheckFailed(
+            f"{name}: {what} should be a floating array (float64 or float32), but has dtype "
+            f"{got.dtype}."
+        )
+
+
+def compare_pair(name, got, expected, known, weights: str, contract: str) -> None:
+    """Judge an ``(output, weights)`` pair with the contract's tolerance: weights first.
+
+    ``known`` holds ``(hint, (wrong output, wrong weights))`` pairs (None
+    where the mistake cannot occur); a tuple or a list of two is accepted.
+    """
+    out, A = as_pair(name, got)
+    exp_out, exp_A = expected
+    floating(name, A, weights)
+    floating(name, out, "the output")
+    parts = [(h, w) for h, w in known if w is not None]
+    if all(isinstance(x, np.ndarray) and np.issubdtype(x.dtype, np.number) for x in (out, A)):
+        if not (close(A, exp_A, contract=contract) and close(out, exp_out, contract=contract)):
+            # a mistake whose weights are another's (keys from X, with or without the values)
+            # is told by the whole pair
+            whole = {h for h, (o, a) in parts if close(A, a, contract=contract)}
+            whole &= {h for h, (o, a) in parts if close(out, o, contract=contract)}
+            if len(whole) == 1:
+                raise CheckFailed(f"{name}: {whole.pop()}")
+    compare(name, A, exp_A, weights, [(h, w[1]) for h, w in parts], contract=contract)
+    compare(name, out, exp_out, "the output", [(h, w[0]) for h, w in parts], contract=contract)
+
+
+def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
+    """``(hint, (wrong output, wrong weights))`` for the known mistakes of grouped-query attention.
+
+    Each is what a function with that one mistake returns on these inputs
+    (float64), with the mask the call gives.
+    """
+    d_model = X.shape[-1]
+    d_k, group = d_model // h, h // kv
+    M = per_head(mask)
+    Qh = ref.split_heads(X @ W_q, h)  # (..., h, T, d_k)
+    K, V = X @ W_k, X @ W_v  # (..., T, kv * d_k)
+    Kkv, Vkv = ref.split_heads(K, kv), ref.split_heads(V, kv)  # (..., kv, T, d_k)
+    right = [i // group for i in range(h)]  # query head i -> K/V head i // group
+    wrapped = [i % kv for i in range(h)]  # np.tile: i % kv
+
+    def run(heads=right, Kh=None, Vh=None, scale=None, axis=-1, masked=True, W_out=W_o):
+        Kh = Kkv[..., heads, :, :] if Kh is None else Kh  # (..., h, T, d_k)
+        Vh = Vkv[..., heads, :, :] if Vh is None else Vh
+        with np.errstate(all="ignore"):
+            Z = Qh @ Kh.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
+            A = ref.softmax(Z + (M if masked else 0.0), axis=axis)
+            out = ref.merge_heads(A @ Vh)  # (..., T, d_model)
+            return (out @ W_out if W_out is not None else out), A
+
+    columns = [ref.split_heads(np.repeat(M_, group, axis=-1), h) for M_ in (K, V)]
+    out = [
+        (
+            "query head i reads K/V head i % n_kv_heads (as np.tile gives): consecutive query "
+            "heads share a K/V head, so head i reads K/V head i // (n_heads // n_kv_heads) "
+            "(np.repeat over the head axis).",
+            run(heads=wrapped),
+        ),
+        (
+            "the columns of X @ W_k and X @ W_v are repeated one by one (np.repeat on the last "
+            "axis); repeat whole K/V heads: np.repeat(split_heads(X @ W_k, n_kv_heads), "
+            "n_heads // n_kv_heads, axis=-3).",
+            run(Kh=columns[0], Vh=columns[1]),
+        ),
+        (
+            "the output projection W_O is missing: multiply the concatenated heads by W_O.",
+            run(W_out=None),
+        ),
+        (
+            f"the scores are divided by √d_model = √{d_model}; each head divides by its own "
+            f"√d_k = √{d_k}.",
+            run(scale=math.sqrt(d_model)),
+        ),
+        (
+            f"the scores are divided by √(n_kv_heads·d_k) = √{kv * d_k}, the width of X @ W_k; "
+            f"each head divides by its own √d_k = √{d_k}.",
+            run(scale=math.sqrt(kv * d_k)),
+        ),
+        ("the scores are not scaled: divide Q·Kᵀ by √d_k.", run(scale=1.0)),
+        (
+            "the softmax runs over the wrong axis: each row of a head's attention matrix (one "
+            "query) must sum to 1.",
+            run(axis=-2),
+        ),
+    ]
+    if mask is not None:
+        out.append(("the mask is ignored: add it to every head's scores.", run(masked=False)))
+    return out
+
+
+def _weights(rng, d_model: int, h: int, kv: int, dtype=np.float64) -> tuple:
+    """``W_q, W_k, W_v, W_o`` for ``h`` query heads and ``kv`` K/V heads, scaled by 1/√d_model."""
+    d_k = d_model // h
+    shapes = ((d_model, d_model), (d_model, kv * d_k), (d_model, kv * d_k), (d_model, d_model))
+    return tuple((rng.normal(size=s) / math.sqrt(d_model)).astype(dtype) for s in shapes)
+
+
+def _call(X, Ws, h, kv, mask=None, **context) -> Call:
+    args = (X, *Ws, h, kv) if mask is None else (X, *Ws, h, kv, mask)
+    return Call(args, context=context)
+
+
+class GroupedQueryAttention(Check):
+    name = "grouped_query_attention"
+    passed = (
+        "groups of consecutive query heads share a K/V head; matches for 8 (n_heads, n_kv_heads) "
+        "pairs, every kind of mask, batches, float32, and raises ValueError where it should."
+    )
+    passed_hidden = "matches on random shapes, head counts, masks and precisions."
+    strict = True
+
+    def visible(self):
+        q = get_example("question")  # 6 tokens, d_model = 8
+        rng = np.random.default_rng(12)
+        Wkv = {
+            (h, kv): tuple(ref.init_weights(q.d_model, kv * q.d_model // h, rng) for _ in "kv")
+            for h, kv in ((4, 2), (4, 1), (8, 2), (2, 1))
+        }
+
+        def question(h, kv, mask=None):
+            W_k, W_v = Wkv.get((h, kv), (q.W_k, q.W_v))  # n_kv_heads = n_heads: the full W_k
+            return _call(q.X, (q.W_q, W_k, W_v, q.W_o), h, kv, mask)
+
+        causal = ref.causal_mask(q.T)
+        b = batch_rng()
+        X12 = b.normal(size=(2, 5, 12))
+        per_batch = np.stack([ref.causal_mask(5), ref.sliding_window_mask(5, 2)])  # (2, 5, 5)
+        X32 = b.normal(size=(2, 5, 12)).astype(np.float32)
+        bad = np.random.default_rng(1)
+        return [
+            question(4, 2),
+            question(4, 2, causal),
+            question(4, 1, causal),  # = multi_query_attention
+            question(4, 4, causal),  # = multi_head_self_attention
+            question(8, 2, ref.sliding_window_mask(q.T, 3)),  # groups of 4 query heads
+            question(2, 1),
+            _call(X12, _weights(b, 12, 6, 2), 6, 2, ref.padding_mask(np.array([5, 3]), 5)),
+            _call(X12, _weights(b, 12, 6, 3), 6, 3, per_batch),
+            _call(X12, _weights(b, 12, 12, 4), 12, 4, ref.causal_mask(5)),
+            _call(b.normal(size=(1, 12)), _weights(b, 12, 6, 3), 6, 3),  # T = 1
+            _call(b.normal(size=(2, 3, 4, 8)), _weights(b, 8, 4, 2), 4, 2, ref.causal_mask(4)),
+            _call(X32, _weights(b, 12, 6, 2, np.float32), 6, 2, ref.causal_mask(5)),
+            _call(  # the second sequence's keys are all masked
+                b.normal(size=(3, 4, 8)),
+                _weights(b, 8, 4, 2),
+                4,
+                2,
+                ref.padding_mask(np.array([4, 0, 2]), 4),
+            ),
+            *self._errors(bad),
+        ]
+
+    @staticmethod
+    def _errors(rng) -> list:
+        X = rng.normal(size=(5, 8))
+        W, W6, W16 = rng.normal(size=(8, 8)), rng.normal(size=(8, 6)), rng.normal(size=(8, 16))
+        X6, V6, W2 = rng.normal(size=(5, 6)), rng.normal(size=(6, 6)), rng.normal(size=(6, 2))
+        return [
+            Call(
+                (X, W, W6, W6, W, 4, 3),
+                raises="ValueError",
+                context={"why": "n_kv_heads = 3, which does not divide n_heads = 4"},
+            ),
+            Call(
+                (X, W, W16, W16, W, 2, 4),
+                raises="ValueError",
+                context={"why": "n_kv_heads = 4 > n_heads = 2"},
+            ),
+            Call(
+                (X6, V6, W2, W2, V6, 4, 2),
+                raises="ValueError",
+                context={"why": "n_heads = 4, which does not divide d_model = 6"},
+            ),
+        ]
+
+    def hidden(self, rng):
+        calls = []
+        for k in range(6):
+            kv, group, d_k, T = (int(n) for n in rng.integers(1, 5, size=4))
+            h = kv * group
+            d = h * d_k
+            lead = random_shape(rng)
+            dtype = np.float32 if k % 3 == 2 else np.float64
+            X = rng.normal(size=(*lead, T, d)).astype(dtype)
+            kind = ("none", "causal", "window", "padding", "per batch", "causal")[k]
+            mask = None
+            if kind == "causal":
+                mask = ref.causal_mask(T)
+            elif kind == "window":
+                mask = ref.sliding_window_mask(T, int(rng.integers(1, T + 1)))
+            elif kind == "padding":
+                mask = ref.padding_mask(rng.integers(0, T + 1, size=lead), T)
+            elif kind == "per batch":
+                mask = np.where(rng.random((*lead, T, T)) < 0.3, -np.inf, 0.0)
+            calls.append(_call(X, _weights(rng, d, h, kv, dtype), h, kv, mask))
+        h = int(rng.integers(3, 6))
+        kv = h + 1 if rng.random() < 0.5 else h - 1
+        X, W = rng.normal(size=(4, 2 * h)), rng.normal(size=(2 * h, 2 * h))
+        Wkv = rng.normal(size=(2 * h, 2 * kv))
+        why = f"n_kv_heads = {kv}, which does not divide n_heads = {h}"
+        return [*calls, Call((X, W, Wkv, Wkv, W, h, kv), raises="ValueError", context={"why": why})]
+
+    # -- verdict -------------------------------------------------------------
+    def catalogue(self, call):
+        if call.raises is not None:
+            return None, []
+        X, W_q, W_k, W_v, W_o, h, kv, *rest = as64(call.args)
+        mask = rest[0] if rest else None
+        if kv == h:  # the contract: the course's multi-head self-attention
+            expected = ref.multi_head_self_attention(X, W_q, W_k, W_v, W_o, h, mask)
+        elif kv == 1:  # the contract: the course's multi-query attention
+            expected = ref.multi_query_attention(X, W_q, W_k, W_v, W_o, h, mask)
+        else:
+            expected = ref.grouped_query_attention(X, W_q, W_k, W_v, W_o, h, kv, mask)
+        return expected, mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask)
+
+    def judge(self, call, got):
+        expected, known = self.catalogue(call)
+        compare_pair(
+            self.name,
+            got,
+            expected,
+            known,
+            "the attention weights (..., n_heads, T, T)",
+            precision((*call.args, got)),  # float32 in or out: float32's tolerance
+        )
+
+    def verdict(self, calls, outcomes):
+        """As every check; a shape error where K/V heads are fewer than query heads is explained.
+
+        A function that gives every query head a K/V head of its own (or
+        forgets to repeat the K/V heads) meets numpy's broadcasting or matmul
+        error as soon as n_kv_heads < n_heads: the error says so, with how to
+        share.
+        """
+        explained = []
+        for call, outcome in zip(calls, outcomes, strict=False):
+            error = outcome.error
+            if error is not None and call.raises is None and " raised " in error:
+                h, kv = call.args[5], call.args[6]
+                if kv < h and any(w in error.split(" raised ", 1)[1] for w in SHAPE_ERRORS):
+                    hint = NOT_SHARED.format(kv=kv, h=h, g=h // kv)
+                    outcome = Outcome(error=f"{self.name}: {hint} ({error})")
+            explained.append(outcome)
+        super().verdict(calls, explained)

@@ -1,0 +1,187 @@
+"""Extension 5: cross-attention, queries from X and keys and values from C.
+
+Judged by the extensions' contract (EXTENSIONS.md): the contract's tolerance
+by the inputs' precision, warnings are errors, inputs must not change, and a
+ValueError (with a message) where n_heads does not divide d_model.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import reference as ref
+from ..examples import get_example
+from .core import Call, Check, batch_rng, per_head, precision, random_shape
+from .step12_gqa import as64, compare_pair
+
+
+def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
+    """``(hint, (wrong output, wrong weights))`` for the known mistakes of cross-attention.
+
+    A mistake that swaps the roles of ``X`` and ``C`` gives results of its own
+    shape (``T_q`` and ``T_k`` trade places), so it is named even where the
+    shapes differ from the reference's; it is None where it cannot run (the
+    mask or the values do not fit).
+    """
+    d_model = X.shape[-1]
+    d_k = d_model // h
+    M = per_head(mask)
+
+    def run(q=X, k=C, v=C, scale=None, axis=-1, masked=True, W_out=W_o):
+        Qh, Kh, Vh = (ref.split_heads(S @ W, h) for S, W in ((q, W_q), (k, W_k), (v, W_v)))
+        with np.errstate(all="ignore"):
+            Z = Qh @ Kh.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T_q, T_k)
+            try:
+                Z = Z + (M if masked else 0.0)
+                heads = ref.merge_heads(ref.softmax(Z, axis=axis) @ Vh)
+            except ValueError:  # these roles do not fit these shapes: a function raises
+                return None
+            A = ref.softmax(Z, axis=axis)
+            return (heads @ W_out if W_out is not None else heads), A
+
+    out = [
+        (
+            "the keys and values come from X: in cross-attention only the queries come from X; "
+            "K = C·W_K and V = C·W_V come from C.",
+            run(k=X, v=X),
+        ),
+        (
+            "the queries come from C and the keys and values from X: swap them back, "
+            "Q = X·W_Q, K = C·W_K, V = C·W_V.",
+            run(q=C, k=X, v=X),
+        ),
+        (
+            "the values come from X: V = C·W_V, like the keys (each weight is paid to a "
+            "position of C).",
+            run(v=X),
+        ),
+        (
+            "the keys come from X: K = C·W_K, like the values (the scores compare X's queries "
+            "with C's positions).",
+            run(k=X),
+        ),
+        (
+            "the output projection W_O is missing: multiply the concatenated heads by W_O.",
+            run(W_out=None),
+        ),
+        (
+            f"the scores are divided by √d_model = √{d_model}; each head divides by its own "
+            f"√d_k = √{d_k}.",
+            run(scale=math.sqrt(d_model)),
+        ),
+        ("the scores are not scaled: divide Q·Kᵀ by √d_k.", run(scale=1.0)),
+        (
+            "the softmax runs over the wrong axis: each row (one query of X) must sum to 1 over "
+            "the positions of C.",
+            run(axis=-2),
+        ),
+    ]
+    if mask is not None:
+        out.append(("the mask is ignored: add it to every head's scores.", run(masked=False)))
+    return out
+
+
+def _weights(rng, d: int, dtype=np.float64) -> tuple:
+    return tuple((rng.normal(size=(d, d)) / math.sqrt(d)).astype(dtype) for _ in range(4))
+
+
+def _call(X, C, Ws, h, mask=None) -> Call:
+    return Call((X, C, *Ws, h) if mask is None else (X, C, *Ws, h, mask))
+
+
+class CrossAttention(Check):
+    name = "cross_attention"
+    passed = (
+        "queries from X, keys and values from C; matches for T_q <, = and > T_k, every kind of "
+        "mask, batches, float32, and equals self-attention when C is X."
+    )
+    passed_hidden = "matches on random lengths, heads, batches, masks and precisions."
+    strict = True
+
+    def visible(self):
+        q, s = get_example("question"), get_example("simple")  # d_model = 8 both
+        Wq = (q.W_q, q.W_k, q.W_v, q.W_o)
+        b = batch_rng()
+        XB, CB = b.normal(size=(2, 3, 8)), b.normal(size=(2, 5, 8))
+        per_batch = np.where(b.random((2, 3, 5)) < 0.4, -np.inf, 0.0)  # (B, T_q, T_k)
+        perm = b.permutation(q.T)
+        X32, C32 = (b.normal(size=(2, n, 8)).astype(np.float32) for n in (4, 6))
+        W32 = tuple(W.astype(np.float32) for W in Wq)
+        X2 = b.normal(size=(2, 3, 4, 8))
+        C2 = b.normal(size=(2, 3, 5, 8))
+        Xe, Ce = b.normal(size=(5, 6)), b.normal(size=(7, 6))
+        return [
+            _call(s.X, q.X, Wq, 2),  # T_q = T_k: "The cat sat on the mat" reads the question
+            _call(s.X[:4], q.X, Wq, 2),  # T_q < T_k: "The cat sat on" reads the question
+            _call(q.X, s.X[:3], Wq, 2),  # T_q > T_k
+            _call(q.X, q.X[::-1], Wq, 4),  # T_q = T_k, 4 heads
+            _call(s.X[:4], q.X, Wq, 1),  # one head
+            _call(q.X[:1], s.X, Wq, 4),  # T_q = 1
+            _call(q.X, s.X[:1], Wq, 2),  # T_k = 1
+            _call(s.X[:4], q.X, Wq, 2, ref.padding_mask(4, q.T)),  # (1, T_k) padding
+            _call(XB, CB, _weights(b, 8), 4, ref.padding_mask(np.array([5, 2]), 5)),  # (B, 1, T_k)
+            _call(XB, CB, _weights(b, 8), 2, per_batch),  # (B, T_q, T_k)
+            _call(XB, CB, _weights(b, 8), 2, np.where(b.random((3, 5)) < 0.4, -np.inf, 0.0)),
+            _call(q.X, q.X, Wq, 2),  # = multi_head_self_attention
+            _call(q.X, q.X, Wq, 2, ref.causal_mask(q.T)),  # = causal self-attention
+            _call(s.X[:4], q.X[perm], Wq, 2),  # C's rows permuted (see the second call)
+            _call(X32, C32, W32, 4, ref.padding_mask(np.array([6, 3]), 6)),
+            _call(X2, C2, _weights(b, 8), 2, ref.padding_mask(np.array([[5, 1, 3], [2, 4, 5]]), 5)),
+            _call(XB, CB, _weights(b, 8), 4, ref.padding_mask(np.array([5, 0]), 5)),  # C all masked
+            Call(
+                (Xe, Ce, *_weights(b, 6), 4),
+                raises="ValueError",
+                context={"why": "n_heads = 4, which does not divide d_model = 6"},
+            ),
+        ]
+
+    def hidden(self, rng):
+        calls = []
+        for k in range(6):
+            h, d_k, T_q, T_k = (int(n) for n in rng.integers(1, 6, size=4))
+            d = h * d_k
+            lead = random_shape(rng)
+            dtype = np.float32 if k % 3 == 2 else np.float64
+            X = rng.normal(size=(*lead, T_q, d)).astype(dtype)
+            C = rng.normal(size=(*lead, T_k, d)).astype(dtype)
+            kind = ("none", "padding", "per batch", "2-D", "self", "padding")[k]
+            mask = None
+            if kind == "padding":
+                mask = ref.padding_mask(rng.integers(0, T_k + 1, size=lead), T_k)
+            elif kind == "per batch":
+                mask = np.where(rng.random((*lead, T_q, T_k)) < 0.3, -np.inf, 0.0)
+            elif kind == "2-D":
+                mask = np.where(rng.random((T_q, T_k)) < 0.3, -np.inf, 0.0)
+            elif kind == "self":
+                C, mask = X.copy(), ref.causal_mask(T_q)
+            calls.append(_call(X, C, _weights(rng, d, dtype), h, mask))
+        h = int(rng.integers(3, 6))
+        d = h * 2 + 1
+        X, W = rng.normal(size=(3, d)), rng.normal(size=(d, d))
+        why = f"n_heads = {h}, which does not divide d_model = {d}"
+        return [*calls, Call((X, X, W, W, W, W, h), raises="ValueError", context={"why": why})]
+
+    # -- verdict -------------------------------------------------------------
+    def catalogue(self, call):
+        if call.raises is not None:
+            return None, []
+        X, C, W_q, W_k, W_v, W_o, h, *rest = as64(call.args)
+        mask = rest[0] if rest else None
+        if X.shape == C.shape and np.array_equal(X, C):  # the contract: self-attention
+            expected = ref.multi_head_self_attention(X, W_q, W_k, W_v, W_o, h, mask)
+        else:
+            expected = ref.cross_attention(X, C, W_q, W_k, W_v, W_o, h, mask)
+        return expected, mistakes(X, C, W_q, W_k, W_v, W_o, h, mask)
+
+    def judge(self, call, got):
+        expected, known = self.catalogue(call)
+        compare_pair(
+            self.name,
+            got,
+            expected,
+            known,
+            "the attention weights (..., n_heads, T_q, T_k)",
+            precision((*call.args, got)),  # float32 in or out: float32's tolerance
+        )

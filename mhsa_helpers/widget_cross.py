@@ -1,0 +1,71 @@
+"""A live companion to extension 15: cross-attention as more or less of the memory C is visible.
+
+:class:`CrossWidget` lets the simple sentence ("The cat sat on the mat")
+read the question ("Where did the cat sit ?") and draws each head's
+``T_q × T_k`` weights, with one slider: how many positions of ``C`` are
+real (the rest are padding, hidden by ``padding_mask``). It runs the
+learner's own ``cross_attention`` (``functions=globals()``) only while its
+check passes, and says which function drew the picture
+(:class:`mhsa_helpers.widget_gqa.ExtensionWidget`).
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from . import reference as ref
+from . import svg
+from .examples import get_example
+from .plots import HEAD_COLOURS
+from .widget_gqa import ExtensionWidget
+
+__all__ = ["CrossWidget"]
+
+
+class CrossWidget(ExtensionWidget):
+    """Cross-attention of the simple sentence over the question; one slider, the memory length.
+
+    Parameters
+    ----------
+    functions : mapping, optional
+        The learner's functions (``globals()``), read afresh on every change.
+    n_heads : int
+        A divisor of d_model = 8.
+    length : int, optional
+        Initial number of visible positions of ``C`` (all by default).
+    """
+
+    name = "cross_attention"
+
+    def __init__(self, functions=None, n_heads: int = 2, length: int | None = None):
+        self.x, self.c = get_example("simple"), get_example("question")
+        self.n_heads = n_heads
+        T_k = self.c.T
+        self.length_w = widgets.IntSlider(
+            value=length or T_k, min=1, max=T_k, description="memory length"
+        )
+        super().__init__(functions, controls=(self.length_w,))
+        self.update()
+
+    def arguments(self) -> tuple:
+        """X the simple sentence, C the question, padded after the slider's length."""
+        x, c = self.x, self.c
+        mask = ref.padding_mask(self.length_w.value, c.T)  # (1, T_k): the padding of C
+        return (x.X, c.X, 2.0 * c.W_q, 2.0 * c.W_k, c.W_v, c.W_o, self.n_heads, mask)
+
+    def panels(self, result) -> tuple[list, str]:
+        _, A = result
+        shown = [
+            svg.Panel(
+                A[i],
+                f"head {i + 1}",
+                self.x.tokens,
+                self.c.tokens,
+                "query (X)",
+                "key (C)",
+                colour=HEAD_COLOURS[i % len(HEAD_COLOURS)],
+            )
+            for i in range(self.n_heads)
+        ]
+        n = self.length_w.value
+        return shown, f"X reads the first {n} of {self.c.T} positions of C"

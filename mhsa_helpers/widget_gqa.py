@@ -1,0 +1,156 @@
+"""A live companion to extension 12: the attention of every query head as n_kv_heads changes.
+
+:class:`GQAWidget` draws the weights of each query head on the question
+sentence, framed in the colour of the K/V head it reads, with one slider
+for ``n_kv_heads``. Like the explorer, it runs the learner's own
+``grouped_query_attention`` (``functions=globals()``) only while its check
+passes, and says which function drew the picture; the check itself is the
+explorer's (:meth:`mhsa_helpers.explorer.Explorer.check_of`, run once per
+function).
+
+:class:`ExtensionWidget` is the part the extensions' widgets share: the
+learner's function or the reference, the status line, the SVG picture.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ipywidgets as widgets
+import numpy as np
+
+from . import reference as ref
+from . import svg
+from .examples import get_example
+from .explorer import Explorer
+from .plots import HEAD_COLOURS
+
+__all__ = ["ExtensionWidget", "GQAWidget"]
+
+
+class ExtensionWidget:
+    """One function of an extension, drawn live: the learner's where its check passes.
+
+    Subclasses set :attr:`name`, build their controls, and define
+    :meth:`arguments` (the call for the current controls) and
+    :meth:`panels` (what to draw of the result).
+    """
+
+    name: str
+
+    def __init__(self, functions=None, controls=()):
+        self._source = functions if functions is not None else {}
+        self._checked = {}  # Explorer.check_of's cache: name -> (function, sentence)
+        self.status_w = widgets.HTML()
+        self.figure = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
+        for w in controls:
+            w.observe(lambda _change: self.update(), names="value")
+        self.widget = widgets.VBox([*controls, self.status_w, self.figure])
+
+    check_of = Explorer.check_of  # the explorer's check, once per function
+
+    def arguments(self) -> tuple:
+        """The arguments of the function for the current controls."""
+        raise NotImplementedError
+
+    def panels(self, result) -> tuple[list, str]:
+        """``(svg panels, picture label)`` for a result ``(output, weights)``."""
+        raise NotImplementedError
+
+    def compute(self) -> tuple:
+        """The result for the current controls, and the sentence that says who computed it."""
+        args = self.arguments()
+        expected = getattr(ref, self.name)(*args)
+        fn = self._source.get(self.name)
+        if not callable(fn):
+            return expected, f"The reference <code>{self.name}</code> (yours is not defined)."
+        failed = self.check_of(self.name, fn)
+        if failed is not None:
+            return expected, (
+                f"<span style='color:#D55E00'>The reference instead of your "
+                f"<code>{self.name}</code>, whose check fails: {failed}</span>"
+            )
+        try:
+            with np.errstate(all="ignore"):
+                got = fn(*args)
+            result = tuple(np.asarray(g, dtype=float) for g in got)
+        except Exception as exc:  # told to the learner, then the reference is drawn
+            return expected, (
+                f"<span style='color:#D55E00'>The reference instead of your "
+                f"<code>{self.name}</code>, which raised {type(exc).__name__}: {exc}</span>"
+            )
+        return result, f"Drawn with <b>your</b> <code>{self.name}</code> (its check passes)."
+
+    def update(self) -> None:
+        """Redraw the picture and the status line for the current controls."""
+        result, status = self.compute()
+        panels, label = self.panels(result)
+        self.figure.value = svg.grid(panels, svg.Scale(vmin=0.0, vmax=1.0), "weight", label)
+        self.status_w.value = status
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The live widget, plus the current picture (SVG) for static viewers."""
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data["image/svg+xml"] = self.figure.value
+        return bundle
+
+
+class GQAWidget(ExtensionWidget):
+    """Grouped-query attention on the question sentence: one slider, ``n_kv_heads``.
+
+    Parameters
+    ----------
+    functions : mapping, optional
+        The learner's functions (``globals()``), read afresh on every change.
+    n_heads : int
+        Query heads (a divisor of d_model = 8).
+    n_kv_heads : int
+        Initial number of K/V heads (a divisor of ``n_heads``).
+    """
+
+    name = "grouped_query_attention"
+
+    def __init__(self, functions=None, n_heads: int = 4, n_kv_heads: int = 2):
+        self.example = get_example("question")
+        d = self.example.d_model
+        self.n_heads, d_k = n_heads, d // n_heads
+        rng = np.random.default_rng(12)
+        # K/V head j reads columns j*d_k:(j+1)*d_k of these: n_kv_heads = n_heads is the layer
+        # of the example, scaled to show sharper weights
+        self.W_k = 2.0 * self.example.W_k + rng.normal(size=(d, d)) / math.sqrt(d)
+        self.W_v = self.example.W_v
+        self.kv_w = widgets.SelectionSlider(
+            options=[k for k in range(1, n_heads + 1) if n_heads % k == 0],
+            value=n_kv_heads,
+            description="K/V heads",
+        )
+        self.d_k = d_k
+        super().__init__(functions, controls=(self.kv_w,))
+        self.update()
+
+    def arguments(self) -> tuple:
+        """The question sentence, n_heads query heads, the slider's n_kv_heads K/V heads."""
+        e, kv = self.example, self.kv_w.value
+        cols = kv * self.d_k
+        W_q = 2.0 * e.W_q
+        return (e.X, W_q, self.W_k[:, :cols], self.W_v[:, :cols], e.W_o, self.n_heads, kv)
+
+    def panels(self, result) -> tuple[list, str]:
+        _, A = result
+        e, kv = self.example, self.kv_w.value
+        group = self.n_heads // kv
+        panels = [
+            svg.Panel(
+                A[i],
+                f"query head {i + 1} · K/V head {i // group + 1}",
+                e.tokens,
+                e.tokens,
+                "query",
+                "key",
+                colour=HEAD_COLOURS[(i // group) % len(HEAD_COLOURS)],
+            )
+            for i in range(self.n_heads)
+        ]
+        label = f"{self.n_heads} query heads sharing {kv} K/V heads"
+        return panels, label
