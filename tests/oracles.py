@@ -28,6 +28,8 @@ def keys(name: str) -> list[str]:
     """Every mistake the check of ``name`` catalogues on its visible or hidden calls."""
     found = {}
     for call in all_calls(name):
+        if call.raises is not None:
+            continue
         for hint, _ in CHECKS[name].catalogue(call)[1]:
             found.setdefault(mistake(hint), None)
     return list(found)
@@ -44,6 +46,10 @@ def _same(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
+#: Stands for the answer of a call that must raise (``Call.raises``).
+RAISES = object()
+
+
 def oracle(name: str, key: str):
     """The learner's ``name`` with mistake ``key``: right where the mistake changes nothing.
 
@@ -52,12 +58,18 @@ def oracle(name: str, key: str):
     """
     table = []
     for call in all_calls(name):
+        if call.raises is not None:  # a call that must raise: the mistake raises as asked
+            table.append((call, RAISES))
+            continue
         expected, known = CHECKS[name].catalogue(call)
         wrong = [w for h, w in known if mistake(h) == key and w is not None]
         table.append((call, wrong[0] if wrong else expected))
 
     def answer(*args, **kwargs):
-        return next(r for c, r in table if _same(c.args, args) and _same(c.kwargs, kwargs))
+        result = next(r for c, r in table if _same(c.args, args) and _same(c.kwargs, kwargs))
+        if result is RAISES:
+            raise ValueError(f"{name} was given inputs it cannot accept, as its check expects.")
+        return result
 
     answer.__name__ = name
     return answer

@@ -32,7 +32,8 @@ def same(a, b) -> bool:
 
 
 def test_the_catalogued_checks():
-    assert set(CATALOGUED) == {
+    """The core steps' checks (the extensions' own tests name theirs)."""
+    assert set(CATALOGUED) >= {
         "positional_encoding",
         "project_qkv",
         "split_heads",
@@ -51,6 +52,8 @@ def test_the_catalogued_checks():
 def test_every_hint_is_told_apart_on_some_visible_input(name):
     hints, told_apart = set(), set()
     for call in CHECKS[name].calls():
+        if call.raises is not None:
+            continue
         expected, known = CHECKS[name].catalogue(call)
         known = [(mistake(h), w) for h, w in known if w is not None]
         for hint, wrong in known:
@@ -96,6 +99,8 @@ def test_a_function_with_one_mistake_is_told_that_mistake(name, key):
 def test_the_oracles_answer_every_call():
     for name in CATALOGUED:
         for call in all_calls(name):
+            if call.raises is not None:
+                continue
             assert same(
                 oracle(name, "no such mistake")(*call.args, **call.kwargs),
                 CHECKS[name].catalogue(call)[0],
