@@ -292,9 +292,15 @@ def compare(
         )
     if np.isnan(got).any() and not np.isnan(expected).any():
         raise CheckFailed(f"{name}: {what} contains NaN where the reference has none.")
-    rtol, atol = tolerance(got, atol)
     with np.errstate(all="ignore"):
-        wrong = ~_isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+        if contract is not None:  # the entries outside the contract's tolerance
+            tol_a, tol_r = CONTRACT[contract]
+            scale = max(1.0, float(np.abs(expected[np.isfinite(expected)]).max(initial=0.0)))
+            wrong = ~(np.abs(got - expected) <= tol_a * scale + tol_r * np.abs(expected))
+            wrong &= ~((got == expected) | (np.isnan(got) & np.isnan(expected)))
+        else:
+            rtol, atol = tolerance(got, atol)
+            wrong = ~_isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     idx = tuple(int(i) for i in np.argwhere(wrong)[0])
     raise CheckFailed(
         f"{name}: {what} differs from the reference, first {where(idx, labels)}: "

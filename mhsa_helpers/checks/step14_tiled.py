@@ -264,7 +264,7 @@ class TiledAttention(Check):
             raise CheckFailed(f"{self.name}: its memory on {shape} could not be measured.")
         if outcome.peak >= MEMORY_LIMIT:
             raise CheckFailed(
-                f"{self.name}: on {shape} the call used {outcome.peak / 2**20:.0f} MiB at its "
+                f"{self.name}: on {shape}, the call used {outcome.peak / 2**20:.0f} MiB at its "
                 f"peak, more than 32 MiB (a quarter of one 4096 × 4096 matrix of float64): a "
                 "(T_q, T_k) array is built somewhere (the full scores, or a full causal mask). "
                 "Work on one block at a time: scores of shape (T_q, block_size), and only the "
