@@ -9,8 +9,6 @@
 # %% setup
 import tracemalloc
 
-import matplotlib.pyplot as plt
-
 from mhsa_helpers.plots import heads_figure, heatmap
 
 song = mh.get_example("song")

@@ -62,6 +62,7 @@ IN_PLACE = (
 
 
 def sqrt_d_model(d_model: int, d_k: int) -> str:
+    """The hint for scores divided by √d_model (it quotes the call's sizes)."""
     return (
         f"the scores are divided by √d_model = √{d_model}; each head divides by its own "
         f"√d_k = √{d_k}."

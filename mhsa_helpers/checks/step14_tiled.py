@@ -134,6 +134,7 @@ def _memory_expected(causal: bool) -> np.ndarray:
 
 
 def song_qkv():
+    """Q, K, V of the song (6 tokens, d = 4): the worked example of the visible check."""
     song = get_example("song")
     return ref.project_qkv(song.X, *song.weights[:3])
 
