@@ -7,10 +7,45 @@
 # step only computes the new token's query, key and value.
 
 # %% setup
+import matplotlib.pyplot as plt
+
+from mhsa_helpers.plots import heads_figure, heatmap
+
+song = mh.get_example("song")
 
 # %% [markdown]
+# ## 1. Row $t$ of causal attention only needs tokens $0 \dots t$
+#
+# With the causal mask, query $t$ sees keys $0 \dots t$ and nothing after:
+#
+# $$y_t = \operatorname{MHSA}(X_{0..t})_t = \operatorname{MHSA}(X)_t$$
+#
+# so the output for token $t$ is the same whether the layer is run on the whole
+# sentence or only on its first $t+1$ tokens. Below, the song's causal weights
+# (2 heads), and the check: each row computed from its prefix alone.
+
+# %%
+h = 2
+full, A = mh.multi_head_self_attention(song.X, *song.weights, h, mh.causal_mask(song.T))
+heads_figure(A, song.tokens, song.tokens, "causal attention per head", vmin=0, vmax=1)
+for t in range(song.T):
+    prefix, _ = mh.multi_head_self_attention(song.X[: t + 1], *song.weights, h, mh.causal_mask(t + 1))
+    print(f"row {t} ({song.tokens[t]!r}) from its prefix alone:", np.allclose(prefix[-1], full[t]))
+
+# %% [markdown]
+# ## 2. The cache: keys and values grow by one row per token
+#
+# Decoding token $t$ needs the keys and values of every earlier token. They
+# never change, so keep them: the new token adds one row at the end of each
+# head's $K$ and $V$ (axis $-2$), and only its own query is needed:
+#
 # $$K' = \begin{pmatrix} K \\ x W_K \end{pmatrix}, \quad V' = \begin{pmatrix} V \\ x W_V \end{pmatrix},
 # \quad y = \operatorname{concat}_i\!\left(\operatorname{softmax}\!\left(\frac{q^{(i)} {K'^{(i)}}^\top}{\sqrt{d_k}}\right) V'^{(i)}\right) W_O$$
+#
+# No mask: the new token is the last one, everything in the cache is its past.
+# The cache's layout is fixed: after tokens $0 \dots t$,
+# `K' == mh.split_heads(X[:t+1] @ W_k, n_heads)`, shape $(\dots, h, t+1, d_k)$.
+# The cache passed in must not change: build new arrays (`np.concatenate`).
 #
 # ### Exercise 13.1 — `decode_step`
 
@@ -46,3 +81,72 @@ def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
 
 
 # %% tests="decode_step"
+
+# %% [markdown]
+# ## 3. Token by token, with the course's `decode_step`
+#
+# Feed the song one token at a time, passing back the cache each step returns.
+# Left: head 1's cached keys after the last step (one row per token, in
+# order). Right: the weights each new token gave its cache, stacked row by
+# row; they are exactly the causal attention of section 1.
+
+# %%
+cache, ys, rows = None, [], []
+for t in range(song.T):
+    y, cache = mh.decode_step(song.X[t], cache, *song.weights, h)
+    q = mh.split_heads(song.X[t][None, :] @ song.W_q, h)  # (h, 1, d_k): the new query
+    w = mh.softmax(q @ cache[0].swapaxes(-1, -2) / np.sqrt(q.shape[-1]))[:, 0, :]  # (h, t+1)
+    rows.append(np.pad(w, ((0, 0), (0, song.T - t - 1))))
+    ys.append(y)
+    print(f"step {t}: cache K' of shape {cache[0].shape}")
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+heatmap(cache[0][0], song.tokens, [f"k{j}" for j in range(cache[0].shape[-1])], "head 1: cached K", ax=axes[0])
+heatmap(np.stack(rows, axis=1)[0], song.tokens, song.tokens, "head 1: weights, step by step", vmin=0, vmax=1, ax=axes[1])
+fig.tight_layout()
+print("outputs == rows of causal attention:", np.allclose(np.stack(ys), full))
+print("cache == split_heads(X @ W_k):", np.allclose(cache[0], mh.split_heads(song.X @ song.W_k, h)))
+print("weights == causal attention:", np.allclose(np.stack(rows, axis=1), A))
+
+# %% [markdown]
+# ## 4. Your `decode_step`, fed its own caches
+#
+# The graded check gives every step the cache the course computes; here your
+# function gets back its own cache at every step, on a batch of two sentences
+# with 3 heads, as a model would use it.
+
+# %%
+rng = np.random.default_rng(13)
+X = rng.normal(size=(2, 8, 6))
+Ws = [rng.normal(size=(6, 6)) / np.sqrt(6) for _ in range(4)]
+expected, _ = mh.multi_head_self_attention(X, *Ws, 3, mh.causal_mask(8))
+try:
+    cache, worst = None, 0.0
+    for t in range(8):
+        y, cache = decode_step(X[:, t], cache, *Ws, 3)
+        worst = max(worst, float(np.abs(y - expected[:, t]).max()))
+    print(f"max |your y - causal attention| over 8 steps: {worst:.1e}")
+    print("your cache K' == split_heads(X @ W_k):", np.allclose(cache[0], mh.split_heads(X @ Ws[1], 3)))
+except NotImplementedError:
+    print("decode_step is not implemented yet.")
+
+# %% [markdown]
+# ## 5. What the cache saves
+#
+# Without a cache, token $t$ recomputes the projections of all $t+1$ tokens
+# ($3(t+1)d^2$ multiplications) and the scores and sums of the whole prefix
+# ($2(t+1)^2 d$). With it, token $t$ projects itself ($4d^2$, with $W_O$) and
+# reads its cache ($2(t+1)d$):
+#
+# $$\text{no cache: } \sum_{t<T} \big(3(t+1)d^2 + 2(t+1)^2 d + (t+1) d^2\big), \qquad
+# \text{cache: } \sum_{t<T} \big(4d^2 + 2(t+1)d\big)$$
+#
+# The counts below come from these formulas (`benchmarks/bench_extensions.py`
+# measures the times).
+
+# %%
+d = 512
+for T in (128, 512, 2048):
+    t = np.arange(1, T + 1)
+    full_cost = int((3 * t * d * d + 2 * t * t * d + t * d * d).sum())
+    cached = int((4 * d * d + 2 * t * d).sum())
+    print(f"T = {T:4d}: {full_cost:.2e} vs {cached:.2e} multiplications, {full_cost / cached:5.0f}x fewer")

@@ -123,7 +123,10 @@ def call_each(name: str, fn, calls, around=None) -> list:
         kept = _copy((args, kwargs)) if strict else None
         guard = around() if around else None
         peak = None
-        with warnings.catch_warnings(), np.errstate(all="warn" if strict else "ignore"):
+        # strict: overflow, invalid value and divide by zero warn (and fail); underflow
+        # never does, as exp of a very negative score is 0 in correct code too
+        errstate = {"all": "warn", "under": "ignore"} if strict else {"all": "ignore"}
+        with warnings.catch_warnings(), np.errstate(**errstate):
             warnings.simplefilter("error" if strict else "ignore")
             try:
                 if options.get("memory"):

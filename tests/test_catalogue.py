@@ -50,6 +50,8 @@ def test_the_catalogued_checks():
         "grouped_query_attention",
         "cross_attention",
         "sliding_window_mask",
+        "decode_step",
+        "tiled_attention",
     }
 
 

@@ -1,0 +1,237 @@
+"""Extension 3: one decoding step with a KV cache (``decode_step``).
+
+Every call is independent: step ``t`` receives the cache that the reference
+gives for the tokens before it (``split_heads`` of the prefix's keys and
+values), so a wrong step is named at that step, and the cache the learner
+returns is compared after every step. Expected results come from causal
+multi-head self-attention over the prefix, not from the reference's
+``decode_step``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import reference as ref
+from ..examples import get_example
+from .core import (
+    AmbiguousMistake,
+    Call,
+    Check,
+    CheckFailed,
+    Outcome,
+    as_pair,
+    as_result,
+    batch_rng,
+    close,
+    compare,
+    precision,
+    random_shape,
+)
+
+PREPENDED = (
+    "the new position is put in front of the cache: append it at the end of axis -2, "
+    "np.concatenate([K, k], axis=-2), so that position t is row t."
+)
+NOT_GROWN = (
+    "the cache does not grow: only the new token's own key and value are kept and attended "
+    "to; concatenate them after the cached K and V and attend to all of them."
+)
+FIRST_ONLY = (
+    "the new token attends only to the first position, as with the first row of a causal "
+    "mask: the new token is the last one, it sees every cached position and itself, "
+    "with no mask."
+)
+NOT_ITSELF = (
+    "the new token does not attend to itself, as with a mask that also blocks the diagonal: "
+    "its own key and value belong in the cache before it attends."
+)
+UNSPLIT = (
+    "the cache holds X·W_K and X·W_V before splitting into heads: cache the heads, "
+    "shape (..., n_heads, t + 1, d_k), as split_heads gives them."
+)
+SWAPPED = "the cache is returned as (V', K'): return (K', V'), keys first."
+NO_W_O = "the output projection W_O is missing: multiply the concatenated heads by W_O."
+NOT_SCALED = "the scores are not scaled: divide q·Kᵀ by √d_k."
+IN_PLACE = (
+    "modified the cache passed in (in place): leave K and V as they are and build new arrays, "
+    "e.g. with np.concatenate."
+)
+
+
+def sqrt_d_model(d_model: int, d_k: int) -> str:
+    """The hint for scores divided by √d_model (it quotes the call's sizes)."""
+    return (
+        f"the scores are divided by √d_model = √{d_model}; each head divides by its own "
+        f"√d_k = √{d_k}."
+    )
+
+
+def step_calls(X, Ws, h: int, steps=None) -> list[Call]:
+    """One call per step ``t`` of the sequence ``X`` (..., T, d_model), the reference's cache in."""
+    T = X.shape[-2]
+    calls = []
+    for t in range(T) if steps is None else steps:
+        cache = None
+        if t > 0:
+            cache = tuple(ref.split_heads(X[..., :t, :] @ W, h) for W in Ws[1:3])
+        x = X[..., t, :].copy()
+        calls.append(Call((x, cache, *Ws, h), context={"X": X[..., : t + 1, :], "step": t}))
+    return calls
+
+
+def expected_of(call: Call):
+    """``(y, (K', V'))`` from causal multi-head self-attention over the prefix."""
+    _, _, W_q, W_k, W_v, W_o, h = call.args
+    X = call.context["X"]  # (..., t + 1, d_model)
+    T = X.shape[-2]
+    out, _ = ref.multi_head_self_attention(X, W_q, W_k, W_v, W_o, h, ref.causal_mask(T))
+    cache = tuple(ref.split_heads(X @ W, h) for W in (W_k, W_v))
+    return out[..., -1, :], cache
+
+
+def mistakes(call: Call) -> list:
+    """``(hint, (y, (K', V')) or None)`` for the known mistakes of one decoding step."""
+    x, cache, W_q, W_k, W_v, W_o, h = call.args
+    X = call.context["X"]
+    d_model = x.shape[-1]
+    d_k = d_model // h
+    t = X.shape[-2] - 1
+    q, k, v = (ref.split_heads(x[..., None, :] @ W, h) for W in (W_q, W_k, W_v))
+    K_old, V_old = cache if cache is not None else (k[..., :0, :], v[..., :0, :])
+    K, V = np.concatenate([K_old, k], axis=-2), np.concatenate([V_old, v], axis=-2)
+
+    def y(keys, values, scale=None, keep=None, W_out=W_o):
+        with np.errstate(all="ignore"):
+            Z = q @ keys.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, 1, n)
+            if keep is not None:
+                Z = np.where(keep, Z, -np.inf)
+            heads = ref.merge_heads(ref.softmax(Z) @ values)[..., 0, :]  # (..., d_model)
+            return heads @ W_out if W_out is not None else heads
+
+    right = y(K, V)
+    grown = t > 0  # on the first step several mistakes change nothing
+    prepended = tuple(np.concatenate([new, old], -2) for new, old in ((k, K_old), (v, V_old)))
+    position = np.arange(t + 1)
+    return [
+        (PREPENDED, (right, prepended) if grown else None),
+        (NOT_GROWN, (y(k, v), (k, v)) if grown else None),
+        (FIRST_ONLY, (y(K, V, keep=position == 0), (K, V)) if grown else None),
+        (NOT_ITSELF, (y(K, V, keep=position < t), (K, V))),
+        (UNSPLIT, (right, (X @ W_k, X @ W_v))),
+        (SWAPPED, (right, (V, K))),
+        (NO_W_O, (y(K, V, W_out=None), (K, V))),
+        (sqrt_d_model(d_model, d_k), (y(K, V, math.sqrt(d_model)), (K, V)) if h > 1 else None),
+        (NOT_SCALED, (y(K, V, 1.0), (K, V)) if d_k > 1 else None),
+    ]
+
+
+def _floating(name: str, got, what: str) -> np.ndarray:
+    arr = as_result(name, got, what)
+    if not np.issubdtype(arr.dtype, np.floating):
+        raise CheckFailed(f"{name}: {what} should be a floating array, but has dtype {arr.dtype}.")
+    return arr
+
+
+def _named_nan(name: str, got, known, contract) -> None:
+    """Name a catalogued mistake whose result has NaN where ``got`` has (compare cannot)."""
+    if not np.isnan(got).any():
+        return
+    hints = [h for h, w in known if w is not None and close(got, w, contract=contract)]
+    hints = list(dict.fromkeys(hints))
+    if len(hints) == 1:
+        raise CheckFailed(f"{name}: {hints[0]}")
+    if hints:
+        raise AmbiguousMistake(name, hints)
+
+
+class DecodeStep(Check):
+    name = "decode_step"
+    passed = (
+        "token by token, the song's outputs are the rows of causal attention and the cache "
+        "grows by one position at the end, at every step; batches, one head, float32 too."
+    )
+    passed_hidden = "matches at every step of random sequences, heads and batch axes."
+    strict = True
+
+    def visible(self):
+        song = get_example("song")
+        question = get_example("question")
+        rng = batch_rng()
+
+        def weights(d):
+            return tuple(rng.normal(size=(d, d)) / math.sqrt(d) for _ in range(4))
+
+        Xb, Wb = rng.normal(size=(2, 5, 6)), weights(6)
+        Xbb, Wbb = rng.normal(size=(2, 3, 4, 4)), weights(4)
+        X32 = song.X.astype(np.float32)
+        W32 = tuple(W.astype(np.float32) for W in song.weights)
+        return [
+            *step_calls(song.X, song.weights, 2),  # t = 0 (a sequence of length 1) … 5
+            *step_calls(Xb, Wb, 3, steps=(0, 4)),  # batch (2,): first token, then a prefix of 4
+            *step_calls(Xbb, Wbb, 2, steps=(2,)),  # batch (2, 3)
+            *step_calls(question.X, question.weights, 1, steps=(0, 3)),  # one head
+            *step_calls(X32, W32, 2, steps=(0, 5)),  # float32
+            Call(
+                (song.X[0], None, *song.weights, 3),
+                raises="ValueError",
+                context={"why": "n_heads = 3, which does not divide d_model = 4"},
+            ),
+        ]
+
+    def hidden(self, rng):
+        calls = []
+        for single in (False, False, True):
+            h, d_k = (int(n) for n in rng.integers(1, 4, size=2))
+            T = int(rng.integers(1, 6))
+            d = h * d_k
+            dtype = np.float32 if single else np.float64
+            X = rng.normal(size=(*random_shape(rng, 2), T, d)).astype(dtype)
+            Ws = tuple((rng.normal(size=(d, d)) / math.sqrt(d)).astype(dtype) for _ in range(4))
+            calls += step_calls(X, Ws, h)
+        d = 6
+        Ws = tuple(rng.normal(size=(d, d)) for _ in range(4))
+        why = f"n_heads = 4, which does not divide d_model = {d}"
+        calls.append(
+            Call((rng.normal(size=d), None, *Ws, 4), raises="ValueError", context={"why": why})
+        )
+        return calls
+
+    def catalogue(self, call):
+        if call.raises is not None:
+            return None, []
+        return expected_of(call), mistakes(call)
+
+    def verdict(self, calls, outcomes):
+        """As :meth:`Check.verdict`, naming a cache modified in place in the learner's terms."""
+        renamed = []
+        for call, outcome in zip(calls, outcomes, strict=False):
+            modified = outcome.error is not None and "modified an input in place" in outcome.error
+            if modified and call.args[1] is not None:
+                outcome = Outcome(error=f"{self.name} {IN_PLACE}")
+            renamed.append(outcome)
+        super().verdict(calls, renamed)
+
+    def judge(self, call, got):
+        expected, known = self.catalogue(call)
+        y, cache = as_pair(self.name, got, "y", "(K', V')")
+        if not isinstance(cache, tuple | list) or len(cache) != 2:
+            raise CheckFailed(f"{self.name}: return the cache as a pair (K', V') in (y, (K', V')).")
+        parts = [
+            _floating(self.name, p, w)
+            for p, w in zip((*cache, y), ("the cache K'", "the cache V'", "y"), strict=True)
+        ]
+        contract = precision((*call.args, *parts))
+        t = call.context["X"].shape[-2] - 1
+        whats = (
+            f"the cache K' after step {t} (shape (..., n_heads, {t + 1}, d_k))",
+            f"the cache V' after step {t} (shape (..., n_heads, {t + 1}, d_k))",
+            f"y at step {t}",
+        )
+        exp_parts = (*expected[1], expected[0])
+        for i, (got_i, exp_i, what) in enumerate(zip(parts, exp_parts, whats, strict=True)):
+            wrong = [(h, None if w is None else (*w[1], w[0])[i]) for h, w in known]
+            _named_nan(self.name, got_i, wrong, contract)
+            compare(self.name, got_i, exp_i, what, wrong, contract=contract)

@@ -1,0 +1,288 @@
+"""Extension 4: attention block by block over the keys, with an online softmax.
+
+Results are compared with ``attention_head(Q, K, V, mask)[0]`` (never with
+the reference's own ``tiled_attention``); the catalogue's wrong results come
+from one block loop with the mistake switched on. Two calls at T = 4096 are
+measured: their peak of traced memory must stay under 32 MiB, and sampled
+rows of their output are compared with attention computed for those rows.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from .. import reference as ref
+from ..examples import get_example
+from .core import (
+    Call,
+    Check,
+    CheckFailed,
+    Outcome,
+    batch_rng,
+    compare,
+    precision,
+    random_shape,
+)
+from .step13_kv_cache import _floating, _named_nan
+
+SUM_NOT_RESCALED = (
+    "the running sum ℓ is not rescaled when the maximum grows: multiply it by "
+    "exp(m_old - m_new) before adding the new block's sum."
+)
+OUTPUT_NOT_RESCALED = (
+    "the running output O is not rescaled when the maximum grows: multiply it by "
+    "exp(m_old - m_new) before adding the new block's exp(S - m_new)·V."
+)
+NEITHER_RESCALED = (
+    "neither the running sum nor the running output is rescaled when the maximum grows: "
+    "multiply both by exp(m_old - m_new) before adding the new block."
+)
+NO_SHIFT = (
+    "the scores are not shifted by the running maximum before exp, so exp overflows on "
+    "scores of hundreds: use exp(S - m_new), and rescale by exp(m_old - m_new)."
+)
+DIAGONAL = (
+    "the causal mask also blocks the diagonal (off by one): query i sees the keys j ≤ i, "
+    "itself included."
+)
+ONE_AHEAD = (
+    "the causal mask lets each query see the next key too (off by one): block the keys j > i."
+)
+LOCAL_INDEX = (
+    "the causal mask compares the query's position with the key's index inside its block: "
+    "key j of the block starting at s is at position s + j."
+)
+CAUSAL_IGNORED = "causal=True is ignored: block the keys after each query (j > i)."
+LAST_BLOCK = (
+    "the last, shorter block of keys is skipped: loop over range(0, T_k, block_size) and cut "
+    "the last block at T_k."
+)
+NOT_SCALED = "the scores are not scaled: divide Q·Kᵀ by √d_k."
+
+#: The memory bound of the contract: a quarter of one 4096 × 4096 float64 matrix.
+MEMORY_LIMIT = 32 << 20
+#: Output rows compared in the calls that measure memory.
+SAMPLED_ROWS = (0, 1, 127, 128, 129, 1000, 2047, 2048, 3333, 4095)
+
+
+def variant(Q, K, V, b, causal=False, **mistake):
+    """The block loop with at most one mistake switched on (warnings silenced)."""
+    with np.errstate(all="ignore"):
+        T_q, d_k = Q.shape[-2:]
+        T_k = K.shape[-2]
+        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+        m = np.full((*lead, T_q, 1), -np.inf)
+        l = np.zeros((*lead, T_q, 1))
+        O = np.zeros((*lead, T_q, V.shape[-1]))
+        rows = np.arange(T_q)[:, None]
+        stop = T_k - T_k % b if mistake.get("last_block") else T_k
+        scale = 1.0 if mistake.get("not_scaled") else math.sqrt(d_k)
+        for s in range(0, stop, b):
+            e = min(s + b, T_k)
+            S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / scale
+            if causal and not mistake.get("causal_ignored"):
+                cols = np.arange(e - s) if mistake.get("local_index") else np.arange(s, e)
+                blocked = cols > rows + mistake.get("ahead", 0)
+                if mistake.get("diagonal"):
+                    blocked = cols >= rows
+                S = np.where(blocked, -np.inf, S)
+            if mistake.get("no_shift"):
+                P = np.exp(S)
+                l, O = l + P.sum(axis=-1, keepdims=True), O + P @ V[..., s:e, :]
+                continue
+            m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+            shift = np.where(np.isneginf(m_new), 0.0, m_new)
+            P = np.exp(S - shift)
+            r = np.exp(m - shift)
+            l = (l if mistake.get("sum") else l * r) + P.sum(axis=-1, keepdims=True)
+            O = (O if mistake.get("out") else O * r) + P @ V[..., s:e, :]
+            m = m_new
+        if mistake.get("no_shift"):
+            return O / l
+        return np.divide(O, l, out=np.zeros_like(O), where=l > 0)
+
+
+def expected_of(Q, K, V, causal) -> np.ndarray:
+    """``attention_head(Q, K, V, mask)[0]``: the whole score matrix, for small inputs."""
+    mask = ref.causal_mask(Q.shape[-2]) if causal else None
+    return ref.attention_head(np.asarray(Q, float), K, V, mask)[0]
+
+
+def rows_of(Q, K, V, causal, rows) -> np.ndarray:
+    """Attention for the query ``rows`` only, each over its own keys (no T × T matrix)."""
+    out = []
+    for i in rows:
+        keys = slice(0, i + 1) if causal else slice(None)
+        z = K[keys] @ Q[i] / math.sqrt(Q.shape[-1])
+        w = np.exp(z - z.max())
+        out.append(w @ V[keys] / w.sum())
+    return np.array(out)
+
+
+def memory_inputs(causal: bool):
+    """Q, K, V of shape (4096, 64), float64, the same on every run."""
+    rng = np.random.default_rng(4096 + causal)
+    return tuple(rng.normal(size=(4096, 64)) for _ in range(3))
+
+
+@functools.cache
+def _memory_expected(causal: bool) -> np.ndarray:
+    return ref.tiled_attention(*memory_inputs(causal), 128, causal)
+
+
+def song_qkv():
+    """Q, K, V of the song (6 tokens, d = 4): the worked example of the visible check."""
+    song = get_example("song")
+    return ref.project_qkv(song.X, *song.weights[:3])
+
+
+class TiledAttention(Check):
+    name = "tiled_attention"
+    passed = (
+        "equals attention_head on the song for every block size, causal or not, on batches, "
+        "float32, large and growing scores; at T = 4096 it stays under 32 MiB."
+    )
+    passed_hidden = "equals attention_head on random shapes, block sizes and masks."
+    strict = True
+
+    def visible(self):
+        song = get_example("song")
+        Q, K, V = song_qkv()
+        labels = {"labels": ("query", song.tokens, "column", list(range(4)))}
+        rng = batch_rng()
+        calls = [Call((Q, K, V, b), context=labels) for b in (2, 4, 1, 6, 8)]
+        calls += [Call((Q, K, V, b), {"causal": True}, context=labels) for b in (2, 4)]
+        large = rng.normal(size=(4, 8))
+        grow = np.abs(rng.normal(size=(3, 4))) + 0.5
+        keys = np.arange(1, 9)[:, None] * np.ones((8, 4)) * 0.8  # scores grow key after key
+        calls += [
+            Call((rng.normal(size=(3, 4)), rng.normal(size=(7, 4)), rng.normal(size=(7, 4)), 3)),
+            Call((rng.normal(size=(1, 4)), rng.normal(size=(1, 4)), rng.normal(size=(1, 2)), 2)),
+            Call((rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 3)), 2)),
+            Call((*(rng.normal(size=(2, 3, 5, d)) for d in (4, 4, 2)), 2), {"causal": True}),
+            Call(
+                (*(rng.normal(size=(2, 7, 4)).astype(np.float32) for _ in range(3)), 3),
+                {"causal": True},
+            ),
+            Call((30 * large, 30 * rng.normal(size=(9, 8)), rng.normal(size=(9, 3)), 4)),
+            Call((grow, keys, rng.normal(size=(8, 2)), 2)),
+            Call((Q, K, V, 0), raises="ValueError", context={"why": "block_size = 0"}),
+        ]
+        for causal in (False, True):
+            calls.append(
+                Call(
+                    (*memory_inputs(causal), 128),
+                    {"causal": True} if causal else {},
+                    memory=True,
+                    context={"causal": causal},
+                )
+            )
+        return calls
+
+    def hidden(self, rng):
+        calls = []
+        for i in range(6):
+            lead = random_shape(rng, 2)
+            T_q, T_k = (int(n) for n in rng.integers(1, 10, size=2))
+            causal = i % 2 == 1
+            if causal:
+                T_k = T_q
+            d_k, d_v = (int(n) for n in rng.integers(1, 6, size=2))
+            b = int(rng.integers(1, T_k + 3))
+            dtype = np.float32 if i == 4 else np.float64
+            Q, K = (rng.normal(size=(*lead, n, d_k)).astype(dtype) for n in (T_q, T_k))
+            V = rng.normal(size=(*lead, T_k, d_v)).astype(dtype)
+            calls.append(Call((Q, K, V, b), {"causal": True} if causal else {}))
+        Q = 25 * rng.normal(size=(3, 6))  # scores of hundreds
+        calls.append(Call((Q, 25 * rng.normal(size=(10, 6)), rng.normal(size=(10, 2)), 3)))
+        calls.append(
+            Call((Q, Q, Q, 0), {"causal": True}, raises="ValueError", context={"why": "block 0"})
+        )
+        return calls
+
+    def catalogue(self, call):
+        if call.raises is not None:
+            return None, []
+        causal = call.kwargs.get("causal", False)
+        if call.memory:
+            return _memory_expected(causal), []
+        Q, K, V, b = call.args
+        T_k = K.shape[-2]
+        out = [
+            (SUM_NOT_RESCALED, variant(Q, K, V, b, causal, sum=True)),
+            (OUTPUT_NOT_RESCALED, variant(Q, K, V, b, causal, out=True)),
+            (NEITHER_RESCALED, variant(Q, K, V, b, causal, sum=True, out=True)),
+            (NO_SHIFT, variant(Q, K, V, b, causal, no_shift=True)),
+            (LAST_BLOCK, variant(Q, K, V, b, causal, last_block=True) if T_k % b else None),
+            (NOT_SCALED, variant(Q, K, V, b, causal, not_scaled=True) if Q.shape[-1] > 1 else None),
+        ]
+        if causal:
+            out += [
+                (DIAGONAL, variant(Q, K, V, b, causal, diagonal=True)),
+                (ONE_AHEAD, variant(Q, K, V, b, causal, ahead=1)),
+                (LOCAL_INDEX, variant(Q, K, V, b, causal, local_index=True) if b < T_k else None),
+                (CAUSAL_IGNORED, variant(Q, K, V, b, causal, causal_ignored=True)),
+            ]
+        return expected_of(Q, K, V, causal), out
+
+    def verdict(self, calls, outcomes):
+        """As :meth:`Check.verdict`; an overflow on scores of hundreds names the missing shift."""
+        renamed = []
+        for outcome in outcomes:
+            error = outcome.error or ""
+            if "RuntimeWarning: overflow" in error:
+                outcome = Outcome(error=f"{self.name}: {NO_SHIFT} ({error})")
+            renamed.append(outcome)
+        super().verdict(calls, renamed)
+
+    def judge(self, call, got):
+        if call.memory:
+            self.judge_memory(call, got)
+            return
+        expected, known = self.catalogue(call)
+        got = _floating(self.name, got, "the output (..., T_q, d_v)")
+        contract = precision((*call.args, got))
+        _named_nan(self.name, got, known, contract)
+        compare(
+            self.name,
+            got,
+            expected,
+            "the output (..., T_q, d_v)",
+            known,
+            labels=call.context.get("labels"),
+            contract=contract,
+        )
+
+    def judge_memory(self, call, outcome: Outcome):
+        """The peak of traced memory under 32 MiB, and sampled rows right."""
+        Q, K, V, b = call.args
+        causal = call.kwargs.get("causal", False)
+        shape = f"Q, K and V of shape {Q.shape}, block_size={b}" + (", causal" if causal else "")
+        if outcome.peak is None or outcome.peak < 0:
+            raise CheckFailed(f"{self.name}: its memory on {shape} could not be measured.")
+        if outcome.peak >= MEMORY_LIMIT:
+            raise CheckFailed(
+                f"{self.name}: on {shape}, the call used {outcome.peak / 2**20:.0f} MiB at its "
+                f"peak, more than 32 MiB (a quarter of one 4096 × 4096 matrix of float64): a "
+                "(T_q, T_k) array is built somewhere (the full scores, or a full causal mask). "
+                "Work on one block at a time: scores of shape (T_q, block_size), and only the "
+                "block's part of the causal mask."
+            )
+        got = _floating(self.name, outcome.value, "the output (T_q, d_v)")
+        rows = list(SAMPLED_ROWS)
+        if got.shape != Q.shape[:-1] + V.shape[-1:]:
+            raise CheckFailed(
+                f"{self.name}: the output on {shape} should have shape "
+                f"{Q.shape[:-1] + V.shape[-1:]}, but has shape {got.shape}."
+            )
+        contract = precision((*call.args, got))
+        compare(
+            self.name,
+            got[rows],
+            rows_of(Q, K, V, causal, rows),
+            f"the output rows {rows} on {shape}",
+            contract=contract,
+        )
