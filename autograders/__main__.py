@@ -1,12 +1,15 @@
-"""Command line: ``python -m autograders {init-course,grade,install-kernel} …``."""
+"""Command line: ``python -m autograders COMMAND …``.
+
+Commands: ``init-course``, ``grade``, ``install-kernel``, ``instructor-ui``, ``student-ui``.
+"""
 
 import sys
 
-USAGE = "usage: python -m autograders {init-course,grade,install-kernel} …"
+USAGE = "usage: python -m autograders {init-course,grade,install-kernel,instructor-ui,student-ui} …"
 
 
 def main() -> int:
-    """Dispatch to ``init-course``, ``grade`` or ``install-kernel``; return the exit code."""
+    """Dispatch to a command of the course's grading tools; return the exit code."""
     command = sys.argv[1] if len(sys.argv) > 1 else None
     if command == "install-kernel":
         from autograders.kernel import install_kernel
@@ -21,6 +24,10 @@ def main() -> int:
         from autograders.grade import main as grade
 
         return grade(sys.argv[2:])
+    if command in ("instructor-ui", "student-ui"):
+        from autograders.lab import main as lab_ui
+
+        return lab_ui(sys.argv[2:], on=command == "instructor-ui")
     print(USAGE, file=sys.stderr)
     return 2
 

@@ -242,7 +242,7 @@ def autograde_steps() -> list:
     from autograders.verdicts import WriteVerdicts
 
     steps = Autograde().autograde_preprocessors
-    return [WriteVerdicts if step is Execute else step for step in steps]
+    return [WriteVerdicts if issubclass(step, Execute) else step for step in steps]
 
 
 def missing_notebooks(source: Path, submission: Path) -> list:

@@ -4,7 +4,8 @@ A submission that allocates without bound gets a MemoryError instead of
 taking the grading machine down, and one that prints without end gets its
 output cut instead of filling the grader's memory and the feedback. The
 course's nbgrader configuration forces this kernel (``mhsa-grader``) for every
-notebook, whatever kernelspec the submission names.
+notebook ``nbgrader autograde`` runs, whatever kernelspec the submission names
+(:mod:`autograders.execute`); a learner's Validate keeps the notebook's kernel.
 
 Install it once per environment with ``python -m autograders install-kernel``
 (the class-scale ``grade`` command does it by itself).

@@ -10,6 +10,7 @@ from pathlib import Path
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import GetGrades
 
+from autograders.execute import autograde_preprocessors
 from autograders.feedback import HideHiddenTests
 from autograders.kernel import KERNEL_NAME
 
@@ -27,11 +28,15 @@ c.CourseDirectory.course_id = "mhsa"
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearOutput.enabled = True
 
-# Grading: the grading kernel (memory limit, output cap; install it with
-# `python -m autograders install-kernel`) is forced whatever kernelspec a
-# submission names; a per-cell time limit stops endless loops; edited test
-# cells are overwritten and deleted ones put back from the gradebook.
-c.Execute.kernel_name = KERNEL_NAME
+# Grading: autograding runs notebooks in the grading kernel (memory limit,
+# output cap; install it with `python -m autograders install-kernel`) whatever
+# kernelspec a submission names. Only autograding: GradingExecute stands in
+# Autograde's pipeline for Execute, which Validate (a learner's button in
+# JupyterLab, where there is no grading kernel) keeps with the notebook's own
+# kernel. A per-cell time limit stops endless loops, in both; edited test cells
+# are overwritten and deleted ones put back from the gradebook.
+c.Autograde.autograde_preprocessors = autograde_preprocessors()
+c.GradingExecute.kernel_name = KERNEL_NAME
 c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
 c.Autograde.sanitize_ingested = True

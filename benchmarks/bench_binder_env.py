@@ -41,7 +41,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         repo = tmp / "repo"
-        for name in ("binder", "mhsa_helpers", "autograders", "pyproject.toml", "README.md"):
+        for name in (
+            "binder",
+            "jupyter-config",
+            "mhsa_helpers",
+            "autograders",
+            "pyproject.toml",
+            "README.md",
+        ):
             src = ROOT / name
             (shutil.copytree if src.is_dir() else shutil.copy)(src, repo / name)
         venv = tmp / "venv"

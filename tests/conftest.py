@@ -1,6 +1,26 @@
-"""Test-wide settings: property tests draw the same examples on every run (CI included)."""
+"""Test-wide settings and the learner's environments, each built once per test session.
 
+Property tests draw the same examples on every run (CI included).
+"""
+
+import pytest
 from hypothesis import settings
 
 settings.register_profile("course", derandomize=True, deadline=None)
 settings.load_profile("course")
+
+
+@pytest.fixture(scope="session")
+def readme_env(tmp_path_factory):
+    """A fresh copy installed with the README's first command (without starting JupyterLab)."""
+    from tests.environments import build_readme_env
+
+    return build_readme_env(tmp_path_factory.mktemp("readme"))
+
+
+@pytest.fixture(scope="session")
+def binder_env(tmp_path_factory):
+    """A fresh copy and a fresh virtual environment built exactly as binder/ says."""
+    from tests.environments import build_binder_env
+
+    return build_binder_env(tmp_path_factory.mktemp("binder"))

@@ -219,3 +219,213 @@ def explorer_parts(page, index: int = -1):
         return group.get_by_role("button", name=label, exact=True)
 
     return figure, status, button
+
+
+# --------------------------------------------------------------------------
+# A learner's JupyterLab: started from an environment as the README or Binder
+# starts it, and what a learner sees and clicks in it.
+# --------------------------------------------------------------------------
+@contextmanager
+def lab_in_environment(python: Path, cwd: Path, env: dict, tmp: Path, timeout: float = 120):
+    """Run ``python -m jupyter lab`` in ``cwd`` (its root too); yield its base URL.
+
+    As a learner starts it from the repository (Validate reads nbgrader's
+    configuration there), with the user's own Jupyter directories empty and
+    apart, so what JupyterLab shows comes from the environment alone (no
+    user settings: the news pop-up is the environment's business too).
+    """
+    tmp.mkdir(parents=True, exist_ok=True)
+    env = dict(env)
+    env.update(
+        HOME=str(tmp / "home"),
+        JUPYTER_CONFIG_DIR=str(tmp / "home" / ".jupyter"),
+        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(tmp / "user-settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
+    )
+    (tmp / "home").mkdir(exist_ok=True)
+    port = free_port()
+    cmd = [
+        str(python),
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        f"--ServerApp.root_dir={cwd}",
+        "--LabApp.expose_app_in_browser=True",
+    ]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log_path = tmp / "jupyterlab.log"
+    log = open(log_path, "w")
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited: {log_path.read_text()}")
+            try:
+                _get(f"{base}/api/status")
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"JupyterLab did not answer in {timeout:.0f} s: {log_path.read_text()}"
+                    ) from None
+                time.sleep(0.3)
+        yield base
+    finally:
+        try:
+            for k in _get(f"{base}/api/kernels"):
+                req = urllib.request.Request(f"{base}/api/kernels/{k['id']}", method="DELETE")
+                urllib.request.urlopen(req, timeout=10).close()
+        except OSError:
+            pass
+        stop(proc)
+        log.close()
+
+
+@contextmanager
+def chromium_browser():
+    """Debian's Chromium through Playwright; pages come from ``browser.new_page()``."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def open_lab(page, url: str, timeout_ms: int = 120_000) -> None:
+    """Go to ``url`` (a /lab page) and wait until JupyterLab has restored its layout."""
+    page.goto(url)
+    page.wait_for_function("() => window.jupyterapp !== undefined", timeout=timeout_ms)
+    page.evaluate("() => window.jupyterapp.restored")
+
+
+def open_notebook(page, base: str, path: str, timeout_ms: int = 120_000):
+    """Open a notebook in JupyterLab, wait for its kernel; return the notebook panel's locator."""
+    open_lab(page, f"{base}/lab/tree/{path}", timeout_ms)
+    page.wait_for_function(
+        "(path) => { const w = window.jupyterapp.shell.currentWidget;"
+        " return w && w.context && w.context.path === path && w.sessionContext.session"
+        " && w.sessionContext.session.kernel; }",
+        arg=path,
+        timeout=timeout_ms,
+    )
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
+    panel_id = page.evaluate("() => window.jupyterapp.shell.currentWidget.id")
+    return page.locator(f"[id='{panel_id}']")
+
+
+def click_validate(page, panel, timeout_ms: int = 300_000) -> tuple[str, float]:
+    """Click the notebook toolbar's Validate; return the result dialog's text and the seconds.
+
+    The seconds run from the click until the dialog shows; the dialog is closed after.
+    """
+    button = panel.locator(".jp-Toolbar-item .jp-ToolbarButtonComponent", has_text="Validate")
+    button.wait_for(state="visible", timeout=timeout_ms)
+    dialog = page.locator(".jp-Dialog")
+    t0 = time.monotonic()
+    button.click()
+    dialog.wait_for(state="visible", timeout=timeout_ms)
+    seconds = time.monotonic() - t0
+    text = dialog.inner_text()
+    return text, seconds
+
+
+def close_dialog(page) -> None:
+    """Dismiss the open dialog with its accept button; wait until it is gone."""
+    page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
+    page.locator(".jp-Dialog").wait_for(state="detached", timeout=30_000)
+
+
+def menu_items(page, menu: str, screenshot: Path | None = None) -> list[str]:
+    """The labels of a main menu's items, read by opening the menu; the menu is closed after.
+
+    With ``screenshot``, the page is photographed there with the menu open.
+    """
+    page.locator(".lm-MenuBar-itemLabel", has_text=menu).click()
+    page.locator(".lm-Menu").first.wait_for(state="visible", timeout=30_000)
+    labels = page.locator(".lm-Menu .lm-Menu-item:not(.lm-mod-hidden) .lm-Menu-itemLabel")
+    items = [t.strip() for t in labels.all_inner_texts() if t.strip()]
+    if screenshot is not None:
+        page.screenshot(path=str(screenshot))
+    page.keyboard.press("Escape")
+    page.locator(".lm-Menu").first.wait_for(state="detached", timeout=30_000)
+    return items
+
+
+def plugin_manager_rows(page, query: str, timeout_ms: int = 60_000) -> dict:
+    """JupyterLab's Plugin Manager filtered by ``query``, its disclaimer ticked.
+
+    Returns {plugin: {"enabled": checkbox ticked, "toggleable": checkbox usable,
+    "locked": the lock sign shown}} for the plugins whose names contain ``query``
+    (the rows the filter shows). The panel stays open.
+    """
+    panel_id = page.evaluate(
+        """async (query) => {
+            await window.jupyterapp.commands.execute('pluginmanager:open', {query});
+            return window.jupyterapp.shell.currentWidget.id;
+        }""",
+        query,
+    )
+    pm = page.locator(f"[id='{panel_id}'] .jp-pluginmanager")
+    rows = pm.locator(f"tr.jp-sortable-table-tr[data-key*='{query}']")
+    rows.first.wait_for(state="visible", timeout=timeout_ms)
+    disclaimer = pm.locator("input.jp-pluginmanager-Disclaimer-checkbox")
+    if not disclaimer.is_checked():
+        disclaimer.check()
+    # with the disclaimer acknowledged, only locked plugins keep a disabled checkbox
+    page.wait_for_function(
+        "(id) => Array.from(document.getElementById(id).querySelectorAll('tr input'))"
+        ".every(i => !i.disabled || i.title.includes('locked'))",
+        arg=panel_id,
+        timeout=timeout_ms,
+    )
+    out = {}
+    for row in rows.all():
+        name = row.get_attribute("data-key")
+        box = row.locator("input[type=checkbox]")
+        out[name] = {
+            "enabled": box.is_checked(),
+            "toggleable": box.is_enabled(),
+            "locked": row.locator("[data-icon='ui-components:lock']").count() > 0,
+        }
+    return out
+
+
+def toasts(page) -> list[str]:
+    """The texts of the notifications JupyterLab shows now (its toasts)."""
+    return page.locator(".Toastify__toast").all_inner_texts()
+
+
+def notification_count(page) -> int:
+    """The number in the status bar's notification indicator."""
+    return int(page.locator(".jp-Notification-Status").inner_text().strip() or 0)
+
+
+def lab_fetch(page, path: str, method: str = "GET", body=None) -> tuple[int, str]:
+    """(status, text) of a request to the server from the page, with its XSRF token."""
+    return tuple(
+        page.evaluate(
+            """async ([path, method, body]) => {
+                const xsrf = (document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || '';
+                const r = await fetch(path, {method, headers: {'X-XSRFToken': xsrf,
+                    'Content-Type': 'application/json'},
+                    body: body === null ? undefined : JSON.stringify(body)});
+                return [r.status, await r.text()];
+            }""",
+            [path, method, body],
+        )
+    )

@@ -5,80 +5,22 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
+from tests.environments import ROOT, fresh_copy, pins, readme_first_command, sh
 from tests.lab_harness import free_port, stop
 
 pytestmark = pytest.mark.slow  # fresh environments, repo2docker, JupyterLab
 
-ROOT = Path(__file__).resolve().parents[1]
-TRACKED = [
-    "binder",
-    "mhsa_helpers",
-    "autograders",
-    "notebooks",
-    "solutions",
-    "pyproject.toml",
-    "README.md",
-    "requirements.txt",
-    "nbgrader_config.py",
-]
 BADGE = re.compile(r"https://mybinder\.org/v2/gh/[\w.-]+/[\w.-]+/HEAD\?urlpath=lab/tree/(\S+?)\)")
-
-
-def fresh_copy(dest: Path) -> Path:
-    for name in TRACKED:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(
-                src,
-                dest / name,
-                ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", ".ipynb_checkpoints"),
-            )
-        else:
-            shutil.copy(src, dest / name)
-    return dest
-
-
-def pins(path: Path) -> dict:
-    out = {}
-    for line in path.read_text().splitlines():
-        line = line.split("#")[0].strip()
-        if "==" in line:
-            name, version = line.split("==")
-            out[name.lower()] = version
-    return out
-
-
-def sh(cmd, cwd, env, timeout=900):
-    proc = subprocess.run(
-        cmd,
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        shell=isinstance(cmd, str),
-    )
-    assert proc.returncode == 0, f"{cmd}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return proc.stdout + proc.stderr
-
-
-def isolated_env(tmp: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "VIRTUAL_ENV"))}
-    home = tmp / "home"
-    home.mkdir(exist_ok=True)
-    env.update(
-        HOME=str(home), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), PIP_DISABLE_PIP_VERSION_CHECK="1"
-    )
-    return env
+NBGRADER_LAB = "@jupyter/nbgrader"
+INSTRUCTOR_PLUGINS = ("formgrader", "create-assignment", "course-list")
+STUDENT_PLUGINS = ("assignment-list", "validate-assignment")
 
 
 def test_binder_pins_match_requirements():
@@ -107,38 +49,33 @@ def test_repo2docker_dockerfile_uses_our_files(tmp_path):
     assert "python=3.11" in out
 
 
-@pytest.fixture(scope="module")
-def binder_env(tmp_path_factory):
-    """A fresh virtual environment built exactly as binder/ says."""
-    tmp = tmp_path_factory.mktemp("binder")
-    repo = fresh_copy(tmp / "repo")
-    env = isolated_env(tmp)
-    venv = tmp / "venv"
-    sh([sys.executable, "-m", "venv", str(venv)], tmp, env)
-    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
-    sh(["pip", "install", "-q", "-r", "binder/requirements.txt"], repo, env)
-    sh(["bash", "binder/postBuild"], repo, env)
-    return repo, venv, env
-
-
-def test_binder_student_side_only(binder_env):
-    repo, venv, env = binder_env
-    labs = sh(["jupyter", "labextension", "list"], repo, env)
+@pytest.mark.parametrize("which", ["readme", "binder"])
+def test_student_side_only(which, request):
+    """nbgrader's student side in both environments: instructor plugins disabled and locked."""
+    repo, venv, env = request.getfixturevalue(f"{which}_env")
+    labs = re.sub(r"\x1b\[[0-9;]*m", "", sh(["jupyter", "labextension", "list"], repo, env))
     disabled = labs.split("Disabled extensions:")[-1] if "Disabled extensions:" in labs else ""
-    for plugin in ("formgrader", "create-assignment", "course-list"):
-        assert f"@jupyter/nbgrader:{plugin}" in disabled, plugin
-    for plugin in ("assignment-list", "validate-assignment"):
-        assert f"@jupyter/nbgrader:{plugin}" not in disabled, plugin
+    nbgrader = next(line for line in labs.splitlines() if f"{NBGRADER_LAB} v" in line)
+    locked = nbgrader.split("(plugins:")[-1] if "locked)" in nbgrader else ""
+    for plugin in INSTRUCTOR_PLUGINS:
+        assert f"{NBGRADER_LAB}:{plugin}" in disabled, plugin
+        assert f"{NBGRADER_LAB}:{plugin}" in locked, plugin
+    for plugin in STUDENT_PLUGINS:
+        assert f"{NBGRADER_LAB}:{plugin}" not in disabled, plugin
+        assert f"{NBGRADER_LAB}:{plugin}" not in locked, plugin
     assert re.search(r"@jupyter-widgets/jupyterlab-manager\S* v[\d.]+ \S*enabled", labs)
     servers = re.sub(
         r"\x1b\[[0-9;]*m", "", sh(["jupyter", "server", "extension", "list"], repo, env)
     )
     assert re.search(r"nbgrader\.server_extensions\.formgrader\s+disabled", servers)
+    assert re.search(r"nbgrader\.server_extensions\.course_list\s+disabled", servers)
     assert re.search(r"nbgrader\.server_extensions\.validate_assignment\s+enabled", servers)
     assert re.search(r"nbgrader\.server_extensions\.assignment_list\s+enabled", servers)
-    overrides = json.loads((venv / "share/jupyter/lab/settings/overrides.json").read_text())
+    settings = venv / "share/jupyter/lab/settings/overrides.d/mhsa-course.json"
+    overrides = json.loads(settings.read_text())
     assert overrides["@jupyterlab/notebook-extension:tracker"]["autoStartDefaultKernel"]
     assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+    assert overrides["@jupyterlab/apputils-extension:notification"]["checkForUpdates"] is False
 
 
 def test_binder_env_runs_the_start_here_notebook(binder_env, tmp_path):
@@ -166,13 +103,15 @@ def test_binder_env_runs_the_start_here_notebook(binder_env, tmp_path):
     assert "exercises pass" in text
 
 
-def test_readme_first_command_starts_jupyterlab(tmp_path):
-    readme = (ROOT / "README.md").read_text()
-    first = re.search(
-        r"```bash\n(python3 -m venv .venv && .*requirements\.txt.*jupyter lab.*)\n", readme
-    ).group(1)
-    repo = fresh_copy(tmp_path / "repo")
-    env = isolated_env(tmp_path)
+def test_readme_first_command_starts_jupyterlab(readme_env, tmp_path):
+    """The README's first command, exactly as written, on the fresh copy it installed.
+
+    ``readme_env`` ran the command up to ``jupyter lab``; here all of it runs again
+    (pip finds everything installed), and JupyterLab must answer.
+    """
+    first = readme_first_command()
+    repo, env = readme_env.repo, {k: v for k, v in readme_env.env.items() if k != "PATH"}
+    env["PATH"] = os.environ["PATH"]  # the learner's shell: no environment active
     port = free_port()
     conf = tmp_path / "jupyter-config"
     conf.mkdir()

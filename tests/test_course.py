@@ -102,6 +102,13 @@ def test_graded_cells_carry_the_registrys_ids_and_points():
 # here every listed mistake goes through a real kernel and nbgrader, proving that the
 # notebook's test cell carries its own hint into the graded notebook.
 DELIVERED = sorted(MISTAKES)
+# A right answer that says which program runs it: the grading kernel, whatever the notebook names.
+PROBE_STEM = "07_softmax"
+PROBE = "import sys\nprint('run by', sys.argv[0])\n" + (
+    nc.answer_cells(nbformat.read(str(nc.SOLUTIONS / f"{PROBE_STEM}.ipynb"), 4))[
+        "softmax_answer"
+    ].source
+)
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +122,7 @@ def graded(tmp_path_factory):
         nc.submit(course, f"m_{mistake}", {stem: nc.student_notebook(stem, {name: source})})
     stem, name, source = WARNING_BUT_CORRECT
     nc.submit(course, "warnings", {stem: nc.student_notebook(stem, {name: source})})
+    nc.submit(course, "probe", {PROBE_STEM: nc.student_notebook(PROBE_STEM, {"softmax": PROBE})})
     nc.nbgrader(course, "autograde", nc.ASSIGNMENT, "--force")
     return course, nc.scores(course)
 
@@ -146,6 +154,16 @@ def test_a_mistake_loses_marks_and_gets_its_hint(graded, mistake):
     score, max_score = s[f"m_{mistake}"][stem]
     assert score < max_score, (mistake, score, max_score)
     assert hint in nc.cell_outputs_text(course, f"m_{mistake}", stem), mistake
+
+
+@pytest.mark.slow
+def test_nbgrader_autograde_runs_submissions_in_the_grading_kernel(graded):
+    course, s = graded
+    text = nc.cell_outputs_text(course, "probe", PROBE_STEM)
+    program = text.split("run by ", 1)[1].split()[0]
+    assert program.endswith("autograders/kernel.py"), program
+    score, max_score = s["probe"][PROBE_STEM]
+    assert score == max_score > 0
 
 
 @pytest.mark.slow

@@ -1,0 +1,49 @@
+"""The course's nbgrader configuration, as nbgrader loads it from the repository root.
+
+The grading kernel (``mhsa-grader``) exists only where an instructor installed
+it, so only autograding may force it; Validate, which a learner clicks in
+JupyterLab, runs a notebook in the notebook's own kernel. The real runs are in
+tests/test_course.py (``nbgrader autograde``) and tests/test_student_lab.py
+(Validate in JupyterLab).
+"""
+
+from __future__ import annotations
+
+from nbgrader.converters import Autograde
+from nbgrader.preprocessors import Execute
+from nbgrader.validator import Validator
+from traitlets.config.loader import PyFileConfigLoader
+
+from autograders.execute import GradingExecute
+from autograders.kernel import KERNEL_NAME
+from tests.nbgrader_course import ROOT
+
+
+def course_config():
+    """What nbgrader (and its Validate handler, run in the repository root) loads."""
+    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+
+
+def execute_steps(steps) -> list:
+    return [step for step in steps if isinstance(step, type) and issubclass(step, Execute)]
+
+
+def test_autograde_executes_in_the_grading_kernel():
+    config = course_config()
+    steps = Autograde(config=config).autograde_preprocessors
+    assert execute_steps(steps) == [GradingExecute]
+    # the rest of nbgrader's pipeline, unchanged and in its order
+    default = Autograde().autograde_preprocessors
+    assert [GradingExecute if s is Execute else s for s in default] == steps
+    step = GradingExecute(config=config)
+    assert step.kernel_name == KERNEL_NAME
+    assert step.timeout == 60 and step.interrupt_on_timeout
+
+
+def test_validate_executes_in_the_notebooks_own_kernel():
+    config = course_config()
+    validator = Validator(config=config)
+    assert execute_steps(validator.preprocessors) == [Execute]
+    step = Execute(parent=validator)
+    assert step.kernel_name == ""  # nbclient then starts the kernel the notebook names
+    assert step.timeout == 60  # the course's cell time limit holds here too
