@@ -26,6 +26,7 @@ from . import reference as ref
 from . import svg
 from .examples import EXAMPLES, get_example
 from .exercises import names
+from .live import bundle, check_sentence
 from .plots import HEAD_COLOURS
 
 __all__ = ["STEPS", "USED", "Explorer"]
@@ -206,22 +207,7 @@ class Explorer:
 
     def check_of(self, name: str, fn) -> str | None:
         """The check's sentence on the learner's ``fn`` (None: it passes), once per ``fn``."""
-        cached = self._checked.get(name)
-        if cached is not None and cached[0] is fn:
-            return cached[1]
-        from .checks import CHECKS, CheckFailed
-        from .checks.core import run_calls
-
-        check = CHECKS[name]
-        calls = check.calls()
-        try:
-            with np.errstate(all="ignore"):
-                check.verdict(calls, run_calls(name, fn, calls))
-            sentence = None
-        except CheckFailed as exc:
-            sentence = str(exc)
-        self._checked[name] = (fn, sentence)
-        return sentence
+        return check_sentence(name, fn, self._checked)
 
     def _call(self, name, *args):
         """The learner's function where its check passes (or when asked), else the reference."""
@@ -499,7 +485,4 @@ class Explorer:
         JupyterLab prefers the widget view; where widgets are not live (a
         rendered notebook on a website) the picture is shown instead.
         """
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data["image/svg+xml"] = self.figure.value
-        return bundle
+        return bundle(self.widget, self.figure.value, **kwargs)

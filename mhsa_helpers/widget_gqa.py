@@ -5,7 +5,7 @@ sentence, framed in the colour of the K/V head it reads, with one slider
 for ``n_kv_heads``. Like the explorer, it runs the learner's own
 ``grouped_query_attention`` (``functions=globals()``) only while its check
 passes, and says which function drew the picture; the check itself is the
-explorer's (:meth:`mhsa_helpers.explorer.Explorer.check_of`, run once per
+explorer's (:func:`mhsa_helpers.live.check_sentence`, run once per
 function).
 
 :class:`ExtensionWidget` is the part the extensions' widgets share: the
@@ -22,7 +22,7 @@ import numpy as np
 from . import reference as ref
 from . import svg
 from .examples import get_example
-from .explorer import Explorer
+from .live import bundle, check_sentence
 from .plots import HEAD_COLOURS
 
 __all__ = ["ExtensionWidget", "GQAWidget"]
@@ -40,14 +40,16 @@ class ExtensionWidget:
 
     def __init__(self, functions=None, controls=()):
         self._source = functions if functions is not None else {}
-        self._checked = {}  # Explorer.check_of's cache: name -> (function, sentence)
+        self._checked = {}  # check_sentence's cache: name -> (function, sentence)
         self.status_w = widgets.HTML()
         self.figure = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
         for w in controls:
             w.observe(lambda _change: self.update(), names="value")
         self.widget = widgets.VBox([*controls, self.status_w, self.figure])
 
-    check_of = Explorer.check_of  # the explorer's check, once per function
+    def check_of(self, name: str, fn) -> str | None:
+        """The check's sentence on the learner's ``fn`` (None: it passes), once per ``fn``."""
+        return check_sentence(name, fn, self._checked)
 
     def arguments(self) -> tuple:
         """The arguments of the function for the current controls."""
@@ -90,10 +92,7 @@ class ExtensionWidget:
 
     def _repr_mimebundle_(self, **kwargs):
         """The live widget, plus the current picture (SVG) for static viewers."""
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data["image/svg+xml"] = self.figure.value
-        return bundle
+        return bundle(self.widget, self.figure.value, **kwargs)
 
 
 class GQAWidget(ExtensionWidget):

@@ -4,7 +4,7 @@ One slider, ``offset``: the song's tokens stand at positions ``offset …
 offset + T - 1``. The rotated tokens change with it, but their dot products
 (the scores of self-attention on rotated queries and keys) do not: they
 depend on ``m - n`` only. The learner's ``rotary_embedding`` is drawn where
-its check passes (:func:`mhsa_helpers.widget_sliding_window.learner_or_reference`).
+its check passes (:func:`mhsa_helpers.live.learner_or_reference`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numpy as np
 
 from . import svg
 from .examples import get_example
+from .live import bundle, learner_or_reference
 from .plots import DIVERGING
-from .widget_sliding_window import learner_or_reference
 
 __all__ = ["RopeWidget"]
 
@@ -62,7 +62,4 @@ class RopeWidget:
         self.status_w.value = status
 
     def _repr_mimebundle_(self, **kwargs):
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data["image/svg+xml"] = self.figure.value
-        return bundle
+        return bundle(self.widget, self.figure.value, **kwargs)

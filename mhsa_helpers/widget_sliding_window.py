@@ -3,8 +3,8 @@
 Like the explorer (:mod:`mhsa_helpers.explorer`) it draws SVG
 (:mod:`mhsa_helpers.svg`) and runs the learner's own ``sliding_window_mask``
 (``functions=globals()``) only while its check passes; otherwise the course's
-reference is drawn and the status line says why. :func:`learner_or_reference`
-is that rule, for any exercise (notebook 11's widget uses it too).
+reference is drawn and the status line says why
+(:func:`mhsa_helpers.live.learner_or_reference`).
 """
 
 from __future__ import annotations
@@ -15,38 +15,9 @@ import numpy as np
 from . import reference as ref
 from . import svg
 from .examples import get_example
+from .live import bundle, learner_or_reference
 
-__all__ = ["SlidingWindowWidget", "learner_or_reference"]
-
-
-def learner_or_reference(name: str, functions, cache: dict) -> tuple:
-    """``(function to draw with, status sentence)``: the learner's ``name`` where its check passes.
-
-    ``functions`` is read afresh (``globals()`` works); ``cache`` keeps each
-    function's verdict, so a check runs once per definition.
-    """
-    from .checks import CHECKS, CheckFailed
-    from .checks.core import run_calls
-
-    fn = dict(functions or {}).get(name)
-    if not callable(fn):
-        return getattr(ref, name), f"Drawn with the course's <code>{name}</code>."
-    if cache.get(name, (None,))[0] is not fn:
-        check = CHECKS[name]
-        calls = check.calls()
-        try:
-            with np.errstate(all="ignore"):
-                check.verdict(calls, run_calls(name, fn, calls))
-            cache[name] = (fn, None)
-        except CheckFailed as exc:
-            cache[name] = (fn, str(exc))
-    failed = cache[name][1]
-    if failed is None:
-        return fn, f"Drawn with <b>your</b> <code>{name}</code>."
-    return getattr(ref, name), (
-        f"<span style='color:#D55E00'>The course's <code>{name}</code> instead of yours, "
-        f"whose check fails: {failed}</span>"
-    )
+__all__ = ["SlidingWindowWidget"]
 
 
 class SlidingWindowWidget:
@@ -90,7 +61,4 @@ class SlidingWindowWidget:
         self.status_w.value = f"{status} The last token sees {seen} key(s)."
 
     def _repr_mimebundle_(self, **kwargs):
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data["image/svg+xml"] = self.figure.value
-        return bundle
+        return bundle(self.widget, self.figure.value, **kwargs)
