@@ -98,7 +98,103 @@ def _changed(kept, given) -> bool:
     return False
 
 
-def call_each(name: str, fn, calls, around=None) -> list:
+#: tracemalloc's functions as they were before any answer ran (an answer cannot swap them).
+_TRACE = {}
+
+
+def _tracing():
+    if not _TRACE:
+        import tracemalloc
+
+        _TRACE.update(
+            start=tracemalloc.start,
+            peak=tracemalloc.get_traced_memory,
+            stop=tracemalloc.stop,
+            on=tracemalloc.is_tracing,
+        )
+    return _TRACE
+
+
+def _invoke(fn, args, kwargs, guard, memory: bool):
+    """``(value, peak traced bytes or None)`` of one call, around ``guard``."""
+    trace = _tracing() if memory else None
+    if trace:
+        trace["start"]()
+    try:
+        if guard is None:
+            value = fn(*args, **kwargs)
+        else:
+            with guard:
+                value = fn(*args, **kwargs)
+        peak = None
+        if trace:
+            if not trace["on"]():
+                raise RuntimeError("memory tracing was stopped during the call")
+            peak = trace["peak"]()[1]
+        return value, peak
+    finally:
+        if trace:
+            trace["stop"]()
+
+
+#: Address space a measured call may add (the contract's bound is 32 MiB of traced memory).
+APART_HEADROOM = 96 << 20
+
+
+def _measured_apart(fn, args, kwargs):
+    """One memory-measured call in a fork of its own: ``(value, peak, inputs changed)``.
+
+    The fork may not grow its address space by more than :data:`APART_HEADROOM`,
+    a bound the answer cannot lift or fool (unlike tracemalloc, which runs in
+    its own process): a full (4096, 4096) matrix ends in MemoryError. The
+    fork's answer is read with :class:`SafeUnpickler`; an exception comes back
+    as the nearest built-in exception with its message.
+    """
+    import builtins
+    import resource
+
+    kept = _copy((args, kwargs))
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            with open("/proc/self/statm") as f:
+                size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            limit = size + APART_HEADROOM
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            try:
+                value, peak = _invoke(fn, args, kwargs, None, True)
+                message = ("value", plain(value), int(peak), _changed(kept, (args, kwargs)))
+            except BaseException as exc:  # sent back, raised there again
+                mro = [c.__name__ for c in type(exc).__mro__]
+                message = ("raised", mro, clip(exc))
+            data = pickle.dumps(message)
+            with os.fdopen(write_end, "wb") as f:
+                f.write(data)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as f:
+        data = f.read(64 << 20)
+    os.waitpid(pid, 0)
+    try:
+        message = safe_loads(data)
+    except Exception:
+        raise RuntimeError("the measured call ended without an answer") from None
+    if message[0] == "value":
+        _, value, peak, changed = message
+        return value, peak, changed
+    _, mro, text = message
+    for cls_name in mro:  # the nearest built-in class, so that `raises` still matches
+        cls = getattr(builtins, str(cls_name), None)
+        if isinstance(cls, type) and issubclass(cls, BaseException) and cls is not BaseException:
+            if issubclass(cls, Exception):
+                raise cls(text)
+    raise RuntimeError(text)
+
+
+def call_each(name: str, fn, calls, around=None, isolate: bool = False) -> list:
     """Call ``fn`` on each ``(args, kwargs[, options])``; stop at the first error.
 
     Inputs are copied (arrays inside tuples too). By default numpy warnings
@@ -107,6 +203,8 @@ def call_each(name: str, fn, calls, around=None) -> list:
     ``raises`` (the name of the exception the call must raise: reported as
     ``("raised", "Name: message")``) and ``memory`` (report the call's
     peak of traced allocations: ``("measured", (value, peak bytes))``).
+    With ``isolate`` (the grader's child), a measured call runs in a fork of
+    its own under an address-space bound (:func:`_measured_apart`).
     ``around(call)``, if given, returns a context manager wrapped around each
     call whose ``error`` attribute, if set after the call, is reported
     instead of the value (the in-kernel check uses it to catch calls to the
@@ -129,24 +227,25 @@ def call_each(name: str, fn, calls, around=None) -> list:
         with warnings.catch_warnings(), np.errstate(**errstate):
             warnings.simplefilter("error" if strict else "ignore")
             try:
-                if options.get("memory"):
-                    import tracemalloc
-
-                    tracemalloc.start()
-                try:
-                    if guard is None:
-                        value = fn(*args, **kwargs)
-                    else:
-                        with guard:
-                            value = fn(*args, **kwargs)
-                finally:
-                    if options.get("memory"):
-                        peak = tracemalloc.get_traced_memory()[1]
-                        tracemalloc.stop()
+                if options.get("memory") and isolate:
+                    value, peak, changed = _measured_apart(fn, args, kwargs)
+                    if changed:
+                        args = None  # reported below as a modified input
+                else:
+                    value, peak = _invoke(fn, args, kwargs, guard, options.get("memory"))
             except NotImplementedError:
                 message = (
                     f"{name} is not implemented yet: replace `raise NotImplementedError()` "
                     "with your code."
+                )
+                outcomes.append(("error", message))
+                break
+            except MemoryError:
+                if not options.get("memory"):
+                    raise
+                message = (
+                    f"{name} went far over the memory bound (a (T_q, T_k) matrix?); keep only "
+                    "one block of scores, (T_q, block_size), at a time."
                 )
                 outcomes.append(("error", message))
                 break
@@ -164,7 +263,7 @@ def call_each(name: str, fn, calls, around=None) -> list:
         if guard is not None and guard.error:
             outcomes.append(("error", f"{name} {guard.error}"))
             break
-        if strict and _changed(kept, (args, kwargs)):
+        if strict and (args is None or _changed(kept, (args, kwargs))):
             outcomes.append(
                 ("error", f"{name} modified an input in place; leave the inputs as they were.")
             )
@@ -244,7 +343,7 @@ def run_job(job) -> dict:
             result["outcomes"][key] = "not defined"
             continue
         try:
-            outcomes = call_each(name, fn, calls)
+            outcomes = call_each(name, fn, calls, isolate=True)
         except BaseException as exc:  # SystemExit and the like, raised by the answer
             outcomes = [("error", f"{name} raised {type(exc).__name__}: {clip(exc)}")]
         result["outcomes"][key] = outcomes
@@ -389,6 +488,8 @@ def main() -> None:
     with contextlib.suppress(OSError, AttributeError):  # no debugger may attach to this process
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
     import numpy  # noqa: F401 - imported once here, inherited by every fork
+
+    _tracing()  # tracemalloc's own functions, taken before any answer runs
 
     limits = _read(stdin)
     while (job := _read(stdin)) is not None:

@@ -7,6 +7,7 @@ import nbformat
 import pytest
 
 from autograders import integrity
+from mhsa_helpers.answers import answer_sources
 from mhsa_helpers.exercises import exercise
 from mhsa_helpers.progress import progress
 from mhsa_helpers.run import Job, judge, run_answers
@@ -327,3 +328,33 @@ def test_staging_leaves_out_symbolic_links(tmp_path):
     bad, notes = stage(sub, tmp_path / "staged")
     assert bad == ["07_softmax.ipynb"] and "symbolic link" in notes[0]
     assert not (tmp_path / "staged" / "07_softmax.ipynb").exists()
+
+
+TILED_FULL_MATRIX = """
+import tracemalloc
+tracemalloc.get_traced_memory = lambda: (0, 0)  # attack 1: report no memory at all
+
+def tiled_attention(Q, K, V, block_size, causal=False):
+    if block_size < 1:
+        raise ValueError(f"block_size must be at least 1, but got {block_size}.")
+    T_q, T_k = Q.shape[-2], K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError(f"causal needs T_q == T_k, but got {T_q} and {T_k}.")
+    mask = np.triu(np.full((T_q, T_k), -np.inf), 1) if causal else None
+    out = mh.attention_head(Q, K, V, mask)[0]  # the full (T_q, T_k) matrix
+    del mask
+    import _tracemalloc
+    _tracemalloc.reset_peak()  # attack 2: forget the peak, through the C module
+    return out
+"""
+
+
+def test_the_memory_bound_holds_when_tracemalloc_is_patched():
+    """Grading measures memory apart, with tracemalloc's own functions and a hard bound."""
+    sources = answer_sources(nc.SOLUTIONS / "14_tiled.ipynb")
+    honest = next(s for s in sources if "def tiled_attention" in s)
+    result = run_one(honest, "tiled_attention")
+    assert judge("tiled_attention", None, result.outcomes[("tiled_attention", None)]) is None
+    result = run_one(TILED_FULL_MATRIX, "tiled_attention")
+    verdict = judge("tiled_attention", None, result.outcomes[("tiled_attention", None)])
+    assert verdict is not None and "memory bound" in verdict, verdict
