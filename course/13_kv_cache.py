@@ -83,6 +83,22 @@ def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
 # %% tests="decode_step"
 
 # %% [markdown]
+# ### Try it: decoding the song token by token
+#
+# Move the slider "tokens decoded" (or press *Next token*; *Reset* goes back
+# to the first): each head's cached $K$ and $V$ gain one row per token (the
+# hatched rows are not decoded yet), the bars show the new token's weights
+# over its cache, and its output is compared with the same row of causal
+# multi-head self-attention over the whole sentence. Once its check above
+# passes, your `decode_step` decodes, fed its own caches (the line under the
+# slider says which function drew the picture).
+
+# %%
+from mhsa_helpers.widget_kv_cache import DecodeWidget
+
+DecodeWidget(functions=globals())
+
+# %% [markdown]
 # ## 3. Token by token, with the course's `decode_step`
 #
 # Feed the song one token at a time, passing back the cache each step returns.

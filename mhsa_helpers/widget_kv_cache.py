@@ -1,0 +1,294 @@
+"""A live companion of notebook 13: the song decoded token by token, its KV cache growing.
+
+:class:`DecodeWidget` feeds the song (2 heads) to ``decode_step`` one token
+at a time, passing back the cache each step returns, as a model would. A
+slider (and Next/Reset buttons) chooses how many tokens are decoded; the
+picture shows each head's cached K and V (one row per decoded token; rows
+not decoded yet are hatched), the new token's attention weights over the
+cache, and its output next to the same row of causal multi-head
+self-attention over the whole sentence, with the largest difference.
+
+The learner's ``decode_step`` (``functions=globals()``) is used only while
+its check passes (:func:`mhsa_helpers.live.learner_or_reference`); the
+status line says which function drew the picture.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import ipywidgets as widgets
+import numpy as np
+
+from . import reference as ref
+from . import svg
+from .examples import get_example
+from .live import bundle, learner_or_reference
+from .plots import HEAD_COLOURS
+
+__all__ = ["DecodeWidget", "decode_all"]
+
+CELL = 30.0  # pixels per cell: the values are printed in the cells
+TOP = 78.0  # the top of the cache panels
+
+
+def decode_all(fn, X, weights, n_heads: int) -> list[tuple]:
+    """Decode ``X`` token by token with ``fn``, feeding it its own caches.
+
+    Parameters
+    ----------
+    fn : callable
+        ``decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads)``.
+    X : ndarray of shape (T, d_model)
+    weights : tuple of four ndarrays (W_q, W_k, W_v, W_o)
+    n_heads : int
+
+    Returns
+    -------
+    steps : list of T tuples ``(y, K, V)``
+        The output of step ``t`` (shape ``(d_model,)``) and the cache it
+        returned (each of shape ``(n_heads, t + 1, d_k)``).
+
+    Raises
+    ------
+    ValueError
+        If a returned output or cache does not have the shape of the contract.
+    """
+    d_k = X.shape[-1] // n_heads
+    cache, steps = None, []
+    for t in range(X.shape[0]):
+        with np.errstate(all="ignore"):
+            y, cache = fn(X[t], cache, *weights, n_heads)
+        y = np.asarray(y, dtype=float)
+        K, V = (np.asarray(c, dtype=float) for c in cache)
+        want = (n_heads, t + 1, d_k)
+        if y.shape != (X.shape[-1],) or K.shape != want or V.shape != want:
+            raise ValueError(
+                f"at step {t} it returned y of shape {y.shape} and a cache of shapes "
+                f"{K.shape}, {V.shape}; expected {(X.shape[-1],)} and {want}."
+            )
+        steps.append((y, K, V))
+    return steps
+
+
+def _text(x: float, y: float, text: str, size: int = 12, **attrs) -> str:
+    extra = "".join(f" {k.replace('_', '-')}='{v}'" for k, v in attrs.items())
+    return f"<text x='{x:.1f}' y='{y:.1f}' font-size='{size}'{extra}>{escape(text)}</text>"
+
+
+def _not_yet_legend(y: float, what: str) -> list[str]:
+    """A swatch of the hatching and what it means here (not the explorer's "masked")."""
+    return [
+        f"<rect x='20' y='{y - 11}' width='14' height='14' fill='url(#blocked)' stroke='#555'/>",
+        _text(40, y, what),
+    ]
+
+
+class DecodeWidget:
+    """The song decoded token by token with ``decode_step``: the cache, the weights, the output.
+
+    Parameters
+    ----------
+    functions : mapping, optional
+        The learner's functions (``globals()``), read afresh on every change;
+        ``decode_step`` is used where its check passes.
+    tokens : int
+        The slider's first value: how many tokens are decoded (1 to T).
+    """
+
+    name = "decode_step"
+
+    def __init__(self, functions=None, tokens: int = 1):
+        self._source, self._cache = functions, {}
+        self._runs = None  # (function, its T steps): decoded once per function
+        self.example = e = get_example("song")
+        self.n_heads = 2
+        self.full, _ = ref.multi_head_self_attention(
+            e.X, *e.weights, self.n_heads, ref.causal_mask(e.T)
+        )
+        K_all, V_all = (ref.split_heads(e.X @ W, self.n_heads) for W in (e.W_k, e.W_v))
+        self.scale = svg.step_scale([K_all, V_all, self.full])  # one scale for every step
+        self.step_w = widgets.IntSlider(
+            value=tokens,
+            min=1,
+            max=e.T,
+            description="tokens decoded",
+            style={"description_width": "initial"},
+        )
+        self.next_w = widgets.Button(description="Next token", icon="step-forward")
+        self.reset_w = widgets.Button(description="Reset", icon="undo")
+        self.next_w.on_click(lambda _: self.next())
+        self.reset_w.on_click(lambda _: self.reset())
+        self.status_w = widgets.HTML()
+        self.figure = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
+        self.step_w.observe(lambda _: self.update(), names="value")
+        controls = widgets.HBox([self.step_w, self.next_w, self.reset_w])
+        self.widget = widgets.VBox([controls, self.status_w, self.figure])
+        self.update()
+
+    def next(self) -> None:
+        """Decode one more token (up to the last one)."""
+        self.step_w.value = min(self.step_w.value + 1, self.step_w.max)
+
+    def reset(self) -> None:
+        """Back to the first token."""
+        self.step_w.value = 1
+
+    def steps(self) -> tuple[list, str]:
+        """``(the T decoding steps, status sentence)``: the learner's function where it can draw.
+
+        The learner's ``decode_step`` is fed its own caches; if it raises or
+        returns the wrong shapes then, the reference is used and the
+        sentence says why.
+        """
+        e = self.example
+        fn, status = learner_or_reference(self.name, self._source, self._cache)
+        if self._runs is not None and self._runs[0] is fn:
+            return self._runs[1], status
+        try:
+            steps = decode_all(fn, e.X, e.weights, self.n_heads)
+        except Exception as exc:  # the learner's function, fed its own caches
+            if fn is getattr(ref, self.name):
+                raise
+            fn = getattr(ref, self.name)
+            steps = decode_all(fn, e.X, e.weights, self.n_heads)
+            status = (
+                f"<span style='color:#D55E00'>The course's <code>{self.name}</code> instead "
+                f"of yours, which passes its check but, fed its own caches, raised "
+                f"{type(exc).__name__}: {escape(str(exc))}</span>"
+            )
+        self._runs = (fn, steps)
+        return steps, status
+
+    def weights_of(self, t: int, K: np.ndarray) -> np.ndarray:
+        """The new token ``t``'s attention weights over the cache ``K``: shape (h, t + 1)."""
+        e = self.example
+        q = ref.split_heads(e.X[t][None, :] @ e.W_q, self.n_heads)  # (h, 1, d_k)
+        with np.errstate(all="ignore"):
+            return ref.softmax(q @ K.swapaxes(-1, -2) / np.sqrt(q.shape[-1]))[:, 0, :]
+
+    def update(self) -> None:
+        """Redraw the picture and the status line for the slider's number of tokens."""
+        steps, status = self.steps()
+        t = self.step_w.value - 1
+        y, K, _ = steps[t]
+        diff = float(np.abs(y - self.full[t]).max())
+        equal = bool(np.allclose(y, self.full[t]))
+        self.difference = diff
+        self.figure.value = self.picture(t, steps, self.weights_of(t, K), diff, equal)
+        verdict = "equal" if equal else "<b>not equal</b>"
+        self.status_w.value = (
+            f"{status} Token {t + 1} of {self.example.T}: its output and row {t} of causal "
+            f"<code>multi_head_self_attention</code> are {verdict} "
+            f"(max |difference| = {diff:.1e})."
+        )
+
+    def picture(self, t: int, steps: list, w: np.ndarray, diff: float, equal: bool) -> str:
+        """The SVG picture after decoding tokens ``0 … t``."""
+        e, h, s = self.example, self.n_heads, CELL
+        _, K, V = steps[t]
+        d_k = K.shape[-1]
+        body = [
+            _text(
+                20,
+                24,
+                f"Decoding the song with a KV cache: token {t + 1} of {e.T}, "
+                f"“{e.tokens[t]}” (position {t}), {h} heads",
+                14,
+                font_weight="bold",
+            )
+        ]
+        x = 10.0 + svg.LABELS
+        for i in range(h):
+            for kind, C in (("K", K), ("V", V)):
+                M = np.full((e.T, d_k), -np.inf)
+                M[: t + 1] = C[i]
+                panel = svg.Panel(
+                    M,
+                    f"{kind}, head {i + 1}",
+                    e.tokens,
+                    [f"{kind.lower()}{j}" for j in range(d_k)],
+                    "cached token",
+                    "column",
+                    colour=HEAD_COLOURS[i],
+                    highlight=t,
+                    row_labels=(i, kind) == (0, "K"),
+                )
+                body += svg._matrix(panel, x, TOP, s, self.scale)
+                x += d_k * s + (40.0 if kind == "K" else 70.0)
+        body += self._bars(t, w, x + 10.0)
+        decoded = np.full((e.T, e.d_model), -np.inf)
+        decoded[: t + 1] = [step[0] for step in steps[: t + 1]]
+        bottom = TOP + e.T * s + 92.0
+        x = 10.0 + svg.LABELS
+        for M, title in (
+            (decoded, "outputs y, step by step"),
+            (self.full, "causal MHSA, whole sentence"),
+        ):
+            panel = svg.Panel(M, title, e.tokens, e.features, "token", "feature", highlight=t)
+            body += svg._matrix(panel, x, bottom, s, self.scale)
+            x += e.d_model * s + svg.LABELS + 30.0
+        tx = x + 10.0
+        verdict = "equal" if equal else "NOT equal"
+        body += [
+            _text(tx, bottom + 14, f"row {t} (“{e.tokens[t]}”): decode_step's y and", 13),
+            _text(tx, bottom + 32, "the same row of causal multi-head self-attention", 13),
+            _text(tx, bottom + 50, "over the whole sentence, computed separately:", 13),
+            _text(
+                tx,
+                bottom + 76,
+                f"{verdict}: max |difference| = {diff:.1e}",
+                15,
+                font_weight="bold",
+                fill="#000000" if equal else "#D55E00",
+            ),
+            _text(tx, bottom + 102, f"cache K′, V′ of shape {K.shape} each", 12),
+            _text(tx, bottom + 120, "(heads, cached tokens, d_k): one row more per token", 12),
+        ]
+        body += svg._colourbar(self.scale, "value", TOP, bottom + e.T * s - TOP)
+        body += _not_yet_legend(svg.HEIGHT - 14, "not decoded yet: no row in the cache")
+        body.append(
+            _text(
+                330,
+                svg.HEIGHT - 14,
+                "dashed frame: the new token's row",
+                12,
+            )
+        )
+        return svg._svg(body, f"KV cache after {t + 1} tokens")
+
+    def _bars(self, t: int, w: np.ndarray, x0: float) -> list[str]:
+        """Per head, the new token's weights over the cache, as bars (not decoded yet: blank)."""
+        e = self.example
+        out = [
+            _text(x0, TOP - 22, f"“{e.tokens[t]}” attends to its cache", 13, font_weight="bold"),
+        ]
+        pitch = 15.0
+        width = svg._COLOURBAR[0] - 40.0 - (x0 + 70.0) - 40.0
+        for i in range(self.n_heads):
+            y0 = TOP + i * (e.T * pitch + 34.0)
+            colour = HEAD_COLOURS[i]
+            out.append(
+                f"<rect x='{x0:.1f}' y='{y0 - 12:.1f}' width='64' height='17' rx='3' "
+                f"fill='{colour}'/>"
+                + _text(x0 + 6, y0 + 1, f"head {i + 1}", 12, fill=svg.text_colour(colour))
+            )
+            for j in range(e.T):
+                yy = y0 + 8 + (j + 1) * pitch
+                out.append(_text(x0 + 64, yy, e.tokens[j], 11, text_anchor="end"))
+                if j > t:
+                    out.append(_text(x0 + 70, yy, "not in the cache yet", 10, fill="#999999"))
+                    continue
+                v = float(w[i, j])
+                bar = max(v, 0.0) * width if np.isfinite(v) else 0.0
+                out.append(
+                    f"<rect x='{x0 + 70:.1f}' y='{yy - 10:.1f}' width='{bar:.1f}' height='11' "
+                    f"fill='{colour}'><title>{escape(f'head {i + 1}: {e.tokens[t]} → ')}"
+                    f"{escape(f'{e.tokens[j]}: weight {v:.3f}')}</title></rect>"
+                )
+                out.append(_text(x0 + 74 + bar, yy, f"{v:.2f}", 10))
+        return out
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The live widget, plus the current picture (SVG) for static viewers."""
+        return bundle(self.widget, self.figure.value, **kwargs)

@@ -1,0 +1,157 @@
+"""The live companions of notebooks 13 and 14: the learner's function where its check passes."""
+
+import re
+
+import numpy as np
+
+import mhsa_helpers as mh
+from mhsa_helpers import svg
+from mhsa_helpers.checks.step13_kv_cache import PREPENDED
+from mhsa_helpers.widget_kv_cache import DecodeWidget
+from mhsa_helpers.widget_tiled import TiledWidget, online_softmax
+from tests.test_ext_widgets import load
+
+DECODE = """
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    row = x[..., None, :]
+    q, k, v = (mh.split_heads(row @ W, n_heads) for W in (W_q, W_k, W_v))
+    if cache is not None:
+        k = np.concatenate([cache[0], k], axis=-2)
+        v = np.concatenate([cache[1], v], axis=-2)
+    out, _ = mh.attention_head(q, k, v)
+    return mh.merge_heads(out)[..., 0, :] @ W_o, (k, v)
+"""
+PREPENDING = DECODE.replace("[cache[0], k]", "[k, cache[0]]").replace(
+    "[cache[1], v]", "[v, cache[1]]"
+)
+
+TILED = """
+def tiled_attention(Q, K, V, block_size, causal=False):
+    if block_size < 1:
+        raise ValueError(f"block_size must be at least 1, but got {block_size}.")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full((*lead, T_q, 1), -np.inf)
+    l = np.zeros((*lead, T_q, 1))
+    O = np.zeros((*lead, T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        shift = np.where(np.isneginf(m_new), 0.0, m_new)
+        P = np.exp(S - shift)
+        r = np.exp(m - shift)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        O = O * r + P @ V[..., s:e, :]
+        m = m_new
+    return np.divide(O, l, out=np.zeros_like(O), where=l > 0)
+"""
+NOT_RESCALED = TILED.replace("l = l * r +", "l = l +")
+
+
+def size_of(picture: str) -> tuple[str, str]:
+    return re.match(r"<svg[^>]* width='(\d+)' height='(\d+)'", picture).groups()
+
+
+FIXED = (str(svg.WIDTH), str(svg.HEIGHT))
+
+
+def test_the_decode_slider_and_buttons_redraw_at_a_fixed_size():
+    w = DecodeWidget()
+    first = w.figure.value
+    assert size_of(first) == FIXED and "token 1 of 6" in first
+    assert "course's <code>decode_step</code>" in w.status_w.value
+    w.next()
+    assert w.step_w.value == 2 and w.figure.value != first and size_of(w.figure.value) == FIXED
+    w.step_w.value = 6
+    assert "not in the cache yet" not in w.figure.value
+    w.reset()
+    assert w.step_w.value == 1 and w.figure.value == first
+    assert first.count("not in the cache yet") == 2 * 5  # 2 heads, 5 tokens to come
+
+
+def test_every_decoded_row_equals_causal_attention():
+    w = DecodeWidget()
+    e = w.example
+    full, A = mh.multi_head_self_attention(e.X, *e.weights, 2, mh.causal_mask(e.T))
+    for tokens in range(1, e.T + 1):
+        w.step_w.value = tokens
+        t = tokens - 1
+        y, K, _ = w.steps()[0][t]
+        np.testing.assert_allclose(y, full[t], atol=1e-12)
+        np.testing.assert_allclose(w.weights_of(t, K), A[:, t, : t + 1], atol=1e-12)
+        assert "are equal" in w.status_w.value and w.difference < 1e-12
+    assert "equal: max |difference|" in w.figure.value
+
+
+def test_a_passing_decode_step_is_used_and_named():
+    mine = load(DECODE, "decode_step")
+    w = DecodeWidget(functions={"decode_step": mine}, tokens=4)
+    assert "<b>your</b> <code>decode_step</code>" in w.status_w.value
+    assert w.steps()[0] is w._runs[1] and w._runs[0] is mine
+    assert w.figure.value == DecodeWidget(tokens=4).figure.value  # the same numbers
+
+
+def test_a_prepending_decode_step_is_replaced_with_the_checks_sentence():
+    w = DecodeWidget(functions={"decode_step": load(PREPENDING, "decode_step")}, tokens=3)
+    assert "instead of yours" in w.status_w.value and PREPENDED in w.status_w.value
+    assert w._runs[0] is mh.decode_step
+    assert w.figure.value == DecodeWidget(tokens=3).figure.value
+
+
+def test_a_decode_step_that_breaks_on_its_own_caches_falls_back_and_says_so():
+    mine = load(DECODE, "decode_step")
+
+    def lists(x, cache, *rest):  # the check hands it tuples; its own caches are lists
+        if isinstance(cache, list):
+            raise TypeError("a list")
+        y, (K, V) = mine(x, cache, *rest)
+        return y, [K, V]
+
+    w = DecodeWidget(functions={"decode_step": lists}, tokens=2)
+    assert "passes its check but, fed its own caches, raised TypeError" in w.status_w.value
+    assert w._runs[0] is mh.decode_step
+
+
+def test_the_block_slider_redraws_at_a_fixed_size_and_follows_the_block_size():
+    w = TiledWidget(block_size=2, block=1)
+    first = w.figure.value
+    assert size_of(first) == FIXED and "block 1 of 3" in first and "not read yet" in first
+    w.block_w.value = 2
+    assert w.figure.value != first and size_of(w.figure.value) == FIXED
+    w.size_w.value = 4  # does not divide T = 6: a shorter last block
+    assert w.block_w.max == 2 and [(s.start, s.end) for s in w.steps] == [(0, 4), (4, 6)]
+    w.size_w.value = 1
+    assert w.block_w.max == 6 and w.block_w.value == 2
+    w.size_w.value = 3
+    assert w.block_w.max == 2 and w.block_w.value == 2
+
+
+def test_the_last_block_gives_attention_heads_row():
+    e = mh.get_example("song")
+    Q, K, V = mh.project_qkv(e.X, e.W_q, e.W_k, e.W_v)
+    row = mh.attention_head(Q, K, V)[0][-1]
+    for b in (1, 2, 3, 4):
+        w = TiledWidget(block_size=b, block=6)
+        assert w.block_w.value == w.block_w.max
+        np.testing.assert_allclose(w.steps[-1].output, row, atol=1e-12)
+        assert w.difference < 1e-12 and "equal: max |difference|" in w.figure.value
+        steps = online_softmax(w.scores, V, b)
+        S = w.scores
+        assert steps[-1].m == S.max()
+        np.testing.assert_allclose(steps[-1].l, np.exp(S - S.max()).sum())
+        np.testing.assert_allclose(steps[0].l, np.exp(S[:b] - S[:b].max()).sum())
+
+
+def test_a_passing_tiled_attention_is_named_and_a_failing_one_is_not():
+    mine = TiledWidget(functions={"tiled_attention": load(TILED, "tiled_attention")})
+    assert "<b>your</b> <code>tiled_attention</code>" in mine.status_w.value
+    assert "equals their final row" in mine.status_w.value
+    bad = TiledWidget(functions={"tiled_attention": load(NOT_RESCALED, "tiled_attention")})
+    assert "instead of yours" in bad.status_w.value and "is not rescaled" in bad.status_w.value
+    assert "course's <code>tiled_attention</code>" in bad.status_w.value
+    assert bad.figure.value == TiledWidget().figure.value
