@@ -22,7 +22,18 @@ import numpy as np
 
 from .plots import DIVERGING, HEAD_COLOURS, SEQUENTIAL
 
-__all__ = ["HEIGHT", "WIDTH", "Panel", "Scale", "grid", "query_view", "step_scale"]
+__all__ = [
+    "HEIGHT",
+    "WIDTH",
+    "Panel",
+    "Scale",
+    "colourbar",
+    "grid",
+    "panel_svg",
+    "picture",
+    "query_view",
+    "step_scale",
+]
 
 WIDTH, HEIGHT = 1000, 600  # CSS pixels, the same for every picture
 FONT = "font-family='DejaVu Sans, Arial, sans-serif'"
@@ -132,7 +143,7 @@ def _fmt(v: float) -> str:
     return f"{v:.2f}"
 
 
-def _matrix(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]:
+def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]:
     """The cells of one panel, its labels, frame, head blocks and highlight."""
     M = np.asarray(p.M, float)
     n_r, n_c = M.shape
@@ -224,7 +235,7 @@ def _matrix(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]:
     return out
 
 
-def _colourbar(scale: Scale, label: str, y: float | None = None, h: float | None = None):
+def colourbar(scale: Scale, label: str, y: float | None = None, h: float | None = None):
     """The colour bar at the right, from ``y`` for ``h`` pixels (the panels' height)."""
     x, y0, w, h0 = _COLOURBAR
     y, h = y0 if y is None else y, h0 if h is None else max(h, 120.0)
@@ -282,7 +293,7 @@ def special_kinds(matrices) -> set[str]:
     return kinds
 
 
-def _svg(body: list[str], label: str) -> str:
+def picture(body: list[str], label: str) -> str:
     """The picture, its ids (hatch, colour bar) made unique to its content.
 
     Ids are global in an HTML page: two explorers in one page (another
@@ -315,11 +326,11 @@ def grid(panels: list[Panel], scale: Scale, bar_label: str, label: str) -> str:
     for k, p in enumerate(panels):
         row, col = divmod(k, ncol)
         p.row_labels = not shared or col == 0
-        body += _matrix(p, box[0] + LABELS + col * step_x, box[1] + row * step_y, s, scale)
+        body += panel_svg(p, box[0] + LABELS + col * step_x, box[1] + row * step_y, s, scale)
     n_rows = math.ceil(len(panels) / ncol)
-    body += _colourbar(scale, bar_label, box[1], n_rows * step_y - BELOW)
+    body += colourbar(scale, bar_label, box[1], n_rows * step_y - BELOW)
     body += _legend(special_kinds(p.M for p in panels), HEIGHT - 14)
-    return _svg(body, label)
+    return picture(body, label)
 
 
 def query_view(
@@ -342,7 +353,7 @@ def query_view(
     s = min(30.0, (WIDTH - 3 * (LABELS + GAP)) / (3 * n_c), 190.0 / T)
     for k, p in enumerate(qkv):
         x = 10.0 + LABELS + k * (n_c * s + LABELS + GAP)
-        body += _matrix(p, x, 48.0, s, step_scale([p.M]))
+        body += panel_svg(p, x, 48.0, s, step_scale([p.M]))
     ncol = min(h, 4)
     nrow = math.ceil(h / ncol)
     band_top, band_h = 300.0, (HEIGHT - 300.0 - 44.0) / nrow
@@ -386,4 +397,4 @@ def query_view(
         "weight for that key; z = its score (Z + M); dashed grey = blocked by the mask</text>"
     )
     body += _legend(special_kinds([scores, weights]) - {"blocked"}, HEIGHT - 12 - 18)
-    return _svg(body, label)
+    return picture(body, label)

@@ -214,7 +214,7 @@ class DecodeWidget:
                     highlight=t,
                     row_labels=(i, kind) == (0, "K"),
                 )
-                body += svg._matrix(panel, x, TOP, s, self.scale)
+                body += svg.panel_svg(panel, x, TOP, s, self.scale)
                 x += d_k * s + (40.0 if kind == "K" else 70.0)
         body += self._bars(t, w, x + 10.0)
         decoded = np.full((e.T, e.d_model), -np.inf)
@@ -226,7 +226,7 @@ class DecodeWidget:
             (self.full, "causal MHSA, whole sentence"),
         ):
             panel = svg.Panel(M, title, e.tokens, e.features, "token", "feature", highlight=t)
-            body += svg._matrix(panel, x, bottom, s, self.scale)
+            body += svg.panel_svg(panel, x, bottom, s, self.scale)
             x += e.d_model * s + svg.LABELS + 30.0
         tx = x + 10.0
         verdict = "equal" if equal else "NOT equal"
@@ -245,7 +245,7 @@ class DecodeWidget:
             _text(tx, bottom + 102, f"cache K′, V′ of shape {K.shape} each", 12),
             _text(tx, bottom + 120, "(heads, cached tokens, d_k): one row more per token", 12),
         ]
-        body += svg._colourbar(self.scale, "value", TOP, bottom + e.T * s - TOP)
+        body += svg.colourbar(self.scale, "value", TOP, bottom + e.T * s - TOP)
         body += _not_yet_legend(svg.HEIGHT - 14, "not decoded yet: no row in the cache")
         body.append(
             _text(
@@ -255,7 +255,7 @@ class DecodeWidget:
                 12,
             )
         )
-        return svg._svg(body, f"KV cache after {t + 1} tokens")
+        return svg.picture(body, f"KV cache after {t + 1} tokens")
 
     def _bars(self, t: int, w: np.ndarray, x0: float) -> list[str]:
         """Per head, the new token's weights over the cache, as bars (not decoded yet: blank)."""

@@ -219,7 +219,7 @@ class TiledWidget:
         panel = svg.Panel(
             S, "scores S = q·Kᵀ/√d_k", [q_token], e.tokens, "query", "key", blocks=blocks
         )
-        body += svg._matrix(panel, x0, top + 22, s, self.scale)
+        body += svg.panel_svg(panel, x0, top + 22, s, self.scale)
         # the weights so far, exp(S_j - m)/ℓ, as bars under their keys
         by = top + 22 + s + 140.0
         body.append(_text(20, by - 80, "weights so far: exp(S_j − m)/ℓ", 12, font_weight="bold"))
@@ -288,7 +288,7 @@ class TiledWidget:
             "feature",
             highlight=k,
         )
-        body += svg._matrix(panel, x0, oy, 34.0 if n <= 6 else cell, self.scale)
+        body += svg.panel_svg(panel, x0, oy, 34.0 if n <= 6 else cell, self.scale)
         ax = x0 + 4 * 34.0 + svg.LABELS + 70.0
         ref_panel = svg.Panel(
             self.expected[None, :],
@@ -298,7 +298,7 @@ class TiledWidget:
             "query",
             "feature",
         )
-        body += svg._matrix(ref_panel, ax, oy, 34.0, self.scale)
+        body += svg.panel_svg(ref_panel, ax, oy, 34.0, self.scale)
         rx = ax + 4 * 34.0 + 30.0
         if last:
             diff = float(np.abs(step.output - self.expected).max())
@@ -320,10 +320,10 @@ class TiledWidget:
                 _text(rx, oy + 32, "O/ℓ is the attention over the keys read so far,", 13),
                 _text(rx, oy + 50, "not yet the output", 13),
             ]
-        body += svg._colourbar(self.scale, "score / value", top + 22, 420.0)
+        body += svg.colourbar(self.scale, "score / value", top + 22, 420.0)
         body += _not_yet_legend(svg.HEIGHT - 14, "not read yet: a block the loop has not reached")
         body.append(_text(420, svg.HEIGHT - 14, "black frame: the block just read", 12))
-        return svg._svg(body, f"online softmax, block {k + 1} of {n}")
+        return svg.picture(body, f"online softmax, block {k + 1} of {n}")
 
     def _repr_mimebundle_(self, **kwargs):
         """The live widget, plus the current picture (SVG) for static viewers."""
