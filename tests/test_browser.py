@@ -105,7 +105,7 @@ def test_every_control_of_the_capstone_explorer(page):
     handle = length.locator(".noUi-handle")
     do("length -1", lambda: (handle.focus(), page.keyboard.press("ArrowLeft")), "length 3")
     do("query 'ideas'", button("query", "ideas").click, "query: 'ideas'")
-    do("view query", button("view", "query").click, "the query's view")
+    do("view query", button("view", "query").click, "The query's view")
     shots["query"] = shot(figure, "query_view.png")
     do("view matrices", button("view", "matrices").click)
     for k in range(7, 1, -1):  # Prev from step 7 to step 1
