@@ -69,8 +69,10 @@ print("column sums, head 1:", A[0].sum(axis=-2).round(3))
 # ### Try it: heads and masks
 #
 # Each row of each head's attention matrix is one query's distribution over the
-# keys. The explorer runs **your** `softmax` once its check passes; the
-# *query* view draws one query's weights per head as lines to every key.
+# keys. The explorer runs **your** `softmax` once its check passes (the figures
+# above use the course's, `mh.softmax`, so that they are right whatever your
+# code does); the *query* view draws one query's weights per head as lines to
+# every key.
 
 # %%
 from mhsa_helpers.explorer import Explorer

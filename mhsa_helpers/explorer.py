@@ -62,6 +62,18 @@ USED = (
     "merge_heads",
 )
 
+#: The step whose picture each function first shapes (the status names only those shown).
+STEP_OF = {
+    "project_qkv": 3,
+    "split_heads": 4,
+    "attention_scores": 5,
+    "causal_mask": 6,
+    "padding_mask": 6,
+    "softmax": 7,
+    "attention_head": 8,
+    "merge_heads": 9,
+}
+
 
 def _same_structure(got, expected) -> bool:
     """Whether ``got`` has the reference's structure: same tuple length, same array shapes."""
@@ -384,14 +396,17 @@ class Explorer:
         return "; ".join(notes)
 
     def _status_notes(self) -> str:
-        used = [n for n in USED if self.notes.get(n, ("",))[0] == "used"]
+        """What the picture was drawn with: only the functions of the steps it shows."""
+        shown = 7 if self.view_w.value == "query" else self.step_w.value
+        notes = {n: v for n, v in self.notes.items() if STEP_OF[n] <= shown}
+        used = [n for n in USED if notes.get(n, ("",))[0] == "used"]
         lines = []
         if used:
             lines.append(
                 "Drawn with <b>your</b> " + ", ".join(f"<code>{n}</code>" for n in used) + "."
             )
         for n in USED:
-            kind, text = self.notes.get(n, (None, None))
+            kind, text = notes.get(n, (None, None))
             if kind == "unwritten":
                 lines.append(
                     f"Your <code>{n}</code> is not implemented yet: the reference is drawn."

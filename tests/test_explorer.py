@@ -252,3 +252,16 @@ def test_pictures_ids_are_their_own():
     assert ids[0] and ids[1] and not ids[0] & ids[1]
     for picture, own in zip((a, b), ids, strict=True):
         assert set(re.findall(r"url\(#([\w-]+)\)", picture)) <= own
+
+
+def test_the_status_names_only_the_functions_of_the_steps_shown():
+    def softmax(Z, axis=-1):  # over the columns: its check fails
+        return my_softmax(Z, axis=-2)
+
+    ex = Explorer(functions={"softmax": softmax}, step=3)
+    assert "softmax" not in ex.status_w.value  # step 3 is drawn before any softmax
+    ex.step_w.value = 7
+    assert "The reference instead of your <code>softmax</code>" in ex.status_w.value
+    ex.step_w.value = 5
+    ex.view_w.value = "query"  # the query's view shows the weights: softmax counts
+    assert "<code>softmax</code>" in ex.status_w.value
