@@ -86,8 +86,7 @@ def heatmap(
     if cmap == DIVERGING and vmin is None and vmax is None and data.size:
         vmax = float(np.abs(data).max()) or 1.0
         vmin = -vmax
-    cm = plt.get_cmap(cmap).copy()
-    cm.set_bad("#d9d9d9")
+    cm = plt.get_cmap(cmap).with_extremes(bad="#d9d9d9")
     im = ax.imshow(shown, cmap=cm, vmin=vmin, vmax=vmax, aspect="auto")
     n_r, n_c = M.shape
     ax.set_xticks(range(n_c), labels=col_labels if col_labels is not None else range(n_c))
@@ -125,6 +124,9 @@ def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, **k
     H : ndarray of shape (h, n_rows, n_cols)
     titles : list of str, optional
         One title per head; "head 1", "head 2" … by default.
+    **kwargs
+        Passed to :func:`heatmap`; without ``vmin``/``vmax`` every head shares one
+        colour scale, so that heads can be compared.
 
     Returns
     -------
@@ -132,6 +134,13 @@ def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, **k
     """
     H = np.asarray(H)
     h = H.shape[0]
+    finite = H[np.isfinite(H)]
+    if "vmin" not in kwargs and "vmax" not in kwargs and finite.size:  # one scale for all heads
+        if finite.min() < 0:
+            vmax = float(np.abs(finite).max()) or 1.0
+            kwargs.update(vmin=-vmax, vmax=vmax, cmap=kwargs.get("cmap", DIVERGING))
+        else:
+            kwargs.update(vmin=0.0, vmax=float(finite.max()) or 1.0)
     width = 0.55 * H.shape[2] + 2
     fig, axes = plt.subplots(1, h, figsize=(width * h, 0.45 * H.shape[1] + 1.4), squeeze=False)
     for i, ax in enumerate(axes[0]):
