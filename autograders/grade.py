@@ -1,23 +1,28 @@
 """Grade a whole class: the judge outside, each submission sandboxed, nbgrader's records.
 
-``python -m autograders grade ASSIGNMENT --workers N`` (run in the course
-directory) grades every submission under ``submitted/*/ASSIGNMENT``, spread
-over N worker processes that each live for many students. For one student
-(:func:`grade_one`):
+``python -m autograders grade ASSIGNMENT [--workers N | --scheduler tcp://HOST:PORT]``
+(run in the course directory) grades every submission under
+``submitted/*/ASSIGNMENT``. The command is the coordinator; the judging runs
+on Dask: a LocalCluster of N single-threaded worker processes by default, or
+an existing cluster. For one student:
 
-1. the readable notebooks are staged, duplicated graded cells named;
-2. the answer cells run in a bubblewrap sandbox (:mod:`autograders.sandbox`)
-   that returns values only, and the checks judge them here
-   (:func:`autograders.integrity.verify`);
-3. nbgrader's own ``Autograde`` converter records those verdicts — with
+1. here, the readable notebooks are staged, duplicated graded cells named
+   (:func:`prepare`);
+2. on a Dask worker, the answer cells run in a bubblewrap sandbox
+   (:mod:`autograders.sandbox`) that returns values only, and the checks
+   judge them (:func:`autograders.task.judge_submission`: notebooks in as
+   bytes, verdicts out; the worker needs no shared folder);
+3. here, nbgrader's own ``Autograde`` converter records those verdicts — with
    :class:`autograders.verdicts.WriteVerdicts` where ``Execute`` would run the
-   notebook — in the gradebook and ``autograded/``, for stock feedback.
+   notebook — in the gradebook and ``autograded/``, for stock feedback
+   (:func:`record`).
 
-It is resumable: a student counts as done once a marker file, written after
-nbgrader has finished with them, matches their submission's timestamp. Killed
-and run again, it regrades only the students without a marker (the gradebook
-keeps one row per student, notebook and cell, so a regrade replaces, never
-duplicates). ``--force`` regrades everyone. Workers die with the command.
+A worker killed mid-task: Dask runs the task again elsewhere; the grade is
+written once, here. It is resumable: a student counts as done once a marker
+file, written after nbgrader has finished with them, matches their
+submission's timestamp. Killed and run again, it regrades only the students
+without a marker (the gradebook keeps one row per student, notebook and
+cell, so a regrade replaces, never duplicates). ``--force`` regrades everyone.
 """
 
 from __future__ import annotations
@@ -25,12 +30,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import multiprocessing as mp
 import os
 import shutil
 import statistics
 import sys
 import time
+import uuid
 from pathlib import Path
 
 MARKER = ".mhsa-graded"
@@ -138,21 +143,13 @@ def stage(submission: Path, staged: Path) -> tuple[list, list]:
     return bad, duplicates
 
 
-def grade_one(config, course: Path, assignment: str, student: str, sandboxed: bool = True):
-    """Grade one student; return (student, ok, notes).
-
-    The answers are judged by :func:`autograders.integrity.verify` (in the
-    sandbox unless ``sandboxed`` is False); stock nbgrader autograding then
-    records those verdicts: the gradebook entries, the autograded notebooks
-    and, later, the feedback, without running the submission in a kernel.
-    """
-    from nbgrader.converters import Autograde
-    from nbgrader.converters.base import NbGraderException
+def prepare(config, assignment: str, student: str) -> tuple[Path, Path, dict, list]:
+    """Stage one submission here; ``(source, submission, staged notebooks as bytes, notes)``."""
     from nbgrader.coursedir import CourseDirectory
-    from traitlets.config import Config
 
-    from autograders import integrity, sandbox
+    from autograders import integrity
     from autograders.kernel import KERNEL_NAME
+    from autograders.task import notebooks_of
 
     coursedir = CourseDirectory(config=config)
     coursedir.assignment_id = assignment
@@ -164,12 +161,28 @@ def grade_one(config, course: Path, assignment: str, student: str, sandboxed: bo
     if bad:
         notes.append("unreadable notebook(s), scored 0: " + ", ".join(bad))
     notes += integrity.tampering(source, submission, KERNEL_NAME)
-    judged = integrity.verify(
-        source,
-        staged,
-        timeout=config.Execute.timeout or 60,  # the course's time limit, per notebook here
-        wrapper=sandbox.wrap if sandboxed else None,
-    )
+    return source, submission, notebooks_of(staged), notes
+
+
+def record(config, course: Path, assignment: str, student: str, judged: dict, notes: list):
+    """Record one student's verdicts with nbgrader, here; return (student, ok, notes).
+
+    ``judged`` is what :func:`autograders.task.judge_submission` returned for
+    the staged submission. Stock nbgrader autograding records the verdicts:
+    the gradebook entries, the autograded notebooks and, later, the
+    feedback, without running the submission in a kernel.
+    """
+    from nbgrader.converters import Autograde
+    from nbgrader.converters.base import NbGraderException
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id = assignment
+    coursedir.student_id = student
+    source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
+    submission = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+    notes = list(notes)
     for result in judged.values():
         notes += result["notes"]
     config = Config(config)
@@ -252,28 +265,6 @@ def missing_notebooks(source: Path, submission: Path) -> list:
     return sorted(expected - got)
 
 
-def _die_with_parent() -> None:
-    """Ask the kernel to kill this process when its parent (the grade command) dies."""
-    import ctypes
-    import signal
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-
-def _worker(config, course, assignment, sandboxed, tasks, results):
-    _die_with_parent()
-    logging.getLogger("traitlets").setLevel(logging.ERROR)
-    while True:
-        student = tasks.get()
-        if student is None:
-            return
-        try:
-            results.put(grade_one(config, course, assignment, student, sandboxed))
-        except BaseException as exc:  # never lose a student: report and go on
-            results.put((student, False, [f"worker error: {type(exc).__name__}: {exc}"]))
-
-
 # --------------------------------------------------------------------------
 # the class
 # --------------------------------------------------------------------------
@@ -297,14 +288,22 @@ def grade_class(
     db: str | None = None,
     out=sys.stderr,
     sandboxed: bool = True,
+    scheduler: str | None = None,
 ) -> dict:
     """Grade every submission of ``assignment``; return the summary as a dict.
 
-    Refuses (:class:`autograders.sandbox.SandboxUnavailable`) when the
+    The answers are judged by Dask tasks (:func:`autograders.task.judge_submission`)
+    on a LocalCluster of ``workers`` processes, or on the cluster at
+    ``scheduler``; each task gets the notebooks as bytes. Everything else —
+    reading submissions, the gradebook, ``autograded/``, feedback — happens
+    here. Refuses (:class:`autograders.sandbox.SandboxUnavailable`) when the
     sandbox cannot be made, unless ``sandboxed`` is False.
     """
+    from distributed import as_completed
+
     from autograders import sandbox
     from autograders.export import record_failure
+    from autograders.task import judge_submission, notebooks_of
 
     course = course.resolve()
     if sandboxed:
@@ -314,46 +313,75 @@ def grade_class(
     todo = [s for s in everyone if force or not is_done(course, s, assignment)]
     skipped = len(everyone) - len(todo)
     ensure_gradebook(config, course, assignment, everyone)
-    ctx = mp.get_context("fork")  # workers inherit the imports already made here
-    tasks, results = ctx.Queue(), ctx.Queue()
-    for s in todo:
-        tasks.put(s)
-    n = max(1, min(workers, len(todo)))
-    for _ in range(n):
-        tasks.put(None)
-    procs = [
-        ctx.Process(target=_worker, args=(config, course, assignment, sandboxed, tasks, results))
-        for _ in range(n if todo else 0)
-    ]
-    for p in procs:
-        p.start()
     started = time.monotonic()
     outcomes = {}
     failed = 0
-    while len(outcomes) < len(todo):
-        try:
-            student, ok, reasons = results.get(timeout=5)
-        except Exception:
-            if not any(p.is_alive() for p in procs):
-                for s in todo:
-                    if s not in outcomes:
-                        outcomes[s] = (False, ["worker died before grading this student"])
-                        record_failure(course, s, outcomes[s][1])
-                break
-            continue
+
+    def done(student, ok, reasons):
+        nonlocal failed
         outcomes[student] = (ok, reasons)
         record_failure(course, student, None if ok else reasons)  # the CSV's grading column
         if not ok:
             failure_feedback(course, student, assignment, reasons)
         failed += not ok
         print(progress_bar(len(outcomes), len(todo), failed, started), end="", file=out, flush=True)
-    for p in procs:
-        p.join()
+
+    if todo:
+        with dask_client(workers, scheduler) as client:
+            source, pending = None, {}
+            for student in todo:  # the coordinator alone reads the submissions
+                source_dir, _, staged, notes = prepare(config, assignment, student)
+                if source is None:  # sent once to every worker
+                    source = client.scatter([notebooks_of(source_dir)], broadcast=True)[0]
+                future = client.submit(
+                    judge_submission,
+                    source,
+                    staged,
+                    config.Execute.timeout or 60,
+                    sandboxed,
+                    key=f"judge-{student}-{uuid.uuid4().hex}",
+                    pure=False,
+                )
+                pending[future] = (student, notes)
+            for future in as_completed(list(pending)):
+                student, notes = pending.pop(future)
+                try:
+                    judged = future.result()
+                except Exception as exc:  # the task crashed every worker it ran on
+                    done(student, False, [*notes, f"grading failed: {type(exc).__name__}: {exc}"])
+                    continue
+                done(*record(config, course, assignment, student, judged, notes))
     if todo:
         print(file=out)
     return summarize(
         config, course, assignment, everyone, outcomes, skipped, time.monotonic() - started
     )
+
+
+@contextlib.contextmanager
+def dask_client(workers: int, scheduler: str | None = None):
+    """A Dask client: on ``scheduler`` (an address) if given, else on a LocalCluster here.
+
+    The LocalCluster has ``workers`` single-threaded worker processes; it
+    ends with the command.
+    """
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        with Client(scheduler) as client:
+            yield client
+        return
+    with (
+        LocalCluster(
+            n_workers=max(1, workers),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
 
 
 def ensure_gradebook(config, course, assignment, students):
@@ -436,7 +464,16 @@ def main(argv=None) -> int:
     """``python -m autograders grade``: parse the arguments, grade, print the summary."""
     p = argparse.ArgumentParser(prog="python -m autograders grade", description=__doc__)
     p.add_argument("assignment")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes of the LocalCluster (default: one per core)",
+    )
+    p.add_argument(
+        "--scheduler",
+        help="grade on the Dask cluster at this address (tcp://HOST:PORT) instead",
+    )
     p.add_argument("--force", action="store_true", help="regrade students already graded")
     p.add_argument("--db", help="gradebook URL (default: the course's, SQLite)")
     p.add_argument("--course-dir", default=".", type=Path)
@@ -450,7 +487,13 @@ def main(argv=None) -> int:
 
     try:
         summary = grade_class(
-            a.course_dir, a.assignment, a.workers, a.force, a.db, sandboxed=not a.no_sandbox
+            a.course_dir,
+            a.assignment,
+            a.workers,
+            a.force,
+            a.db,
+            sandboxed=not a.no_sandbox,
+            scheduler=a.scheduler,
         )
     except SandboxUnavailable as exc:
         print(f"not grading: {exc}", file=sys.stderr)
