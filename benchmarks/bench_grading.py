@@ -6,7 +6,9 @@ partial, a third untouched) and grades them with serial `nbgrader autograde`
 2 workers, sandboxed, and on 2 workers without the sandbox, all in the same
 run. Prints the times, the speed-up over serial (goal >= 1.8x on 2 cores),
 whether the grades are identical, the scaling from 1 to 2 workers and the
-sandbox's cost per student.
+sandbox's cost per student, and the overhead of going through Dask per task:
+the same judging task (one student's notebooks as bytes) called directly and
+through a one-worker LocalCluster (goal: <= 5% of the grading time).
 Run: python benchmarks/bench_grading.py [--students 50]
 """
 
@@ -60,6 +62,27 @@ def timed_grade(tmp: Path, label: str, students: int, *args: str):
     return time.perf_counter() - t0, nc.grades(course)
 
 
+def dask_overhead(tasks: int = 6) -> tuple[float, float]:
+    """Seconds per judging task called directly, and through a one-worker LocalCluster."""
+    from autograders.grade import dask_client
+    from autograders.task import judge_submission, notebooks_of
+
+    source = notebooks_of(nc.SOLUTIONS)
+    judge_submission(source, source)  # warm: imports, sandbox
+    t0 = time.perf_counter()
+    for _ in range(tasks):
+        judge_submission(source, source)
+    direct = (time.perf_counter() - t0) / tasks
+    with dask_client(1) as client:
+        src = client.scatter([source], broadcast=True)[0]
+        client.submit(judge_submission, src, source, pure=False).result()  # warm the worker
+        t0 = time.perf_counter()
+        for _ in range(tasks):
+            client.submit(judge_submission, src, source, pure=False).result()
+        through = (time.perf_counter() - t0) / tasks
+    return direct, through
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--students", type=int, default=50)
@@ -82,6 +105,7 @@ def main() -> None:
             times[name], grades = timed_grade(tmp, f"run{k}", a.students, *args)
             times[name] = (times[name], grades == reference)
     floor = kernel_floor()
+    direct, through = dask_overhead()
     print(f"{a.students} students x {n_nb // a.students} notebooks = {n_nb} submission-notebooks")
     print("| grader | total s | per nb s | speed-up vs serial | grades = serial |")
     print("|---|---|---|---|---|")
@@ -93,6 +117,10 @@ def main() -> None:
     print(f"scaling efficiency 1 -> 2 workers: {t1 / (2 * t2):.0%}")
     print(f"sandbox cost: {(t2 - bare) / (a.students):.3f} s per student ({t2 / bare - 1:+.0%})")
     print(f"floor: one bare kernel start {floor:.2f} s")
+    print(
+        f"one student's judging task: {direct:.2f} s directly, {through:.2f} s through Dask "
+        f"(overhead {through - direct:+.3f} s, {through / direct - 1:+.1%})"
+    )
 
 
 if __name__ == "__main__":
