@@ -6,19 +6,23 @@
 on Dask: a LocalCluster of N single-threaded worker processes by default, or
 an existing cluster. For one student:
 
-1. here, the readable notebooks are staged, duplicated graded cells named
-   (:func:`prepare`);
-2. on a Dask worker, the answer cells run in a bubblewrap sandbox
-   (:mod:`autograders.sandbox`) that returns values only, and the checks
-   judge them (:func:`autograders.task.judge_submission`: notebooks in as
-   bytes, verdicts out; the worker needs no shared folder);
-3. here, nbgrader's own ``Autograde`` converter records those verdicts — with
-   :class:`autograders.verdicts.WriteVerdicts` where ``Execute`` would run the
-   notebook — in the gradebook and ``autograded/``, for stock feedback
-   (:func:`record`).
+1. here, the coordinator reads the submission folder's files and sends them,
+   as data, with the course (configuration, the assignment as the gradebook
+   holds it, the source files; sent once to every worker);
+2. on a Dask worker, :func:`autograders.task.grade_submission` stages the
+   notebooks, runs the answer cells in a bubblewrap sandbox
+   (:mod:`autograders.sandbox`) that returns values only, has the checks
+   judge them, and has stock nbgrader record the verdicts and render the
+   feedback against a private gradebook, all in a private temporary folder:
+   workers share no folder with the coordinator or each other;
+3. here, the scores are merged into the course's gradebook
+   (:func:`autograders.gradebook.store`, SQLite or PostgreSQL with ``--db``)
+   and the autograded notebooks and feedback pages written (:func:`record`).
 
 A worker killed mid-task: Dask runs the task again elsewhere; the grade is
-written once, here. It is resumable: a student counts as done once a marker
+written once, here. A task whose workers keep dying (Dask's
+``allowed-failures``) marks that student "grading failed", with the reason,
+and the rest are graded. It is resumable: a student counts as done once a marker
 file, written after nbgrader has finished with them, matches their
 submission's timestamp. Killed and run again, it regrades only the students
 without a marker (the gradebook keeps one row per student, notebook and
@@ -39,7 +43,6 @@ import uuid
 from pathlib import Path
 
 MARKER = ".mhsa-graded"
-STAGED = ".mhsa-staged"  # submissions as nbgrader reads them: readable, no duplicate ids
 
 
 # --------------------------------------------------------------------------
@@ -88,138 +91,91 @@ def students_of(course: Path, assignment: str) -> list:
 
 
 # --------------------------------------------------------------------------
-# one student, inside a worker
+# one student, here: what goes to a worker and what comes back
 # --------------------------------------------------------------------------
-class _Errors(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.messages = []
+def course_data(config, course: Path, assignment: str) -> dict:
+    """What every worker needs of the course, as data.
 
-    def emit(self, record):
-        msg = record.getMessage().strip()
-        if msg and "Kernel is running over TCP" not in msg:
-            self.messages.append(msg.splitlines()[-1][:300])
-
-
-def stage(submission: Path, staged: Path) -> tuple[list, list]:
-    """Copy the gradable part of a submission to ``staged``; return (unreadable, duplicates).
-
-    Unreadable notebooks and symbolic links are left out (only they score 0). A graded or
-    answer cell that appears twice (an honest copy-paste, too) keeps its
-    nbgrader identity in its first place only; nbgrader would otherwise stop
-    on the duplicate id.
+    See :func:`autograders.task.grade_submission`.
     """
-    import nbformat
-
-    from autograders import integrity
-
-    if staged.exists():
-        shutil.rmtree(staged)
-    staged.mkdir(parents=True)
-    bad, duplicates = [], []
-    for path in sorted(submission.iterdir()):
-        if path.is_symlink():  # it could point at the solutions or at another student
-            bad.append(path.name)
-            duplicates.append(f"{path.name} is a symbolic link (left out)")
-            continue
-        if path.suffix != ".ipynb":
-            if path.is_file():
-                shutil.copy(path, staged / path.name)  # timestamp.txt and the like
-            continue
-        nb = integrity.read(path)
-        if nb is None:
-            bad.append(path.name)
-            continue
-        seen = set()
-        for cell in nb.cells:
-            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            if gid is None:
-                continue
-            if gid in seen:
-                duplicates.append(f"{path.stem}: cell {gid} appears twice (the copy is not graded)")
-                del cell.metadata["nbgrader"]
-            seen.add(gid)
-        nbformat.write(nb, str(staged / path.name))
-    return bad, duplicates
-
-
-def prepare(config, assignment: str, student: str) -> tuple[Path, Path, dict, list]:
-    """Stage one submission here; ``(source, submission, staged notebooks as bytes, notes)``."""
     from nbgrader.coursedir import CourseDirectory
 
-    from autograders import integrity
-    from autograders.kernel import KERNEL_NAME
-    from autograders.task import notebooks_of
+    from autograders.gradebook import describe
+    from autograders.task import files_of
 
-    coursedir = CourseDirectory(config=config)
-    coursedir.assignment_id = assignment
-    coursedir.student_id = student
-    source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
-    submission = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
-    staged = Path(coursedir.format_path(STAGED, student, assignment))
-    bad, notes = stage(submission, staged)
-    if bad:
-        notes.append("unreadable notebook(s), scored 0: " + ", ".join(bad))
-    notes += integrity.tampering(source, submission, KERNEL_NAME)
-    return source, submission, notebooks_of(staged), notes
-
-
-def record(config, course: Path, assignment: str, student: str, judged: dict, notes: list):
-    """Record one student's verdicts with nbgrader, here; return (student, ok, notes).
-
-    ``judged`` is what :func:`autograders.task.judge_submission` returned for
-    the staged submission. Stock nbgrader autograding records the verdicts:
-    the gradebook entries, the autograded notebooks and, later, the
-    feedback, without running the submission in a kernel.
-    """
-    from nbgrader.converters import Autograde
-    from nbgrader.converters.base import NbGraderException
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config import Config
-
-    coursedir = CourseDirectory(config=config)
-    coursedir.assignment_id = assignment
-    coursedir.student_id = student
-    source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
-    submission = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
-    notes = list(notes)
-    for result in judged.values():
-        notes += result["notes"]
-    config = Config(config)
-    config.WriteVerdicts.verdicts = {
-        stem: {gid: list(v) for gid, v in r["grades"].items()} for stem, r in judged.items()
+    dirs = CourseDirectory(config=config)
+    source = Path(dirs.format_path(dirs.source_directory, ".", assignment))
+    return {
+        "config": config,
+        "assignment": assignment,
+        "description": describe(dirs.db_url, dirs.course_id, assignment),
+        "source": files_of(source, ignore=dirs.ignore)[0],
     }
-    config.Autograde.autograde_preprocessors = autograde_steps()
-    coursedir = CourseDirectory(config=config)
-    coursedir.assignment_id = assignment
-    coursedir.student_id = student
-    coursedir.submitted_directory = STAGED
-    converter = Autograde(coursedir=coursedir, config=config)
-    converter.force = True  # a student without a marker may have a partial folder
-    errors = _Errors()
-    converter.log.addHandler(errors)
-    ok = True
-    try:
-        converter.start()
-    except NbGraderException:
-        ok = False
-    except Exception as exc:  # reported in the summary; the other students go on
-        ok = False
-        errors.messages.append(f"{type(exc).__name__}: {exc}")
-    finally:
-        converter.log.removeHandler(errors)
-    if not ok:
-        notes += errors.messages
-    missing = missing_notebooks(source, submission)
-    if missing:
-        notes.append("missing notebook(s): " + ", ".join(missing))
-    autograded = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
-    if ok and autograded.exists():
-        (autograded / MARKER).write_text(submission_stamp(course, student, assignment))
-    elif ok:
-        ok = False
-        notes.append("nbgrader wrote no autograded folder")
-    return student, ok, list(dict.fromkeys(notes))
+
+
+def submission_folder(config, assignment: str, student: str) -> Path:
+    """Where the student's submission of ``assignment`` is."""
+    from nbgrader.coursedir import CourseDirectory
+
+    dirs = CourseDirectory(config=config)
+    return Path(dirs.format_path(dirs.submitted_directory, student, assignment))
+
+
+def write_folder(dest: Path, files: dict, mode: int) -> None:
+    """Replace the folder ``dest`` by ``files`` (``{relative/path: bytes}``), each with ``mode``.
+
+    The new folder is written beside the old one and swapped in, so a
+    killed grader leaves the old folder or the new one, never a mixture.
+    """
+    new = dest.with_name(dest.name + ".mhsa-new")
+    if new.exists():
+        shutil.rmtree(new)
+    for name, data in files.items():
+        rel = Path(name)
+        if rel.is_absolute() or ".." in rel.parts:
+            raise ValueError(f"a worker returned a file outside the folder: {name!r}.")
+        (new / rel).parent.mkdir(parents=True, exist_ok=True)
+        (new / rel).write_bytes(data)
+        (new / rel).chmod(mode)
+    new.mkdir(parents=True, exist_ok=True)
+    if dest.exists():
+        shutil.rmtree(dest)
+    new.rename(dest)
+
+
+def record(config, course: Path, assignment: str, student: str, result: dict, modes: dict):
+    """Write one student's result here; return (student, ok, notes).
+
+    ``result`` is what :func:`autograders.task.grade_submission` returned:
+    the scores go into the course's gradebook (:func:`autograders.gradebook.store`),
+    the autograded notebooks and feedback pages into ``autograded/`` and
+    ``feedback/``, and last the marker that says the student is done.
+    """
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograders.gradebook import store
+
+    dirs = CourseDirectory(config=config)
+    submission = submission_folder(config, assignment, student)
+    store(
+        config,
+        assignment,
+        student,
+        dirs.get_existing_timestamp(str(submission)),
+        result["scores"],
+        result["submitted"],
+    )
+    autograded = Path(dirs.format_path(dirs.autograded_directory, student, assignment))
+    feedback = Path(dirs.format_path(dirs.feedback_directory, student, assignment))
+    if not result["ok"]:
+        if autograded.exists():
+            shutil.rmtree(autograded)  # an earlier grading's notebooks would mislead
+        return student, False, result["notes"]
+    write_folder(autograded, result["autograded"], modes["autograded"])
+    if result["feedback"]:
+        write_folder(feedback, result["feedback"], modes["feedback"])
+    (autograded / MARKER).write_text(submission_stamp(course, student, assignment))
+    return student, True, result["notes"]
 
 
 def failure_feedback(course: Path, student: str, assignment: str, reasons: list) -> None:
@@ -245,24 +201,6 @@ def failure_feedback(course: Path, student: str, assignment: str, reasons: list)
             f"<p>Your instructor has been told. What went wrong:</p><ul>{items}</ul>"
             "</body></html>\n"
         )
-
-
-def autograde_steps() -> list:
-    """nbgrader's autograde pipeline with the parent's verdicts where Execute would run."""
-    from nbgrader.converters import Autograde
-    from nbgrader.preprocessors import Execute
-
-    from autograders.verdicts import WriteVerdicts
-
-    steps = Autograde().autograde_preprocessors
-    return [WriteVerdicts if issubclass(step, Execute) else step for step in steps]
-
-
-def missing_notebooks(source: Path, submission: Path) -> list:
-    """Notebooks of the assignment that the submission lacks."""
-    expected = {p.name for p in source.glob("*.ipynb")}
-    got = {p.name for p in submission.glob("*.ipynb")}
-    return sorted(expected - got)
 
 
 # --------------------------------------------------------------------------
@@ -292,18 +230,23 @@ def grade_class(
 ) -> dict:
     """Grade every submission of ``assignment``; return the summary as a dict.
 
-    The answers are judged by Dask tasks (:func:`autograders.task.judge_submission`)
+    Each student is one Dask task (:func:`autograders.task.grade_submission`)
     on a LocalCluster of ``workers`` processes, or on the cluster at
-    ``scheduler``; each task gets the notebooks as bytes. Everything else —
-    reading submissions, the gradebook, ``autograded/``, feedback — happens
-    here. Refuses (:class:`autograders.sandbox.SandboxUnavailable`) when the
-    sandbox cannot be made, unless ``sandboxed`` is False.
+    ``scheduler``; the task gets the course and the submission as data and
+    returns the grades and files as data. Only a few tasks per worker are
+    in flight, so a class of thousands never sits in memory at once.
+    Everything else — reading submissions, the gradebook, ``autograded/``,
+    ``feedback/`` — happens here. Refuses
+    (:class:`autograders.sandbox.SandboxUnavailable`) when the sandbox cannot
+    be made, unless ``sandboxed`` is False.
     """
     from distributed import as_completed
+    from nbgrader.converters import Autograde, GenerateFeedback
+    from nbgrader.coursedir import CourseDirectory
 
     from autograders import sandbox
     from autograders.export import record_failure
-    from autograders.task import judge_submission, notebooks_of
+    from autograders.task import files_of, grade_submission
 
     course = course.resolve()
     if sandboxed:
@@ -327,35 +270,60 @@ def grade_class(
         print(progress_bar(len(outcomes), len(todo), failed, started), end="", file=out, flush=True)
 
     if todo:
+        coursedir = CourseDirectory(config=config)
+        modes = {  # file permissions as nbgrader's own converters would set them
+            name: int(str(kind(coursedir=coursedir, config=config).permissions), 8)
+            for name, kind in (("autograded", Autograde), ("feedback", GenerateFeedback))
+        }
         with dask_client(workers, scheduler) as client:
-            source, pending = None, {}
-            for student in todo:  # the coordinator alone reads the submissions
-                source_dir, _, staged, notes = prepare(config, assignment, student)
-                if source is None:  # sent once to every worker
-                    source = client.scatter([notebooks_of(source_dir)], broadcast=True)[0]
+            shared = client.scatter([course_data(config, course, assignment)], broadcast=True)[0]
+            queue, pending = list(reversed(todo)), {}
+            running = as_completed()
+
+            def submit():  # the coordinator alone reads the submissions, a few at a time
+                student = queue.pop()
+                files, links = files_of(
+                    submission_folder(config, assignment, student), recursive=False
+                )
                 future = client.submit(
-                    judge_submission,
-                    source,
-                    staged,
-                    config.Execute.timeout or 60,
+                    grade_submission,
+                    shared,
+                    student,
+                    files,
+                    links,
                     sandboxed,
-                    key=f"judge-{student}-{uuid.uuid4().hex}",
+                    key=f"grade-{student}-{uuid.uuid4().hex}",
                     pure=False,
                 )
-                pending[future] = (student, notes)
-            for future in as_completed(list(pending)):
-                student, notes = pending.pop(future)
+                pending[future] = student
+                running.add(future)
+
+            for _ in range(min(len(queue), in_flight(client))):
+                submit()
+            for future in running:
+                student = pending.pop(future)
+                if queue:
+                    submit()
                 try:
-                    judged = future.result()
+                    result = future.result()
                 except Exception as exc:  # the task crashed every worker it ran on
-                    done(student, False, [*notes, f"grading failed: {type(exc).__name__}: {exc}"])
+                    done(student, False, [f"grading failed: {type(exc).__name__}: {exc}"])
                     continue
-                done(*record(config, course, assignment, student, judged, notes))
+                try:
+                    done(*record(config, course, assignment, student, result, modes))
+                except Exception as exc:
+                    done(student, False, [*result["notes"], f"recording failed: {exc}"])
     if todo:
         print(file=out)
     return summarize(
         config, course, assignment, everyone, outcomes, skipped, time.monotonic() - started
     )
+
+
+def in_flight(client) -> int:
+    """How many tasks to keep submitted: two per worker thread, at least four."""
+    threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+    return max(4, 2 * threads)
 
 
 @contextlib.contextmanager

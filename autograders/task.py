@@ -1,67 +1,272 @@
-"""Grading one submission as a pure function: notebooks in, verdicts out.
+"""Grading one submission as a pure function: files in, grades and files out.
 
-:func:`judge_submission` takes the course's source notebooks and one
-student's submitted notebooks as bytes and returns, per notebook, the
-verdict of every graded cell and the notes the grader reports. It reads and
-writes nothing but a private temporary folder, so it can run on any machine
-that has the course package installed (a Dask worker, for instance); the
-coordinator alone reads the submission folders and writes the gradebook.
+:func:`grade_submission` is what a Dask worker runs for one student. It gets
+the course (nbgrader configuration, the assignment as the gradebook holds
+it, the source files) and the student's submitted files, all as data, and
+returns the verdicts' reasons, the automatic scores, the autograded
+notebooks and the feedback pages, all as data. It reads and writes nothing
+but a private temporary folder, so it runs on any machine that has the
+course package installed; the coordinator alone reads the submission
+folders and writes the gradebook, ``autograded/`` and ``feedback/``.
+
+Inside, for one student:
+
+1. the readable notebooks are staged, duplicated graded cells named
+   (:func:`stage`), tampering named (:func:`autograders.integrity.tampering`);
+2. the answer cells run in a bubblewrap sandbox (:mod:`autograders.sandbox`)
+   that returns values only, and the checks judge them
+   (:func:`autograders.integrity.verify`);
+3. stock nbgrader ``Autograde`` records those verdicts — with
+   :class:`autograders.verdicts.WriteVerdicts` where ``Execute`` would run the
+   notebook — against a private gradebook seeded with the assignment
+   (:mod:`autograders.gradebook`), and stock ``GenerateFeedback`` renders
+   the feedback from it.
 """
 
 from __future__ import annotations
 
+import copy
+import fnmatch
+import hashlib
+import logging
+import pickle
+import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
-__all__ = ["judge_submission", "notebooks_of"]
+__all__ = ["files_of", "grade_submission", "stage"]
 
 
-def notebooks_of(folder: Path) -> dict[str, bytes]:
-    """The ``.ipynb`` files in ``folder`` as ``{name: bytes}`` (symbolic links left out)."""
-    return {
-        p.name: p.read_bytes()
-        for p in sorted(Path(folder).glob("*.ipynb"))
-        if p.is_file() and not p.is_symlink()
-    }
+def files_of(folder: Path, ignore=(), recursive=True) -> tuple[dict[str, bytes], list[str]]:
+    """The regular files in ``folder`` as ``{relative/path: bytes}``, and the links left out.
+
+    Files and folders whose name matches a pattern of ``ignore`` (nbgrader's
+    ``CourseDirectory.ignore``) are skipped, and sub-folders unless
+    ``recursive``; symbolic links are never followed (one could point at
+    the solutions or at another student).
+    """
+    folder = Path(folder)
+    files, links = {}, []
+    for path in sorted(folder.rglob("*") if recursive else folder.iterdir()):
+        rel = path.relative_to(folder)
+        if any(fnmatch.fnmatch(part, pat) for part in rel.parts for pat in ignore):
+            continue
+        if any(p.is_symlink() for p in [path, *path.parents] if folder in p.parents):
+            links.append(rel.as_posix())
+        elif path.is_file():
+            files[rel.as_posix()] = path.read_bytes()
+    return files, links
 
 
-def judge_submission(
-    source: dict[str, bytes],
-    submission: dict[str, bytes],
-    timeout: float = 60.0,
-    sandboxed: bool = True,
+def _write_files(folder: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        rel = Path(name)
+        if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+            raise ValueError(f"file names must be relative paths inside the folder, got {name!r}.")
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(data)
+
+
+def stage(submission: Path, staged: Path, left_out=()) -> tuple[list, list]:
+    """Copy the gradable part of a submission to ``staged``; return (unreadable, notes).
+
+    Unreadable notebooks and the symbolic links ``left_out`` score 0. A
+    graded or answer cell that appears twice (an honest copy-paste, too)
+    keeps its nbgrader identity in its first place only; nbgrader would
+    otherwise stop on the duplicate id.
+    """
+    import nbformat
+
+    from autograders import integrity
+
+    staged.mkdir(parents=True, exist_ok=True)
+    bad = [name for name in left_out if name.endswith(".ipynb")]
+    notes = [f"{name} is a symbolic link (left out)" for name in left_out]
+    for path in sorted(submission.iterdir()):
+        if not path.is_file():
+            continue
+        if path.suffix != ".ipynb":
+            shutil.copy(path, staged / path.name)  # timestamp.txt and the like
+            continue
+        nb = integrity.read(path)
+        if nb is None:
+            bad.append(path.name)
+            continue
+        seen = set()
+        for cell in nb.cells:
+            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if gid is None:
+                continue
+            if gid in seen:
+                notes.append(f"{path.stem}: cell {gid} appears twice (the copy is not graded)")
+                del cell.metadata["nbgrader"]
+            seen.add(gid)
+        nbformat.write(nb, str(staged / path.name))
+    return sorted(bad), notes
+
+
+def autograde_steps() -> list:
+    """nbgrader's autograde pipeline with the judge's verdicts where Execute would run."""
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
+
+    from autograders.verdicts import WriteVerdicts
+
+    steps = Autograde().autograde_preprocessors
+    return [WriteVerdicts if issubclass(step, Execute) else step for step in steps]
+
+
+class _Errors(logging.Handler):
+    """Collects nbgrader's warnings and errors, one short line each."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        msg = record.getMessage().strip()
+        if msg and "Kernel is running over TCP" not in msg:
+            self.messages.append(msg.splitlines()[-1][:300])
+
+
+_SEEDED: dict[str, Path] = {}  # this process's gradebooks holding an assignment, by its digest
+_SEED_DIR: list = []
+
+
+def _private_gradebook(course_id: str, description: dict, dest: Path) -> str:
+    """A copy of a gradebook holding only the assignment, at ``dest``; its URL.
+
+    The assignment is written once per process and copied for every student.
+    """
+    from autograders import gradebook
+
+    digest = hashlib.sha256(pickle.dumps((course_id, description))).hexdigest()
+    if digest not in _SEEDED:
+        if not _SEED_DIR:
+            _SEED_DIR.append(tempfile.TemporaryDirectory(prefix="mhsa-gradebooks-"))
+        path = Path(_SEED_DIR[0].name) / f"{digest}.db"
+        gradebook.seed(f"sqlite:///{path}", course_id, description)
+        _SEEDED[digest] = path
+    shutil.copy(_SEEDED[digest], dest)
+    return f"sqlite:///{dest}"
+
+
+def _run(converter_class, config, assignment: str, student: str) -> list:
+    """Run an nbgrader converter for one student; the errors it reported ([] if none)."""
+    from nbgrader.converters.base import NbGraderException
+    from nbgrader.coursedir import CourseDirectory
+    from sqlalchemy.exc import SAWarning
+
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id = assignment
+    coursedir.student_id = student
+    converter = converter_class(coursedir=coursedir, config=config)
+    converter.force = True
+    log = logging.getLogger(f"mhsa-grade.{converter_class.__name__}")
+    log.propagate, log.level = False, logging.WARNING
+    errors = _Errors()
+    log.addHandler(errors)
+    converter.log = log
+    try:
+        with warnings.catch_warnings():  # nbgrader's add_submission trips SQLAlchemy's autoflush
+            warnings.simplefilter("ignore", SAWarning)
+            converter.start()
+    except NbGraderException:
+        return errors.messages or [f"nbgrader {converter_class.__name__} failed"]
+    except Exception as exc:  # reported with the student; the other students go on
+        return [*errors.messages, f"{type(exc).__name__}: {exc}"]
+    finally:
+        log.removeHandler(errors)
+    return []
+
+
+def grade_submission(
+    course: dict, student: str, submission: dict[str, bytes], left_out=(), sandboxed: bool = True
 ) -> dict:
-    """Judge one submission: ``{stem: {"grades": {grade_id: [passed, message]}, "notes": [str]}}``.
+    """Grade one student's submission; everything in and out is data.
 
     Parameters
     ----------
-    source : dict of str to bytes
-        The course's source (instructor) notebooks, by file name.
+    course : dict
+        ``{"config": Config, "assignment": str, "description": dict,
+        "source": {path: bytes}}``: the course's nbgrader configuration, the
+        assignment's name and its description
+        (:func:`autograders.gradebook.describe`), and the files of its source
+        folder.
+    student : str
+        The student's id.
     submission : dict of str to bytes
-        The student's notebooks, by file name (unreadable ones simply fail).
-    timeout : float
-        Seconds each notebook's answers may take.
+        The files of the student's submission folder, by name.
+    left_out : list of str
+        Names in the submission folder that were symbolic links (not sent).
     sandboxed : bool
         Run the answers in the grader's sandbox (:mod:`autograders.sandbox`).
-    """
-    from autograders import integrity, sandbox
 
-    for name in (*source, *submission):
-        if Path(name).name != name or not name.endswith(".ipynb"):
-            raise ValueError(f"notebook names must be plain file names, but got {name!r}.")
+    Returns
+    -------
+    dict
+        ``ok`` (nbgrader recorded the grades), ``notes`` (what the
+        instructor is told), ``submitted`` (the notebooks graded),
+        ``scores`` (:func:`autograders.gradebook.auto_scores`), and
+        ``autograded`` and ``feedback``: the files nbgrader wrote for the
+        student, as ``{name: bytes}``.
+    """
+    from nbgrader.converters import Autograde, GenerateFeedback
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograders import gradebook, integrity, sandbox
+    from autograders.kernel import KERNEL_NAME
+
+    assignment = course["assignment"]
     with tempfile.TemporaryDirectory(prefix="mhsa-task-") as tmp:
-        src, sub = Path(tmp) / "source", Path(tmp) / "submission"
-        for folder, files in ((src, source), (sub, submission)):
-            folder.mkdir()
-            for name, data in files.items():
-                (folder / name).write_bytes(data)
-        judged = integrity.verify(
-            src, sub, timeout=timeout, wrapper=sandbox.wrap if sandboxed else None
+        config = copy.deepcopy(course["config"])
+        config.CourseDirectory.root = tmp
+        config.CourseDirectory.db_url = _private_gradebook(
+            CourseDirectory(config=config).course_id,
+            course["description"],
+            Path(tmp) / "gradebook.db",
         )
-    return {
-        stem: {
-            "grades": {gid: [bool(v[0]), str(v[1])] for gid, v in r["grades"].items()},
-            "notes": [str(n) for n in r["notes"]],
+        dirs = CourseDirectory(config=config)
+        source = Path(dirs.format_path(dirs.source_directory, ".", assignment))
+        raw = Path(tmp) / ".received" / student
+        staged = Path(dirs.format_path(dirs.submitted_directory, student, assignment))
+        for folder, files in ((source, course["source"]), (raw, submission)):
+            folder.mkdir(parents=True, exist_ok=True)
+            _write_files(folder, files)
+        bad, notes = stage(raw, staged, left_out)
+        if bad:
+            notes.append("unreadable notebook(s), scored 0: " + ", ".join(bad))
+        notes += integrity.tampering(source, raw, KERNEL_NAME)
+        timeout = config.Execute.timeout or 60
+        judged = integrity.verify(
+            source, staged, timeout=timeout, wrapper=sandbox.wrap if sandboxed else None
+        )
+        for result in judged.values():
+            notes += result["notes"]
+        config.WriteVerdicts.verdicts = {
+            stem: {gid: [bool(v[0]), str(v[1])] for gid, v in r["grades"].items()}
+            for stem, r in judged.items()
         }
-        for stem, r in judged.items()
-    }
+        config.Autograde.autograde_preprocessors = autograde_steps()
+        errors = _run(Autograde, config, assignment, student)
+        autograded = Path(dirs.format_path(dirs.autograded_directory, student, assignment))
+        feedback = Path(dirs.format_path(dirs.feedback_directory, student, assignment))
+        ok = not errors and autograded.is_dir()
+        if not errors and not ok:
+            errors = ["nbgrader wrote no autograded folder"]
+        if ok:
+            errors = [f"feedback: {e}" for e in _run(GenerateFeedback, config, assignment, student)]
+        notes += errors
+        expected = {p for p in course["source"] if "/" not in p and p.endswith(".ipynb")}
+        missing = sorted(expected - set(submission) - set(left_out))
+        if missing:
+            notes.append("missing notebook(s): " + ", ".join(missing))
+        return {
+            "ok": ok,
+            "notes": list(dict.fromkeys(notes)),
+            "submitted": sorted(p.stem for p in staged.glob("*.ipynb")),
+            "scores": gradebook.auto_scores(dirs.db_url, dirs.course_id, assignment, student),
+            "autograded": files_of(autograded)[0] if ok else {},
+            "feedback": files_of(feedback)[0] if ok and feedback.is_dir() else {},
+        }

@@ -1,0 +1,173 @@
+"""Grades in and out of nbgrader's gradebook, for graders that share nothing but data.
+
+A Dask worker runs stock nbgrader autograding against a private SQLite
+gradebook that holds only the assignment; the coordinator alone writes the
+course's gradebook (SQLite or PostgreSQL).
+
+* :func:`describe`: the assignment as the gradebook holds it (notebooks,
+  graded, answer, task and source cells), as plain data that travels with
+  the task.
+* :func:`seed`: a private gradebook holding that assignment.
+* :func:`auto_scores`: what autograding wrote for one student (points per
+  graded cell, automatic comments), read back from the private gradebook.
+* :func:`store`: those scores merged into the course's gradebook, by the
+  rules of nbgrader's ``SaveAutoGrades`` and ``AssignLatePenalties`` (a
+  grader's manual score is kept and flagged for review; a missing notebook
+  scores 0), in one transaction.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+__all__ = ["auto_scores", "describe", "seed", "store"]
+
+
+def describe(db_url: str, course_id: str, assignment: str) -> dict:
+    """The assignment in the gradebook at ``db_url`` as plain data (see :func:`seed`)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, course_id) as gb:
+        a = gb.find_assignment(assignment)
+        return {
+            "name": a.name,
+            "duedate": a.duedate,
+            "notebooks": [
+                {
+                    "name": nb.name,
+                    "kernelspec": nb.kernelspec,
+                    "grade_cells": [
+                        {"name": c.name, "max_score": c.max_score, "cell_type": c.cell_type}
+                        for c in nb.grade_cells
+                    ],
+                    "solution_cells": [{"name": c.name} for c in nb.solution_cells],
+                    "task_cells": [
+                        {"name": c.name, "max_score": c.max_score, "cell_type": c.cell_type}
+                        for c in nb.task_cells
+                    ],
+                    "source_cells": [
+                        {
+                            "name": c.name,
+                            "cell_type": c.cell_type,
+                            "locked": c.locked,
+                            "source": c.source,
+                            "checksum": c.checksum,
+                        }
+                        for c in nb.source_cells
+                    ],
+                }
+                for nb in sorted(a.notebooks, key=lambda nb: nb.name)
+            ],
+        }
+
+
+def seed(db_url: str, course_id: str, description: dict) -> None:
+    """Write the assignment :func:`describe` returned into a new gradebook, in one commit."""
+    from nbgrader import api
+    from sqlalchemy import create_engine
+
+    # The tables first: nbgrader would stamp a new gradebook by running the
+    # `alembic` command, which a worker's PATH need not have. This gradebook
+    # lives for one task and is never migrated.
+    engine = create_engine(db_url)
+    api.Base.metadata.create_all(bind=engine)
+    engine.dispose()
+    with api.Gradebook(db_url, course_id) as gb:
+        assignment = api.Assignment(
+            name=description["name"], duedate=description["duedate"], course_id=course_id
+        )
+        gb.db.add(assignment)
+        for d in description["notebooks"]:
+            nb = api.Notebook(name=d["name"], kernelspec=d["kernelspec"], assignment=assignment)
+            gb.db.add(nb)
+            for c in d["grade_cells"]:
+                gb.db.add(api.GradeCell(notebook=nb, **c))
+            for c in d["solution_cells"]:
+                gb.db.add(api.SolutionCell(notebook=nb, **c))
+            for c in d["task_cells"]:
+                gb.db.add(api.TaskCell(notebook=nb, **c))
+            for c in d["source_cells"]:
+                gb.db.add(api.SourceCell(notebook=nb, **c))
+        gb.db.commit()
+
+
+def auto_scores(db_url: str, course_id: str, assignment: str, student: str) -> dict:
+    """``{notebook: {"grades": {cell: auto_score}, "comments": {cell: auto_comment}}}``.
+
+    Only the notebooks autograding reached are listed.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(db_url, course_id) as gb:
+        try:
+            submission = gb.find_submission(assignment, student)
+        except MissingEntry:
+            return {}
+        return {
+            nb.name: {
+                "grades": {g.name: g.auto_score for g in nb.grades},
+                "comments": {c.name: c.auto_comment for c in nb.comments},
+            }
+            for nb in submission.notebooks
+            if any(g.auto_score is not None for g in nb.grades)
+            or any(c.auto_comment is not None for c in nb.comments)
+        }
+
+
+def store(config, assignment: str, student: str, timestamp, scores: dict, submitted: list) -> None:
+    """Merge one student's automatic scores into the course's gradebook, in one commit.
+
+    Parameters
+    ----------
+    config : traitlets.config.Config
+        The course's nbgrader configuration (gradebook URL, course id, late
+        submission plugin).
+    assignment, student : str
+        Whose scores these are.
+    timestamp : str or None
+        The submission's time stamp, as ``timestamp.txt`` holds it.
+    scores : dict
+        What :func:`auto_scores` read from the worker's gradebook.
+    submitted : list of str
+        The notebooks autograding read; every other notebook of the
+        assignment scores 0, as nbgrader gives a missing notebook.
+    """
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.preprocessors import AssignLatePenalties
+    from sqlalchemy.exc import SAWarning
+
+    coursedir = CourseDirectory(config=config)
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        gb.update_or_create_student(student)
+        extra = {"timestamp": timestamp} if timestamp else {}
+        with warnings.catch_warnings():  # nbgrader's add_submission trips SQLAlchemy's autoflush
+            warnings.simplefilter("ignore", SAWarning)
+            submission = gb.update_or_create_submission(assignment, student, **extra)
+        late = AssignLatePenalties(config=config)
+        late.init_plugin()
+        for nb in submission.notebooks:
+            if nb.name not in submitted:  # nbgrader's zero for a missing notebook
+                for grade in nb.grades:
+                    grade.auto_score, grade.needs_manual_grade = 0, False
+                continue
+            got = scores.get(nb.name, {"grades": {}, "comments": {}})
+            for grade in nb.grades:
+                if grade.name in got["grades"]:  # SaveAutoGrades' rule
+                    grade.auto_score = got["grades"][grade.name]
+                    grade.needs_manual_grade = (
+                        grade.manual_score is not None or grade.auto_score is None
+                    )
+            for comment in nb.comments:
+                if comment.name in got["comments"]:
+                    comment.auto_comment = got["comments"][comment.name]
+            gb.db.flush()
+            gb.db.expire(nb, ["score"])  # a sum over the grades just written
+            nb.late_submission_penalty = None  # AssignLatePenalties' rule
+            if submission.total_seconds_late > 0:
+                penalty = late.plugin_inst.late_submission_penalty(
+                    student, nb.score, submission.total_seconds_late
+                )
+                if penalty is not None:
+                    nb.late_submission_penalty = late._check_late_penalty(nb, penalty)
+        gb.db.commit()
