@@ -359,6 +359,60 @@ def test_parallel_grades_equal_serial_nbgrader_autograde(tmp_path):
     assert a[("perfect", "07_softmax", "softmax_rows_sum_to_one")] > 0
 
 
+def gradebook_rows(course) -> dict:
+    """Every field autograding writes, per student, notebook and cell, from the gradebook."""
+    from nbgrader.api import Gradebook
+
+    rows = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "mhsa") as gb:
+        for student in gb.students:
+            sub = gb.find_submission(nc.ASSIGNMENT, student.id)
+            rows[student.id] = (sub.timestamp, sub.total_seconds_late, sub.score)
+            for nb in sub.notebooks:
+                rows[(student.id, nb.name)] = (nb.late_submission_penalty, nb.score)
+                for g in nb.grades:
+                    rows[(student.id, nb.name, g.name)] = (
+                        g.auto_score,
+                        g.manual_score,
+                        g.needs_manual_grade,
+                        g.score,
+                    )
+                for c in nb.comments:
+                    rows[(student.id, nb.name, c.name)] = c.auto_comment
+    return rows
+
+
+def test_the_gradebook_equals_nbgrader_autogrades_with_manual_scores_and_late_work(tmp_path):
+    """Field by field: a grader's manual score kept and flagged, a late notebook's penalty."""
+    from nbgrader.api import Gradebook
+
+    late = 'c.LateSubmissionPlugin.penalty_method = "zero"\n'
+    courses = [nc.make_course(tmp_path / name, late) for name in ("serial", "dask")]
+    for course in courses:
+        honest_class(course)
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "mhsa") as gb:
+            gb.update_or_create_assignment(nc.ASSIGNMENT, duedate="2026-01-01 00:00:00 UTC")
+        for student, stamp in (("perfect", "2025-12-31 23:00:00"), ("partial", "2026-01-02")):
+            (course / "submitted" / student / nc.ASSIGNMENT / "timestamp.txt").write_text(stamp)
+    regrade = [
+        lambda: nc.nbgrader(courses[0], "autograde", nc.ASSIGNMENT, "--force"),
+        lambda: nc.grade(courses[1], "--workers", "2", "--force"),
+    ]
+    for run in regrade:
+        run()
+    for course in courses:  # a grader overrides one cell of the partial student's
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "mhsa") as gb:
+            gb.find_grade("softmax_rows_sum_to_one", SOFTMAX, nc.ASSIGNMENT, "half").manual_score = 1
+            gb.db.commit()
+    for run in regrade:
+        run()
+    serial, ours = (gradebook_rows(c) for c in courses)
+    assert serial == ours
+    assert serial[("half", SOFTMAX, "softmax_rows_sum_to_one")][1:3] == (1.0, True)
+    assert serial["partial"][1] > 0 and serial["perfect"][1] == 0
+    assert any(v[0] for k, v in serial.items() if len(k) == 2 and k[0] == "partial")
+
+
 def children(pid: int) -> list[int]:
     """Processes whose parent is ``pid``."""
     found = []
