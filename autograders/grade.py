@@ -233,14 +233,14 @@ def grade_class(
     Each student is one Dask task (:func:`autograders.task.grade_submission`)
     on a LocalCluster of ``workers`` processes, or on the cluster at
     ``scheduler``; the task gets the course and the submission as data and
-    returns the grades and files as data. Only a few tasks per worker are
-    in flight, so a class of thousands never sits in memory at once.
+    returns the grades and files as data. One task per worker thread is in
+    flight, so a class of thousands never sits in memory at once.
     Everything else — reading submissions, the gradebook, ``autograded/``,
     ``feedback/`` — happens here. Refuses
     (:class:`autograders.sandbox.SandboxUnavailable`) when the sandbox cannot
     be made, unless ``sandboxed`` is False.
     """
-    from distributed import as_completed
+    from distributed import wait
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
 
@@ -278,41 +278,42 @@ def grade_class(
         with dask_client(workers, scheduler) as client:
             shared = client.scatter([course_data(config, course, assignment)], broadcast=True)[0]
             queue, pending = list(reversed(todo)), {}
-            running = as_completed()
 
-            def submit():  # the coordinator alone reads the submissions, a few at a time
-                student = queue.pop()
-                files, links = files_of(
-                    submission_folder(config, assignment, student), recursive=False
-                )
-                future = client.submit(
-                    grade_submission,
-                    shared,
-                    student,
-                    files,
-                    links,
-                    sandboxed,
-                    key=f"grade-{student}-{uuid.uuid4().hex}",
-                    pure=False,
-                )
-                pending[future] = student
-                running.add(future)
+            def top_up():  # one task per worker thread: the submissions are read as needed
+                while queue and len(pending) < in_flight(client):
+                    student = queue.pop()
+                    folder = submission_folder(config, assignment, student)
+                    files, links = files_of(folder, recursive=False)
+                    future = client.submit(
+                        grade_submission,
+                        shared,
+                        student,
+                        files,
+                        links,
+                        sandboxed,
+                        key=f"grade-{student}-{uuid.uuid4().hex}",
+                        pure=False,
+                    )
+                    pending[future] = student
 
-            for _ in range(min(len(queue), in_flight(client))):
-                submit()
-            for future in running:
-                student = pending.pop(future)
-                if queue:
-                    submit()
-                try:
-                    result = future.result()
-                except Exception as exc:  # the task crashed every worker it ran on
-                    done(student, False, [f"grading failed: {type(exc).__name__}: {exc}"])
-                    continue
-                try:
-                    done(*record(config, course, assignment, student, result, modes))
-                except Exception as exc:
-                    done(student, False, [*result["notes"], f"recording failed: {exc}"])
+            top_up()
+            while pending:
+                try:  # the timeout notices workers that joined (a cluster that grows)
+                    finished = wait(list(pending), timeout=2, return_when="FIRST_COMPLETED").done
+                except TimeoutError:
+                    finished = set()
+                finished = [(future, pending.pop(future)) for future in finished]
+                top_up()  # before recording: the workers stay busy meanwhile
+                for future, student in finished:
+                    try:
+                        result = future.result()
+                    except Exception as exc:  # every worker that ran the task died
+                        done(student, False, [f"grading failed: {type(exc).__name__}: {exc}"])
+                        continue
+                    try:
+                        done(*record(config, course, assignment, student, result, modes))
+                    except Exception as exc:
+                        done(student, False, [*result["notes"], f"recording failed: {exc}"])
     if todo:
         print(file=out)
     return summarize(
@@ -321,9 +322,13 @@ def grade_class(
 
 
 def in_flight(client) -> int:
-    """How many tasks to keep submitted: two per worker thread, at least four."""
-    threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
-    return max(4, 2 * threads)
+    """How many tasks to keep submitted: one per worker thread, at least one.
+
+    One each, so a worker that dies takes down no task but the one it was
+    running, and a class of thousands is never read into memory at once.
+    """
+    workers = client.scheduler_info(n_workers=-1)["workers"].values()
+    return max(1, sum(w.get("nthreads", 1) for w in workers))
 
 
 @contextlib.contextmanager

@@ -1,15 +1,18 @@
 """Serial `nbgrader autograde` against `python -m autograders grade`.
 
-Builds N synthetic submissions of every notebook (a third correct, a third
+Builds synthetic submissions of every notebook (a third correct, a third
 partial, a third untouched) and grades them with serial `nbgrader autograde`
-(which runs every notebook in a kernel) and with the grade command on 1 and
-2 workers, sandboxed, and on 2 workers without the sandbox, all in the same
-run. Prints the times, the speed-up over serial (goal >= 1.8x on 2 cores),
-whether the grades are identical, the scaling from 1 to 2 workers and the
+(which runs every notebook in a kernel; a few students, it is slow) and with
+the grade command on 1 and 2 workers, sandboxed, and on 2 workers without
+the sandbox (a larger class: its fixed start-up cost is then small), all in
+the same run. Prints the times per submission-notebook, the speed-up over
+serial (goal >= 1.8x on 2 cores), whether the grades of the students both
+graded are identical, the scaling from 1 to 2 workers and the
 sandbox's cost per student, and the overhead of going through Dask per task:
-the same judging task (one student's notebooks as bytes) called directly and
-through a one-worker LocalCluster (goal: <= 5% of the grading time).
-Run: python benchmarks/bench_grading.py [--students 50]
+the same grading task (one student's whole submission, as data) called
+directly and through a one-worker LocalCluster, one task after another
+(goal: <= 5% of the grading time).
+Run: python benchmarks/bench_grading.py [--students 40] [--serial-students 6]
 """
 
 from __future__ import annotations
@@ -62,38 +65,56 @@ def timed_grade(tmp: Path, label: str, students: int, *args: str):
     return time.perf_counter() - t0, nc.grades(course)
 
 
-def dask_overhead(tasks: int = 6) -> tuple[float, float]:
-    """Seconds per judging task called directly, and through a one-worker LocalCluster."""
-    from autograders.grade import dask_client
-    from autograders.task import judge_submission, notebooks_of
+def dask_overhead(tmp: Path, tasks: int = 6) -> tuple[float, float]:
+    """Seconds per grading task called directly, and through a one-worker LocalCluster.
 
-    source = notebooks_of(nc.SOLUTIONS)
-    judge_submission(source, source)  # warm: imports, sandbox
+    The task is one honest student's whole grading (all notebooks, sandboxed:
+    judging, nbgrader's records and the feedback), as the grade command sends it.
+    """
+    from autograders.grade import course_data, dask_client, load_config
+    from autograders.task import files_of, grade_submission
+
+    course = nc.make_course(tmp / "overhead")
+    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.submit(
+        course,
+        "ada",
+        {p.stem: nc.student_notebook(p.stem, "solution") for p in nc.SOLUTIONS.glob("*.ipynb")},
+    )
+    data = course_data(load_config(course, None), course, nc.ASSIGNMENT)
+    files, _ = files_of(course / "submitted" / "ada" / nc.ASSIGNMENT)
+    grade_submission(data, "ada", files)  # warm: imports, sandbox, the seeded gradebook
     t0 = time.perf_counter()
     for _ in range(tasks):
-        judge_submission(source, source)
+        grade_submission(data, "ada", files)
     direct = (time.perf_counter() - t0) / tasks
     with dask_client(1) as client:
-        src = client.scatter([source], broadcast=True)[0]
-        client.submit(judge_submission, src, source, pure=False).result()  # warm the worker
+        shared = client.scatter([data], broadcast=True)[0]
+        client.submit(grade_submission, shared, "ada", files, pure=False).result()  # warm
         t0 = time.perf_counter()
         for _ in range(tasks):
-            client.submit(judge_submission, src, source, pure=False).result()
+            client.submit(grade_submission, shared, "ada", files, pure=False).result()
         through = (time.perf_counter() - t0) / tasks
     return direct, through
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--students", type=int, default=50)
+    p.add_argument("--students", type=int, default=40, help="class size for the grade command")
+    p.add_argument(
+        "--serial-students",
+        type=int,
+        default=6,
+        help="class size for serial nbgrader autograde (the same first students)",
+    )
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         serial = nc.make_course(tmp / "serial")
-        n_nb = synthetic_class(serial, a.students)
+        n_serial = synthetic_class(serial, a.serial_students)
         t0 = time.perf_counter()
         nc.nbgrader(serial, "autograde", nc.ASSIGNMENT, "--force")
-        t_serial = time.perf_counter() - t0
+        per_nb_serial = (time.perf_counter() - t0) / n_serial
         reference = nc.grades(serial)
         runs = {
             "autograders grade --workers 1": ("--workers", "1"),
@@ -102,23 +123,36 @@ def main() -> None:
         }
         times = {}
         for k, (name, args) in enumerate(runs.items()):
-            times[name], grades = timed_grade(tmp, f"run{k}", a.students, *args)
-            times[name] = (times[name], grades == reference)
+            t, grades = timed_grade(tmp, f"run{k}", a.students, *args)
+            graded = {key[0] for key in reference}
+            same = {key: v for key, v in grades.items() if key[0] in graded}
+            times[name] = (t, same == reference)
+        startup, _ = timed_grade(tmp, "one", 1, "--workers", "1")
+    n_nb = a.students * (n_serial // a.serial_students)
     floor = kernel_floor()
-    direct, through = dask_overhead()
-    print(f"{a.students} students x {n_nb // a.students} notebooks = {n_nb} submission-notebooks")
+    with tempfile.TemporaryDirectory() as tmp:
+        direct, through = dask_overhead(Path(tmp))
+    print(
+        f"nbgrader autograde: {a.serial_students} students; grade command: {a.students} students"
+        f" x {n_serial // a.serial_students} notebooks = {n_nb} submission-notebooks"
+    )
     print("| grader | total s | per nb s | speed-up vs serial | grades = serial |")
     print("|---|---|---|---|---|")
-    print(f"| nbgrader autograde (serial) | {t_serial:.1f} | {t_serial / n_nb:.3f} | 1.00 | - |")
+    t_serial = per_nb_serial * n_serial
+    print(f"| nbgrader autograde (serial) | {t_serial:.1f} | {per_nb_serial:.3f} | 1.00 | - |")
     for name, (t, same) in times.items():
-        print(f"| {name} | {t:.1f} | {t / n_nb:.3f} | {t_serial / t:.2f} | {same} |")
+        print(f"| {name} | {t:.1f} | {t / n_nb:.3f} | {per_nb_serial * n_nb / t:.2f} | {same} |")
     t1, t2 = times["autograders grade --workers 1"][0], times["autograders grade --workers 2"][0]
     bare = times["autograders grade --workers 2 --no-sandbox"][0]
     print(f"scaling efficiency 1 -> 2 workers: {t1 / (2 * t2):.0%}")
     print(f"sandbox cost: {(t2 - bare) / (a.students):.3f} s per student ({t2 / bare - 1:+.0%})")
+    print(
+        f"fixed cost: a class of one student takes {startup:.1f} s with 1 worker, of which"
+        f" its grading task {direct:.1f} s (the rest: start-up, cluster, worker warm-up)"
+    )
     print(f"floor: one bare kernel start {floor:.2f} s")
     print(
-        f"one student's judging task: {direct:.2f} s directly, {through:.2f} s through Dask "
+        f"one student's grading task: {direct:.2f} s directly, {through:.2f} s through Dask "
         f"(overhead {through - direct:+.3f} s, {through / direct - 1:+.1%})"
     )
 

@@ -1,8 +1,10 @@
 """The grade command on a separate Dask cluster: a scheduler and two workers on loopback.
 
 Each worker runs in a temporary directory of its own, apart from the course
-directory: the tasks carry the notebooks as bytes. Grades equal serial
-``nbgrader autograde``; a worker killed mid-run costs nothing.
+directory: the tasks carry the course and the submission as data. Grades
+equal serial ``nbgrader autograde``; a worker killed mid-run costs nothing
+(Dask runs the task again on the other); a task whose worker dies every
+time it runs (here, Dask allowing no failure) marks that student only.
 """
 
 from __future__ import annotations
@@ -26,12 +28,12 @@ pytestmark = pytest.mark.slow  # real Dask processes, real grading
 DASK = str(Path(sys.executable).parent / "dask")
 
 
-def _start(args, cwd: Path, log: Path) -> subprocess.Popen:
+def _start(args, cwd: Path, log: Path, env: dict | None = None) -> subprocess.Popen:
     cwd.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(
         [DASK, *args],
         cwd=cwd,
-        env=nc.env(),
+        env={**nc.env(), **(env or {})},
         stdout=open(log, "w"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -39,8 +41,12 @@ def _start(args, cwd: Path, log: Path) -> subprocess.Popen:
 
 
 @contextlib.contextmanager
-def cluster(tmp: Path):
-    """A ``dask scheduler`` and two single-threaded ``dask worker`` processes: (address, procs)."""
+def cluster(tmp: Path, allowed_failures: int = 3):
+    """A ``dask scheduler`` and two single-threaded ``dask worker`` processes: (address, procs).
+
+    ``allowed_failures``: how many workers may die running one task before
+    Dask gives up on it (3 is Dask's default).
+    """
     info = tmp / "scheduler.json"
     procs = [
         _start(
@@ -56,6 +62,7 @@ def cluster(tmp: Path):
             ],
             tmp / "scheduler",
             tmp / "scheduler.log",
+            {"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)},
         )
     ]
     try:
@@ -95,14 +102,15 @@ def cluster(tmp: Path):
             p.wait()
 
 
-def test_on_a_separate_cluster_grades_equal_serial_and_survive_a_killed_worker(tmp_path):
-    limit = "c.Execute.timeout = 20\n"
-    reference = nc.make_course(tmp_path / "reference", limit)
-    honest_class(reference, stuck=True)
-    nc.nbgrader(reference, "autograde", nc.ASSIGNMENT, "--force")
-    course = nc.make_course(tmp_path / "course", limit)
-    honest_class(course, stuck=True)  # one student's softmax loops until the 20 s limit
-    with cluster(tmp_path / "dask") as (address, _):
+def grade_killing_the_stuck_students_worker(tmp_path, allowed_failures):
+    """Grade the honest class on the cluster; kill the worker grading the stuck student.
+
+    The stuck student's softmax loops until the 20 s limit, so the kill
+    lands while that task runs. Returns the command's output and the course.
+    """
+    course = nc.make_course(tmp_path / "course", LIMIT)
+    honest_class(course, stuck=True)
+    with cluster(tmp_path / "dask", allowed_failures) as (address, _):
         proc = subprocess.Popen(
             [sys.executable, "-m", "autograders", "grade", nc.ASSIGNMENT, "--scheduler", address],
             cwd=course,
@@ -111,9 +119,6 @@ def test_on_a_separate_cluster_grades_equal_serial_and_survive_a_killed_worker(t
             stderr=subprocess.PIPE,
             text=True,
         )
-        markers = lambda: sorted(course.glob("autograded/*/mhsa/.mhsa-graded"))  # noqa: E731
-        # kill the worker judging the stuck student (its loop runs to the 20 s limit)
-        # while it does: Dask must run that task again on the other worker
         from distributed import Client
 
         deadline = time.monotonic() + 600
@@ -121,7 +126,7 @@ def test_on_a_separate_cluster_grades_equal_serial_and_survive_a_killed_worker(t
             victim = None
             while victim is None and time.monotonic() < deadline and proc.poll() is None:
                 for worker, keys in client.processing().items():
-                    if any(str(k).startswith("judge-partial-") for k in keys):
+                    if any(str(k).startswith("grade-partial-") for k in keys):
                         victim = worker
                 time.sleep(0.1)
             assert victim is not None, "the stuck student's task was never seen running"
@@ -129,6 +134,31 @@ def test_on_a_separate_cluster_grades_equal_serial_and_survive_a_killed_worker(t
         os.kill(pid, signal.SIGKILL)
         out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, out + err
+    return out, course
+
+
+LIMIT = "c.Execute.timeout = 20\n"
+markers = lambda course: sorted(course.glob("autograded/*/mhsa/.mhsa-graded"))  # noqa: E731
+
+
+def test_on_a_separate_cluster_grades_equal_serial_and_survive_a_killed_worker(tmp_path):
+    reference = nc.make_course(tmp_path / "reference", LIMIT)
+    honest_class(reference, stuck=True)
+    nc.nbgrader(reference, "autograde", nc.ASSIGNMENT, "--force")
+    out, course = grade_killing_the_stuck_students_worker(tmp_path, allowed_failures=3)
     assert "students: 4" in out and "failed: 0" in out, out
-    assert len(markers()) == 4
+    assert len(markers(course)) == 4
     assert nc.grades(course) == nc.grades(reference)
+    for student in ("perfect", "partial"):  # written here from what the workers returned
+        assert (course / "feedback" / student / nc.ASSIGNMENT / "07_softmax.html").exists()
+
+
+def test_a_task_whose_worker_always_dies_marks_that_student_and_the_rest_are_graded(tmp_path):
+    out, course = grade_killing_the_stuck_students_worker(tmp_path, allowed_failures=0)
+    assert "students: 4" in out and "failed: 1" in out, out
+    line = next(ln for ln in out.splitlines() if ln.startswith("! partial:"))
+    assert "grading failed: KilledWorker" in line, line
+    assert [m.parent.parent.name for m in markers(course)] == ["half", "perfect", "untouched"]
+    nc.nbgrader(course, "export", "--to", "grades.csv")
+    text = (course / "grades.csv").read_text()
+    assert "FAILED: grading failed: KilledWorker" in text

@@ -400,9 +400,10 @@ def test_the_gradebook_equals_nbgrader_autogrades_with_manual_scores_and_late_wo
     ]
     for run in regrade:
         run()
-    for course in courses:  # a grader overrides one cell of the partial student's
+    for course in courses:  # a grader overrides one cell of the "half" student's
         with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "mhsa") as gb:
-            gb.find_grade("softmax_rows_sum_to_one", SOFTMAX, nc.ASSIGNMENT, "half").manual_score = 1
+            cell = gb.find_grade("softmax_rows_sum_to_one", SOFTMAX, nc.ASSIGNMENT, "half")
+            cell.manual_score = 1
             gb.db.commit()
     for run in regrade:
         run()
