@@ -43,6 +43,7 @@ import uuid
 from pathlib import Path
 
 MARKER = ".mhsa-graded"
+LOCK = ".mhsa-grading.lock"  # held by the grade command that is grading the course
 
 
 # --------------------------------------------------------------------------
@@ -238,8 +239,51 @@ def grade_class(
     Everything else — reading submissions, the gradebook, ``autograded/``,
     ``feedback/`` — happens here. Refuses
     (:class:`autograders.sandbox.SandboxUnavailable`) when the sandbox cannot
-    be made, unless ``sandboxed`` is False.
+    be made, unless ``sandboxed`` is False, and (:class:`GradingBusy`) while
+    another grade command grades the same course.
     """
+    course = course.resolve()
+    with exclusive(course):
+        return _grade(course, assignment, workers, force, db, out, sandboxed, scheduler)
+
+
+@contextlib.contextmanager
+def exclusive(course: Path):
+    """Hold the course's grading lock for the block; refuse if another grade command holds it.
+
+    Two grade commands on one course would race on ``autograded/`` and the
+    gradebook. The lock is an ``flock`` on a file in the course directory:
+    the system releases it when its holder ends, killed or not.
+    """
+    import fcntl
+    import socket
+
+    with open(course / LOCK, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            raise GradingBusy(
+                f"another grade command is grading this course ({holder}); "
+                "wait for it to finish, or stop it first."
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+class GradingBusy(RuntimeError):
+    """Another grade command holds the course's grading lock."""
+
+
+def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler) -> dict:
+    """:func:`grade_class`'s work, with the course's grading lock held."""
     from distributed import wait
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
@@ -248,7 +292,6 @@ def grade_class(
     from autograders.export import record_failure
     from autograders.task import files_of, grade_submission
 
-    course = course.resolve()
     if sandboxed:
         sandbox.check()
     config = load_config(course, db)
@@ -468,7 +511,7 @@ def main(argv=None) -> int:
             sandboxed=not a.no_sandbox,
             scheduler=a.scheduler,
         )
-    except SandboxUnavailable as exc:
+    except (SandboxUnavailable, GradingBusy) as exc:
         print(f"not grading: {exc}", file=sys.stderr)
         return 2
     summary["sandboxed"] = not a.no_sandbox

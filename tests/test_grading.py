@@ -414,6 +414,23 @@ def test_the_gradebook_equals_nbgrader_autogrades_with_manual_scores_and_late_wo
     assert any(v[0] for k, v in serial.items() if len(k) == 2 and k[0] == "partial")
 
 
+def test_a_second_grade_command_on_the_same_course_refuses_while_the_first_runs(tmp_path):
+    import fcntl
+
+    course = nc.make_course(tmp_path / "busy")
+    with open(course / ".mhsa-grading.lock", "a+") as lock:  # as a running grade command holds it
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock.write("pid 4242 on grader-1\n")
+        lock.flush()
+        busy = nc.grade(course, check=False)
+    assert busy.returncode == 2, busy.stdout + busy.stderr
+    assert "another grade command is grading this course (pid 4242 on grader-1)" in busy.stderr
+    assert not (course / "autograded").exists()
+    free = nc.grade(course, check=False)  # released: it goes on (and says what is missing)
+    assert "another grade command" not in free.stderr
+    assert "generate_assignment" in free.stdout + free.stderr
+
+
 def children(pid: int) -> list[int]:
     """Processes whose parent is ``pid``."""
     found = []
