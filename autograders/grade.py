@@ -43,6 +43,7 @@ import uuid
 from pathlib import Path
 
 MARKER = ".mhsa-graded"
+MAX_FILE = 32 * 2**20  # a submitted file larger than this is not sent to a worker
 LOCK = ".mhsa-grading.lock"  # held by the grade command that is grading the course
 
 
@@ -326,13 +327,13 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler) ->
                 while queue and len(pending) < in_flight(client):
                     student = queue.pop()
                     folder = submission_folder(config, assignment, student)
-                    files, links = files_of(folder, recursive=False)
+                    files, left_out = files_of(folder, recursive=False, max_bytes=MAX_FILE)
                     future = client.submit(
                         grade_submission,
                         shared,
                         student,
                         files,
-                        links,
+                        left_out,
                         sandboxed,
                         key=f"grade-{student}-{uuid.uuid4().hex}",
                         pure=False,

@@ -38,25 +38,32 @@ from pathlib import Path
 __all__ = ["files_of", "grade_submission", "stage"]
 
 
-def files_of(folder: Path, ignore=(), recursive=True) -> tuple[dict[str, bytes], list[str]]:
-    """The regular files in ``folder`` as ``{relative/path: bytes}``, and the links left out.
+def files_of(
+    folder: Path, ignore=(), recursive=True, max_bytes: int | None = None
+) -> tuple[dict[str, bytes], dict[str, str]]:
+    """The regular files in ``folder`` as ``{relative/path: bytes}``, and those left out.
 
     Files and folders whose name matches a pattern of ``ignore`` (nbgrader's
     ``CourseDirectory.ignore``) are skipped, and sub-folders unless
-    ``recursive``; symbolic links are never followed (one could point at
-    the solutions or at another student).
+    ``recursive``. Left out, with the reason (``{name: reason}``): symbolic
+    links, never followed (one could point at the solutions or at another
+    student), and files larger than ``max_bytes``.
     """
     folder = Path(folder)
-    files, links = {}, []
+    files, left_out = {}, {}
     for path in sorted(folder.rglob("*") if recursive else folder.iterdir()):
         rel = path.relative_to(folder)
         if any(fnmatch.fnmatch(part, pat) for part in rel.parts for pat in ignore):
             continue
         if any(p.is_symlink() for p in [path, *path.parents] if folder in p.parents):
-            links.append(rel.as_posix())
-        elif path.is_file():
+            left_out[rel.as_posix()] = "a symbolic link"
+        elif not path.is_file():
+            continue
+        elif max_bytes is not None and path.stat().st_size > max_bytes:
+            left_out[rel.as_posix()] = f"larger than {max_bytes / 2**20:g} MiB"
+        else:
             files[rel.as_posix()] = path.read_bytes()
-    return files, links
+    return files, left_out
 
 
 def _write_files(folder: Path, files: dict[str, bytes]) -> None:
@@ -68,10 +75,11 @@ def _write_files(folder: Path, files: dict[str, bytes]) -> None:
         (folder / rel).write_bytes(data)
 
 
-def stage(submission: Path, staged: Path, left_out=()) -> tuple[list, list]:
+def stage(submission: Path, staged: Path, left_out=None) -> tuple[list, list]:
     """Copy the gradable part of a submission to ``staged``; return (unreadable, notes).
 
-    Unreadable notebooks and the symbolic links ``left_out`` score 0. A
+    Unreadable notebooks and those ``left_out`` (``{name: reason}``, not
+    sent) score 0. A
     graded or answer cell that appears twice (an honest copy-paste, too)
     keeps its nbgrader identity in its first place only; nbgrader would
     otherwise stop on the duplicate id.
@@ -81,10 +89,11 @@ def stage(submission: Path, staged: Path, left_out=()) -> tuple[list, list]:
     from autograders import integrity
 
     staged.mkdir(parents=True, exist_ok=True)
+    left_out = left_out or {}
     bad = [name for name in left_out if name.endswith(".ipynb")]
-    notes = [f"{name} is a symbolic link (left out)" for name in left_out]
+    notes = [f"{name} is {why} (left out)" for name, why in left_out.items()]
     for path in sorted(submission.iterdir()):
-        if not path.is_file():
+        if path.is_symlink() or not path.is_file():  # none arrive; and none is followed
             continue
         if path.suffix != ".ipynb":
             shutil.copy(path, staged / path.name)  # timestamp.txt and the like
@@ -182,7 +191,11 @@ def _run(converter_class, config, assignment: str, student: str) -> list:
 
 
 def grade_submission(
-    course: dict, student: str, submission: dict[str, bytes], left_out=(), sandboxed: bool = True
+    course: dict,
+    student: str,
+    submission: dict[str, bytes],
+    left_out: dict | None = None,
+    sandboxed: bool = True,
 ) -> dict:
     """Grade one student's submission; everything in and out is data.
 
@@ -198,8 +211,9 @@ def grade_submission(
         The student's id.
     submission : dict of str to bytes
         The files of the student's submission folder, by name.
-    left_out : list of str
-        Names in the submission folder that were symbolic links (not sent).
+    left_out : dict of str to str
+        Files of the submission folder that were not sent, and why
+        (:func:`files_of`).
     sandboxed : bool
         Run the answers in the grader's sandbox (:mod:`autograders.sandbox`).
 
@@ -259,7 +273,7 @@ def grade_submission(
             errors = [f"feedback: {e}" for e in _run(GenerateFeedback, config, assignment, student)]
         notes += errors
         expected = {p for p in course["source"] if "/" not in p and p.endswith(".ipynb")}
-        missing = sorted(expected - set(submission) - set(left_out))
+        missing = sorted(expected - set(submission) - set(left_out or {}))
         if missing:
             notes.append("missing notebook(s): " + ", ".join(missing))
         return {

@@ -131,7 +131,7 @@ def test_verify_passes_honest_work_and_fails_patched_checks(submission):
 
 
 def test_staging_leaves_out_the_corrupt_notebook_and_names_duplicated_cells(tmp_path):
-    from autograders.grade import stage
+    from autograders.task import stage
 
     sub = tmp_path / "sub"
     sub.mkdir()
@@ -319,13 +319,15 @@ def test_a_result_bomb_is_refused_not_expanded():
 
 
 def test_staging_leaves_out_symbolic_links(tmp_path):
-    """A link to the solutions (or to another student's work) is not graded."""
-    from autograders.grade import stage
+    """A link to the solutions (or to another student's work) is not sent, nor graded."""
+    from autograders.task import files_of, stage
 
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "07_softmax.ipynb").symlink_to(nc.SOLUTIONS / "07_softmax.ipynb")
-    bad, notes = stage(sub, tmp_path / "staged")
+    files, left_out = files_of(sub, recursive=False)
+    assert files == {} and left_out == {"07_softmax.ipynb": "a symbolic link"}
+    bad, notes = stage(sub, tmp_path / "staged", left_out)  # the link itself: still skipped
     assert bad == ["07_softmax.ipynb"] and "symbolic link" in notes[0]
     assert not (tmp_path / "staged" / "07_softmax.ipynb").exists()
 

@@ -61,7 +61,8 @@ def test_untouched_notebooks_score_zero_and_say_why(course):
 def test_a_symbolic_link_and_a_broken_notebook_score_zero_and_are_named(course):
     files = submission("solution")
     files["07_softmax.ipynb"] = b"{not json"
-    got = grade_submission(course, "cy", files, ["09_multi_head.ipynb"], sandboxed=False)
+    left_out = {"09_multi_head.ipynb": "a symbolic link"}
+    got = grade_submission(course, "cy", files, left_out, sandboxed=False)
     assert got["submitted"] == ["01_input"]
     assert "09_multi_head.ipynb is a symbolic link (left out)" in got["notes"]
     assert any(n.startswith("unreadable notebook(s), scored 0: ") for n in got["notes"])
@@ -74,11 +75,14 @@ def test_names_must_stay_inside_the_folder(course):
         grade_submission(course, "dee", {"../x.ipynb": b"{}"}, sandboxed=False)
 
 
-def test_files_of_leaves_links_out_and_reads_no_sub_folder_unless_asked(tmp_path):
+def test_files_of_leaves_links_and_huge_files_out_and_reads_no_sub_folder_unless_asked(tmp_path):
     (tmp_path / "a.ipynb").write_text("{}")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "b.txt").write_text("b")
     (tmp_path / "link.ipynb").symlink_to(tmp_path / "a.ipynb")
-    assert files_of(tmp_path, recursive=False) == ({"a.ipynb": b"{}"}, ["link.ipynb"])
-    assert files_of(tmp_path)[0] == {"a.ipynb": b"{}", "sub/b.txt": b"b"}
-    assert files_of(tmp_path, ignore=["sub"])[0] == {"a.ipynb": b"{}"}
+    (tmp_path / "huge.ipynb").write_bytes(b" " * (2**20 + 1))
+    files, left_out = files_of(tmp_path, recursive=False, max_bytes=2**20)
+    assert files == {"a.ipynb": b"{}"}
+    assert left_out == {"link.ipynb": "a symbolic link", "huge.ipynb": "larger than 1 MiB"}
+    assert set(files_of(tmp_path)[0]) == {"a.ipynb", "huge.ipynb", "sub/b.txt"}
+    assert files_of(tmp_path, ignore=["sub", "huge*"])[0] == {"a.ipynb": b"{}"}
