@@ -21,6 +21,7 @@ Run: python benchmarks/bench_grading.py [--students 40] [--serial-students 6]
 from __future__ import annotations
 
 import argparse
+import pickle
 import statistics
 import sys
 import tempfile
@@ -69,8 +70,13 @@ def timed_grade(tmp: Path, label: str, students: int, *args: str):
     return time.perf_counter() - t0, nc.grades(course)
 
 
-def dask_overhead(tmp: Path, tasks: int = 9) -> tuple[float, float]:
-    """Seconds per grading task called directly, and through a one-worker LocalCluster.
+def _result_of_size(size: int) -> dict:
+    return {"feedback": {"page.html": b"x" * size}}
+
+
+def dask_overhead(tmp: Path, tasks: int = 9) -> tuple[float, float, float, int]:
+    """Seconds per grading task called directly, through a one-worker LocalCluster,
+    and for a task that does nothing but return a result of the same size; that size.
 
     The task is one honest student's whole grading (all notebooks, sandboxed:
     judging, nbgrader's records and the feedback), as the grade command sends it.
@@ -88,7 +94,8 @@ def dask_overhead(tmp: Path, tasks: int = 9) -> tuple[float, float]:
     data = course_data(load_config(course, None), course, nc.ASSIGNMENT)
     files, _ = files_of(course / "submitted" / "ada" / nc.ASSIGNMENT)
     grade_submission(data, "ada", files)  # warm: imports, sandbox, the seeded gradebook
-    direct, through = [], []
+    size = len(pickle.dumps(grade_submission(data, "ada", files)))
+    direct, through, empty = [], [], []
     with dask_client(1) as client:
         shared = client.scatter([data], broadcast=True)[0]
         client.submit(grade_submission, shared, "ada", files, pure=False).result()  # warm
@@ -99,8 +106,10 @@ def dask_overhead(tmp: Path, tasks: int = 9) -> tuple[float, float]:
             t0 = time.perf_counter()
             client.submit(grade_submission, shared, "ada", files, pure=False).result()
             through.append(time.perf_counter() - t0)
-    direct, through = statistics.median(direct), statistics.median(through)
-    return direct, through
+            t0 = time.perf_counter()
+            client.submit(_result_of_size, size, pure=False).result()
+            empty.append(time.perf_counter() - t0)
+    return statistics.median(direct), statistics.median(through), statistics.median(empty), size
 
 
 def main() -> None:
@@ -112,7 +121,12 @@ def main() -> None:
         default=6,
         help="class size for serial nbgrader autograde (the same first students)",
     )
+    p.add_argument("--only-overhead", action="store_true", help="measure Dask's overhead only")
     a = p.parse_args()
+    if a.only_overhead:
+        with tempfile.TemporaryDirectory() as tmp:
+            print_overhead(*dask_overhead(Path(tmp)))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         serial = nc.make_course(tmp / "serial")
@@ -137,7 +151,7 @@ def main() -> None:
     n_nb = a.students * (n_serial // a.serial_students)
     floor = kernel_floor()
     with tempfile.TemporaryDirectory() as tmp:
-        direct, through = dask_overhead(Path(tmp))
+        direct, through, empty, size = dask_overhead(Path(tmp))
     print(
         f"nbgrader autograde: {a.serial_students} students; grade command: {a.students} students"
         f" x {n_serial // a.serial_students} notebooks = {n_nb} submission-notebooks"
@@ -165,9 +179,15 @@ def main() -> None:
         f" its grading task {direct:.1f} s (the rest: start-up, cluster, worker warm-up)"
     )
     print(f"floor: one bare kernel start {floor:.2f} s")
+    print_overhead(direct, through, empty, size)
+
+
+def print_overhead(direct: float, through: float, empty: float, size: int) -> None:
     print(
         f"one student's grading task: {direct:.2f} s directly, {through:.2f} s through Dask "
-        f"(overhead {through - direct:+.3f} s, {through / direct - 1:+.1%})"
+        f"(overhead {through - direct:+.3f} s, {through / direct - 1:+.1%}); Dask's own part, "
+        f"a task that only returns a result of the same size ({size / 2**20:.1f} MiB): "
+        f"{empty * 1000:.0f} ms ({empty / direct:.1%})"
     )
 
 
