@@ -129,17 +129,12 @@ def write_folder(dest: Path, files: dict, mode: int) -> None:
     The new folder is written beside the old one and swapped in, so a
     killed grader leaves the old folder or the new one, never a mixture.
     """
+    from autograders.task import write_files
+
     new = dest.with_name(dest.name + ".mhsa-new")
     if new.exists():
         shutil.rmtree(new)
-    for name, data in files.items():
-        rel = Path(name)
-        if rel.is_absolute() or ".." in rel.parts:
-            raise ValueError(f"a worker returned a file outside the folder: {name!r}.")
-        (new / rel).parent.mkdir(parents=True, exist_ok=True)
-        (new / rel).write_bytes(data)
-        (new / rel).chmod(mode)
-    new.mkdir(parents=True, exist_ok=True)
+    write_files(new, files, mode)
     if dest.exists():
         shutil.rmtree(dest)
     new.rename(dest)

@@ -18,9 +18,20 @@ course's gradebook (SQLite or PostgreSQL).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
-__all__ = ["auto_scores", "describe", "seed", "store"]
+__all__ = ["auto_scores", "describe", "quiet_autoflush", "seed", "store"]
+
+
+@contextlib.contextmanager
+def quiet_autoflush():
+    """Silence the SQLAlchemy warning nbgrader's ``add_submission`` trips (autoflush), only it."""
+    from sqlalchemy.exc import SAWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*autoflush.*", category=SAWarning)
+        yield
 
 
 def describe(db_url: str, course_id: str, assignment: str) -> dict:
@@ -135,14 +146,12 @@ def store(config, assignment: str, student: str, timestamp, scores: dict, submit
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.preprocessors import AssignLatePenalties
-    from sqlalchemy.exc import SAWarning
 
     coursedir = CourseDirectory(config=config)
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         gb.update_or_create_student(student)
         extra = {"timestamp": timestamp} if timestamp else {}
-        with warnings.catch_warnings():  # nbgrader's add_submission trips SQLAlchemy's autoflush
-            warnings.simplefilter("ignore", SAWarning)
+        with quiet_autoflush():
             submission = gb.update_or_create_submission(assignment, student, **extra)
         late = AssignLatePenalties(config=config)
         late.init_plugin()

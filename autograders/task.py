@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import functools
 import hashlib
 import logging
 import pickle
 import shutil
 import tempfile
-import warnings
 from pathlib import Path
 
-__all__ = ["files_of", "grade_submission", "stage"]
+__all__ = ["files_of", "grade_submission", "stage", "write_files"]
 
 
 def files_of(
@@ -66,23 +66,30 @@ def files_of(
     return files, left_out
 
 
-def _write_files(folder: Path, files: dict[str, bytes]) -> None:
+def write_files(folder: Path, files: dict[str, bytes], mode: int | None = None) -> None:
+    """Write ``files`` (``{relative/path: bytes}``, as :func:`files_of` reads them) in ``folder``.
+
+    Every name must stay inside the folder (a ValueError otherwise); with
+    ``mode``, each file gets those permissions.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         rel = Path(name)
         if rel.is_absolute() or ".." in rel.parts or not rel.parts:
             raise ValueError(f"file names must be relative paths inside the folder, got {name!r}.")
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_bytes(data)
+        if mode is not None:
+            (folder / rel).chmod(mode)
 
 
 def stage(submission: Path, staged: Path, left_out=None) -> tuple[list, list]:
     """Copy the gradable part of a submission to ``staged``; return (unreadable, notes).
 
     Unreadable notebooks and those ``left_out`` (``{name: reason}``, not
-    sent) score 0. A
-    graded or answer cell that appears twice (an honest copy-paste, too)
-    keeps its nbgrader identity in its first place only; nbgrader would
-    otherwise stop on the duplicate id.
+    sent) score 0. A graded or answer cell that appears twice (an honest
+    copy-paste, too) keeps its nbgrader identity in its first place only;
+    nbgrader would otherwise stop on the duplicate id.
     """
     import nbformat
 
@@ -139,8 +146,10 @@ class _Errors(logging.Handler):
             self.messages.append(msg.splitlines()[-1][:300])
 
 
-_SEEDED: dict[str, Path] = {}  # this process's gradebooks holding an assignment, by its digest
-_SEED_DIR: list = []
+@functools.cache
+def _seeded_gradebooks() -> tempfile.TemporaryDirectory:
+    """This process's folder of gradebooks holding an assignment (removed at exit)."""
+    return tempfile.TemporaryDirectory(prefix="mhsa-gradebooks-")
 
 
 def _private_gradebook(course_id: str, description: dict, dest: Path) -> str:
@@ -151,13 +160,10 @@ def _private_gradebook(course_id: str, description: dict, dest: Path) -> str:
     from autograders import gradebook
 
     digest = hashlib.sha256(pickle.dumps((course_id, description))).hexdigest()
-    if digest not in _SEEDED:
-        if not _SEED_DIR:
-            _SEED_DIR.append(tempfile.TemporaryDirectory(prefix="mhsa-gradebooks-"))
-        path = Path(_SEED_DIR[0].name) / f"{digest}.db"
-        gradebook.seed(f"sqlite:///{path}", course_id, description)
-        _SEEDED[digest] = path
-    shutil.copy(_SEEDED[digest], dest)
+    seeded = Path(_seeded_gradebooks().name) / f"{digest}.db"
+    if not seeded.exists():
+        gradebook.seed(f"sqlite:///{seeded}", course_id, description)
+    shutil.copy(seeded, dest)
     return f"sqlite:///{dest}"
 
 
@@ -165,7 +171,8 @@ def _run(converter_class, config, assignment: str, student: str) -> list:
     """Run an nbgrader converter for one student; the errors it reported ([] if none)."""
     from nbgrader.converters.base import NbGraderException
     from nbgrader.coursedir import CourseDirectory
-    from sqlalchemy.exc import SAWarning
+
+    from autograders.gradebook import quiet_autoflush
 
     coursedir = CourseDirectory(config=config)
     coursedir.assignment_id = assignment
@@ -178,8 +185,7 @@ def _run(converter_class, config, assignment: str, student: str) -> list:
     log.addHandler(errors)
     converter.log = log
     try:
-        with warnings.catch_warnings():  # nbgrader's add_submission trips SQLAlchemy's autoflush
-            warnings.simplefilter("ignore", SAWarning)
+        with quiet_autoflush():
             converter.start()
     except NbGraderException:
         return errors.messages or [f"nbgrader {converter_class.__name__} failed"]
@@ -245,9 +251,8 @@ def grade_submission(
         source = Path(dirs.format_path(dirs.source_directory, ".", assignment))
         raw = Path(tmp) / ".received" / student
         staged = Path(dirs.format_path(dirs.submitted_directory, student, assignment))
-        for folder, files in ((source, course["source"]), (raw, submission)):
-            folder.mkdir(parents=True, exist_ok=True)
-            _write_files(folder, files)
+        write_files(source, course["source"])
+        write_files(raw, submission)
         bad, notes = stage(raw, staged, left_out)
         if bad:
             notes.append("unreadable notebook(s), scored 0: " + ", ".join(bad))
