@@ -1,11 +1,15 @@
 """Command line: ``python -m autograders COMMAND …``.
 
-Commands: ``init-course``, ``grade``, ``install-kernel``, ``instructor-ui``, ``student-ui``.
+Commands: ``init-course``, ``new-key``, ``grade``, ``install-kernel``, ``instructor-ui``,
+``student-ui``.
 """
 
 import sys
 
-USAGE = "usage: python -m autograders {init-course,grade,install-kernel,instructor-ui,student-ui} …"
+USAGE = (
+    "usage: python -m autograders "
+    "{init-course,new-key,grade,install-kernel,instructor-ui,student-ui} …"
+)
 
 
 def main() -> int:
@@ -20,6 +24,10 @@ def main() -> int:
         from autograders.course import main as init_course
 
         return init_course(sys.argv[2:])
+    if command == "new-key":
+        from autograders.secret import main as new_key
+
+        return new_key(sys.argv[2:])
     if command == "grade":
         from autograders.grade import main as grade
 

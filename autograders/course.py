@@ -3,7 +3,8 @@
 Submissions, the gradebook, autograded notebooks, feedback and exported
 grades then live in ``DIR``, never among the course's code. ``DIR`` gets an
 ``nbgrader_config.py`` that loads the course's configuration with ``DIR`` as
-the root, and a copy of the instructor notebooks (``solutions/mhsa``).
+the root, a copy of the instructor notebooks (``solutions/mhsa``) and the
+hidden tests' secret key (:mod:`autograders.secret`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
+
+from autograders.secret import make_key
 
 __all__ = ["init_course"]
 
@@ -42,6 +45,7 @@ def init_course(directory: Path, repository: Path = REPOSITORY) -> Path:
         f"load_subconfig({str(course_config)!r})  # noqa: F821\n"
         f"c.CourseDirectory.root = {str(directory)!r}  # noqa: F821\n"
     )
+    make_key(directory)
     return config
 
 

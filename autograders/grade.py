@@ -103,6 +103,7 @@ def course_data(config, course: Path, assignment: str) -> dict:
     from nbgrader.coursedir import CourseDirectory
 
     from autograders.gradebook import describe
+    from autograders.secret import read_key
     from autograders.task import files_of
 
     dirs = CourseDirectory(config=config)
@@ -112,6 +113,7 @@ def course_data(config, course: Path, assignment: str) -> dict:
         "assignment": assignment,
         "description": describe(dirs.db_url, dirs.course_id, assignment),
         "source": files_of(source, ignore=dirs.ignore)[0],
+        "key": read_key(course),
     }
 
 
@@ -286,10 +288,12 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler) ->
 
     from autograders import sandbox
     from autograders.export import record_failure
+    from autograders.secret import read_key
     from autograders.task import files_of, grade_submission
 
     if sandboxed:
         sandbox.check()
+    read_key(course)  # before any work: a course directory without its key says so
     config = load_config(course, db)
     everyone = students_of(course, assignment)
     todo = [s for s in everyone if force or not is_done(course, s, assignment)]
@@ -496,6 +500,7 @@ def main(argv=None) -> int:
     )
     a = p.parse_args(argv)
     from autograders.sandbox import SandboxUnavailable
+    from autograders.secret import MissingKey
 
     try:
         summary = grade_class(
@@ -507,7 +512,7 @@ def main(argv=None) -> int:
             sandboxed=not a.no_sandbox,
             scheduler=a.scheduler,
         )
-    except (SandboxUnavailable, GradingBusy) as exc:
+    except (SandboxUnavailable, GradingBusy, MissingKey) as exc:
         print(f"not grading: {exc}", file=sys.stderr)
         return 2
     summary["sandboxed"] = not a.no_sandbox

@@ -62,22 +62,25 @@ def answer_cells(nb) -> list[str]:
     return [c.source for c in nb.cells if c.cell_type == "code" and _nbg(c).get("solution")]
 
 
-def verify(source: Path, submission: Path, timeout: float = 30.0, wrapper=None) -> dict:
+def verify(source: Path, submission: Path, key: bytes, timeout: float = 30.0, wrapper=None) -> dict:
     """Judge every graded exercise of a submission; the answers run in a child process.
 
     Returns ``{notebook: {"grades": {grade_id: (passed, message)}, "notes": [str]}}``
     for every notebook of ``source`` that has graded cells and a readable
     counterpart in ``submission``. The answer cells run in a child (in the
     sandbox ``wrapper`` makes, if given) with the namespace the notebook
-    gives them; the visible and the hidden check of each exercise judge the
-    returned values here.
+    gives them; the visible check of each exercise, and the hidden one on
+    inputs drawn from the course's secret ``key``, judge the returned values
+    here. A hidden test's message names the property that failed, never
+    its inputs. An exercise the judge cannot decide scores 0 and is named
+    in the notes as a grading error to review; it costs nothing else.
     """
     from autograders.kernel import MEMORY_LIMIT
-    from mhsa_helpers.checks import CHECKS
+    from mhsa_helpers.checks import CHECKS, GRADING_ERROR, hidden_seed, job, judge
     from mhsa_helpers.exercises import by_grade_id
-    from mhsa_helpers.run import Job, judge, run_answers
+    from mhsa_helpers.run import run_answers
 
-    graded, jobs = {}, []
+    graded, jobs, seeds = {}, [], {}
     for src_path in sorted(source.glob("*.ipynb")):
         sub, src = read(submission / src_path.name), read(src_path)
         if sub is None or src is None:
@@ -88,8 +91,9 @@ def verify(source: Path, submission: Path, timeout: float = 30.0, wrapper=None) 
         exercises = [e for e in exercises if e is not None]
         if exercises:
             graded[src_path.stem] = exercises
-            tests = [(e.name, seed) for e in exercises for seed in (None, e.hidden_seed)]
-            jobs.append(Job(src_path.stem, answer_cells(sub), tests))
+            seeds.update({e.name: hidden_seed(key, e.name) for e in exercises})
+            tests = [(e.name, seed) for e in exercises for seed in (None, seeds[e.name])]
+            jobs.append(job(src_path.stem, answer_cells(sub), tests))
     results = run_answers(jobs, timeout=timeout, memory=MEMORY_LIMIT, wrapper=wrapper)
     out = {}
     for stem, exercises in graded.items():
@@ -102,11 +106,14 @@ def verify(source: Path, submission: Path, timeout: float = 30.0, wrapper=None) 
             if result.error:
                 grades[e.grade_id] = (False, f"{e.name}: not graded: {result.error}")
                 continue
+            seed = seeds[e.name]
             visible = judge(e.name, None, result.outcomes[(e.name, None)])
-            hidden = judge(e.name, e.hidden_seed, result.outcomes[(e.name, e.hidden_seed)])
+            hidden = judge(e.name, seed, result.outcomes[(e.name, seed)], hidden=True)
             if visible is None and hidden is None:
                 grades[e.grade_id] = (True, f"{e.name}: {CHECKS[e.name].passed}")
             else:
                 grades[e.grade_id] = (False, visible or f"{hidden} (hidden tests)")
+            if GRADING_ERROR in grades[e.grade_id][1]:
+                notes.append(f"{stem}: {e.name}: grading error, to review by hand")
         out[stem] = {"grades": grades, "notes": notes}
     return out

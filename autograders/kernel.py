@@ -74,11 +74,28 @@ def _cap_output() -> None:
         shell.events.register("pre_run_cell", reset)
 
 
+def _hidden_key() -> None:
+    """Hand the course directory's hidden-test key to the checks (stock ``nbgrader autograde``).
+
+    The kernel starts in the notebook's folder inside the course directory;
+    the key lies at its root (:mod:`autograders.secret`). Stock autograding
+    runs the submission in this kernel, where it could read the key as it
+    could read the gradebook: ``python -m autograders grade`` never does.
+    """
+    from autograders.secret import find_key
+    from mhsa_helpers.checks import KEY_VARIABLE
+
+    key = find_key(Path.cwd())
+    if key is not None:
+        os.environ[KEY_VARIABLE] = key.hex()
+
+
 def main() -> None:
     """Start the grading kernel: memory limit, one BLAS thread, output cap."""
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # graders run kernels side by side
     os.environ.setdefault("MPLBACKEND", "agg")
+    _hidden_key()
     from ipykernel.kernelapp import IPKernelApp
 
     app = IPKernelApp.instance()

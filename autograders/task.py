@@ -209,10 +209,11 @@ def grade_submission(
     ----------
     course : dict
         ``{"config": Config, "assignment": str, "description": dict,
-        "source": {path: bytes}}``: the course's nbgrader configuration, the
-        assignment's name and its description
-        (:func:`autograders.gradebook.describe`), and the files of its source
-        folder.
+        "source": {path: bytes}, "key": bytes}``: the course's nbgrader
+        configuration, the assignment's name and its description
+        (:func:`autograders.gradebook.describe`), the files of its source
+        folder and the course's secret key of the hidden tests
+        (:mod:`autograders.secret`).
     student : str
         The student's id.
     submission : dict of str to bytes
@@ -258,9 +259,8 @@ def grade_submission(
             notes.append("unreadable notebook(s), scored 0: " + ", ".join(bad))
         notes += integrity.tampering(source, raw, KERNEL_NAME)
         timeout = config.Execute.timeout or 60
-        judged = integrity.verify(
-            source, staged, timeout=timeout, wrapper=sandbox.wrap if sandboxed else None
-        )
+        wrapper = sandbox.wrap if sandboxed else None
+        judged = integrity.verify(source, staged, course["key"], timeout=timeout, wrapper=wrapper)
         for result in judged.values():
             notes += result["notes"]
         config.WriteVerdicts.verdicts = {

@@ -2,29 +2,42 @@
 
 This file imports nothing from the course, so that it can run as a plain
 script inside a sandbox that contains neither the course's package, nor its
-reference implementation, nor its checks: ``python child.py`` reads a
-request on standard input, writes the results on standard output and
-nothing else (what the answers print goes to ``/dev/null``).
+reference implementation, nor its checks: ``python child.py`` reads requests
+on standard input and writes replies on standard output, nothing else (what
+the answers print goes to ``/dev/null``).
 
-The request is a pickled ``{"timeout": s, "memory": bytes or None}``
-followed by one pickled job per notebook: ``(stem, answer sources,
-mh source, forbidden names, [(key, name, calls)])``. Each job runs in a fork
-of its own, with the time and memory limits, in a namespace with ``np`` and
-``mh``: a module holding only the course functions the notebook may use
-(``mh source``); asking it for a forbidden one raises an error that says so.
-Jobs are read one at a time, so a notebook's process never holds what later
-notebooks may use.
+The parent drives it one call at a time (:func:`mhsa_helpers.run.run_answers`).
+Every message is a frame (:func:`write_frame`): its size, one kind byte, a
+pickle. The parent sends
 
-The result of each job is ``{"error": str or None, "events": [str],
-"outcomes": {key: [(kind, value)]}}`` where kind is ``"value"`` (plain data:
-arrays, numbers, strings, tuples, lists, ``{"opaque": type name}``) or
-``"error"`` (a sentence about the learner's function).
+* ``L`` once: the limits, ``{"timeout": s, "memory": bytes or None}``;
+* ``N`` per notebook: ``(stem, answer sources, mh source, forbidden names)``.
+  The child forks the notebook's process (:func:`_notebook`), which runs the
+  answer cells in a namespace with ``np`` and ``mh`` (a module holding only
+  the course functions the notebook may use; asking it for a forbidden one
+  raises an error that says so) and replies ``("ready", events)``;
+* ``C`` per call: ``(function name, args, kwargs, options)``, forwarded to the
+  notebook's process, which replies ``("outcome", raw outcome)``
+  (:func:`call_one`);
+* ``F`` per memory-measured call: the same, run in a **fresh** fork that runs
+  the answer cells again and only then reads this one call: it has seen no
+  other input, and its address space may grow by :data:`APART_HEADROOM` only;
+* ``E`` at the end of a notebook: the process replies ``("events", events)``
+  and is killed with everything it started.
+
+Each reply is an ``R`` frame (the answer process's own pickle, which the
+parent reads with :class:`SafeUnpickler`) or an ``S`` frame (this process's
+word: ``{"error": why, "events": [...]}`` when a notebook's process timed
+out, crashed or ended). A notebook's process never holds another call's
+inputs: it is forked before any call is read, and each call's inputs are
+dropped when the call returns; it holds no channel but its own two pipes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import io
 import os
 import pickle
@@ -141,137 +154,96 @@ def _invoke(fn, args, kwargs, guard, memory: bool):
 APART_HEADROOM = 96 << 20
 
 
-def _measured_apart(fn, args, kwargs):
-    """One memory-measured call in a fork of its own: ``(value, peak, inputs changed)``.
-
-    The fork may not grow its address space by more than :data:`APART_HEADROOM`,
-    a bound the answer cannot lift or fool (unlike tracemalloc, which runs in
-    its own process): a full (4096, 4096) matrix ends in MemoryError. The
-    fork's answer is read with :class:`SafeUnpickler`; an exception comes back
-    as the nearest built-in exception with its message.
-    """
+def _raised(exc: BaseException) -> str:
+    """The class name of ``exc`` if it is a built-in exception, else its nearest built-in base."""
     import builtins
-    import resource
 
-    kept = _copy((args, kwargs))
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        try:
-            with open("/proc/self/statm") as f:
-                size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-            limit = size + APART_HEADROOM
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            try:
-                value, peak = _invoke(fn, args, kwargs, None, True)
-                message = ("value", plain(value), int(peak), _changed(kept, (args, kwargs)))
-            except BaseException as exc:  # sent back, raised there again
-                mro = [c.__name__ for c in type(exc).__mro__]
-                message = ("raised", mro, clip(exc))
-            data = pickle.dumps(message)
-            with os.fdopen(write_end, "wb") as f:
-                f.write(data)
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as f:
-        data = f.read(64 << 20)
-    os.waitpid(pid, 0)
-    try:
-        message = safe_loads(data)
-    except Exception:
-        raise RuntimeError("the measured call ended without an answer") from None
-    if message[0] == "value":
-        _, value, peak, changed = message
-        return value, peak, changed
-    _, mro, text = message
-    for cls_name in mro:  # the nearest built-in class, so that `raises` still matches
-        cls = getattr(builtins, str(cls_name), None)
-        if isinstance(cls, type) and issubclass(cls, BaseException) and cls is not BaseException:
-            if issubclass(cls, Exception):
-                raise cls(text)
-    raise RuntimeError(text)
+    for cls in type(exc).__mro__:
+        if getattr(builtins, cls.__name__, None) is cls:
+            return cls.__name__
+    return "Exception"
 
 
-def call_each(name: str, fn, calls, around=None, isolate: bool = False) -> list:
-    """Call ``fn`` on each ``(args, kwargs[, options])``; stop at the first error.
+def call_one(name: str, fn, call, guard=None) -> tuple:
+    """Call ``fn`` (the learner's ``name``) once on ``call = (args, kwargs[, options])``.
+
+    Returns the raw outcome: ``("value", plain value)``, ``("measured",
+    (plain value, peak bytes))``, ``("raised", "Name: message")`` (an
+    exception the call was asked to raise) or ``("error", sentence, code)``
+    where ``code`` names what went wrong in a fixed vocabulary
+    (``not-implemented``, ``memory``, ``modified``, ``reference``,
+    ``warning``, ``raised:<built-in exception name>``), so that a judge can
+    say it without quoting the learner.
 
     Inputs are copied (arrays inside tuples too). By default numpy warnings
-    are silenced; ``options`` may ask for the extensions' contract:
-    ``strict`` (warnings are errors, and a modified input is an error),
-    ``raises`` (the name of the exception the call must raise: reported as
-    ``("raised", "Name: message")``) and ``memory`` (report the call's
-    peak of traced allocations: ``("measured", (value, peak bytes))``).
-    With ``isolate`` (the grader's child), a measured call runs in a fork of
-    its own under an address-space bound (:func:`_measured_apart`).
-    ``around(call)``, if given, returns a context manager wrapped around each
-    call whose ``error`` attribute, if set after the call, is reported
-    instead of the value (the in-kernel check uses it to catch calls to the
-    reference).
+    are silenced; ``options`` may ask for the contract: ``strict`` (warnings
+    are errors, and a modified input is an error), ``raises`` (the name of
+    the exception the call must raise) and ``memory`` (report the call's peak
+    of traced allocations). ``guard``, if given, is a context manager
+    wrapped around the call whose ``error`` attribute, if set after the
+    call, is reported instead of the value (the in-kernel check uses it to
+    catch calls to the reference).
     """
     import numpy as np
 
+    args, kwargs = call[0], call[1]
+    options = call[2] if len(call) > 2 else {}
+    strict, raises = options.get("strict", False), options.get("raises")
+    args, kwargs = _copy(list(args)), _copy(dict(kwargs))
+    kept = _copy((args, kwargs)) if strict else None
+    # strict: overflow, invalid value and divide by zero warn (and fail); underflow
+    # never does, as exp of a very negative score is 0 in correct code too
+    errstate = {"all": "warn", "under": "ignore"} if strict else {"all": "ignore"}
+    with warnings.catch_warnings(), np.errstate(**errstate):
+        warnings.simplefilter("error" if strict else "ignore")
+        try:
+            value, peak = _invoke(fn, args, kwargs, guard, options.get("memory"))
+        except NotImplementedError:
+            message = (
+                f"{name} is not implemented yet: replace `raise NotImplementedError()` "
+                "with your code."
+            )
+            return ("error", message, "not-implemented")
+        except MemoryError:
+            if not options.get("memory"):
+                raise
+            message = (
+                f"{name} went far over the memory bound (a (T_q, T_k) matrix?); keep only "
+                "one block of scores, (T_q, block_size), at a time."
+            )
+            return ("error", message, "memory")
+        except Exception as exc:  # the learner's error, reported with its message
+            if raises and raises in [c.__name__ for c in type(exc).__mro__]:
+                return ("raised", f"{raises}: {clip(exc)}")
+            shown = ", ".join(_describe(a) for a in args)
+            shown += "".join(f", {k}={_describe(v)}" for k, v in kwargs.items())
+            message = f"{name}({clip(shown)}) raised {type(exc).__name__}: {clip(exc)}"
+            code = f"raised:{_raised(exc)}"
+            if isinstance(exc, Warning):
+                message += " (in these checks a warning counts as an error)"
+                code = "warning"
+            return ("error", message, code)
+    if guard is not None and guard.error:
+        return ("error", f"{name} {guard.error}", "reference")
+    if strict and _changed(kept, (args, kwargs)):
+        message = f"{name} modified an input in place; leave the inputs as they were."
+        return ("error", message, "modified")
+    if peak is not None:
+        return ("measured", (plain(value), int(peak)))
+    return ("value", plain(value))
+
+
+def call_each(name: str, fn, calls, around=None) -> list:
+    """:func:`call_one` on each call in turn, here; stop after the first error.
+
+    ``around()``, if given, makes a fresh guard for each call (see
+    :func:`call_one`).
+    """
     outcomes = []
     for call in calls:
-        args, kwargs = call[0], call[1]
-        options = call[2] if len(call) > 2 else {}
-        strict, raises = options.get("strict", False), options.get("raises")
-        args, kwargs = _copy(list(args)), _copy(dict(kwargs))
-        kept = _copy((args, kwargs)) if strict else None
-        guard = around() if around else None
-        peak = None
-        # strict: overflow, invalid value and divide by zero warn (and fail); underflow
-        # never does, as exp of a very negative score is 0 in correct code too
-        errstate = {"all": "warn", "under": "ignore"} if strict else {"all": "ignore"}
-        with warnings.catch_warnings(), np.errstate(**errstate):
-            warnings.simplefilter("error" if strict else "ignore")
-            try:
-                if options.get("memory") and isolate:
-                    value, peak, changed = _measured_apart(fn, args, kwargs)
-                    if changed:
-                        args = None  # reported below as a modified input
-                else:
-                    value, peak = _invoke(fn, args, kwargs, guard, options.get("memory"))
-            except NotImplementedError:
-                message = (
-                    f"{name} is not implemented yet: replace `raise NotImplementedError()` "
-                    "with your code."
-                )
-                outcomes.append(("error", message))
-                break
-            except MemoryError:
-                if not options.get("memory"):
-                    raise
-                message = (
-                    f"{name} went far over the memory bound (a (T_q, T_k) matrix?); keep only "
-                    "one block of scores, (T_q, block_size), at a time."
-                )
-                outcomes.append(("error", message))
-                break
-            except Exception as exc:  # the learner's error, reported with its message
-                if raises and raises in [c.__name__ for c in type(exc).__mro__]:
-                    outcomes.append(("raised", f"{raises}: {clip(exc)}"))
-                    continue
-                shown = ", ".join(_describe(a) for a in args)
-                shown += "".join(f", {k}={_describe(v)}" for k, v in kwargs.items())
-                message = f"{name}({clip(shown)}) raised {type(exc).__name__}: {clip(exc)}"
-                if isinstance(exc, Warning):
-                    message += " (in these checks a warning counts as an error)"
-                outcomes.append(("error", message))
-                break
-        if guard is not None and guard.error:
-            outcomes.append(("error", f"{name} {guard.error}"))
+        outcomes.append(call_one(name, fn, call, around() if around else None))
+        if outcomes[-1][0] == "error":
             break
-        if strict and (args is None or _changed(kept, (args, kwargs))):
-            outcomes.append(
-                ("error", f"{name} modified an input in place; leave the inputs as they were.")
-            )
-            break
-        if peak is not None:
-            outcomes.append(("measured", (plain(value), int(peak))))
-        else:
-            outcomes.append(("value", plain(value)))
     return outcomes
 
 
@@ -319,42 +291,6 @@ def _numpy_patched(np, genuine: dict) -> bool:
     return any(_lookup(np, n) is not f for n, f in genuine.items())
 
 
-def run_job(job) -> dict:
-    """Run one notebook's answers and calls (inside its own fork)."""
-    import numpy as np
-
-    stem, sources, mh_source, forbidden, tests, _nonce = job
-    genuine = {n: _lookup(np, n) for n in NUMPY_WATCHED}
-    namespace = {"np": np, "mh": restricted_mh(mh_source, forbidden), "__name__": "__main__"}
-    result = {"error": None, "events": [], "outcomes": {}}
-    try:
-        for source in sources:
-            exec(compile(source, f"<{stem} answer>", "exec"), namespace)
-    except BaseException as exc:  # any failure of the cells is the result
-        result["error"] = f"the answer cells raise {type(exc).__name__}: {clip(exc)}"
-        if isinstance(exc, MemoryError):
-            result["events"].append("memory limit reached")
-        return result
-    if _numpy_patched(np, genuine):
-        result["events"].append("numpy monkeypatched (no effect: the checks run elsewhere)")
-    for key, name, calls in tests:
-        fn = namespace.get(name)
-        if not callable(fn):
-            result["outcomes"][key] = "not defined"
-            continue
-        try:
-            outcomes = call_each(name, fn, calls, isolate=True)
-        except BaseException as exc:  # SystemExit and the like, raised by the answer
-            outcomes = [("error", f"{name} raised {type(exc).__name__}: {clip(exc)}")]
-        result["outcomes"][key] = outcomes
-        for kind, text in outcomes:
-            if kind == "error" and "MemoryError" in text:
-                result["events"].append("memory limit reached")
-            if kind == "error" and REFERENCE_CALL in text:
-                result["events"].append("called the reference implementation")
-    return result
-
-
 class SafeUnpickler(pickle.Unpickler):
     """Loads arrays, numbers, strings, tuples, lists and dicts, and nothing else.
 
@@ -386,67 +322,28 @@ def safe_loads(data: bytes):
     return SafeUnpickler(io.BytesIO(data)).load()
 
 
-def _forked(job, timeout: float, memory: int | None) -> dict:
-    """Run one job in a fork with the limits; its death is reported, never fatal here.
+#: Bytes of one reply of a notebook's process at the most (the parent reads no more either).
+REPLY_LIMIT = 64 << 20
 
-    The fork leads a process group of its own; when it is done (or past its
-    time, whatever it did to its alarm) the whole group is killed.
-    """
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the notebook's own process
-        os.close(read_end)
-        try:
-            # Nothing inherited but the result pipe: not the request (later notebooks'
-            # jobs), not the channel to the parent (no forged results).
-            devnull = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(devnull, fd)
-            os.closerange(3, write_end)
-            os.closerange(write_end + 1, 1 << 16)
-            sys.stdout = sys.stderr = open(os.devnull, "w")  # the old objects' fds are closed
-            os.setpgid(0, 0)
-            if memory:
-                import resource
 
-                resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-            signal.alarm(max(1, round(timeout)))
-            result = run_job(job)
-            result["nonce"] = job[-1]  # the parent's secret for this job: results can't be moved
-            data = pickle.dumps(result)
-            with os.fdopen(write_end, "wb") as f:
-                f.write(data)
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    chunks, deadline, late = [], time.monotonic() + timeout + 2, False
-    with os.fdopen(read_end, "rb", buffering=0) as f:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([f], [], [], left)[0]:
-                late = True
-                break
-            chunk = f.read(1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    for target in (-pid, pid):  # the notebook's process group: daemons it left, too
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(target, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
-    if late or (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM):
-        return {
-            "error": f"timed out after {timeout:.0f} s (an endless loop?)",
-            "events": ["a cell ran past the time limit (endless loop?)"],
-        }
-    if chunks:
-        try:
-            return safe_loads(b"".join(chunks))
-        except Exception:  # garbage on the pipe is the notebook's own doing
-            return {"error": "the answer cells garbled their results", "events": []}
-    if os.WIFSIGNALED(status):
-        return {"error": f"the answer cells crashed (signal {os.WTERMSIG(status)})", "events": []}
-    return {"error": "the answer cells ended their process before the checks ran", "events": []}
+def _frame(kind: bytes, payload: bytes) -> bytes:
+    return struct.pack("<Q", len(payload) + 1) + kind + payload
+
+
+def write_frame(stream, kind: bytes, obj) -> None:
+    """One frame on ``stream``: size, the kind byte, ``obj`` pickled (what :func:`main` reads)."""
+    stream.write(_frame(kind, pickle.dumps(obj)))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _reply(fd: int, message) -> None:
+    """Send ``message`` (pickled) as one ``R`` frame on ``fd``."""
+    _write_all(fd, _frame(b"R", pickle.dumps(message)))
 
 
 def _read_exact(fd: int, size: int) -> bytes:
@@ -461,28 +358,28 @@ def _read_exact(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def _read(fd: int):
-    """The next message on ``fd``, unbuffered: later messages stay in the pipe, unread."""
-    header = _read_exact(fd, 8)
-    if len(header) < 8:
+def _read_frame(fd: int) -> tuple[bytes, bytes] | None:
+    """The next frame on ``fd`` as ``(kind, payload)``, unbuffered; None at the end."""
+    header = _read_exact(fd, 9)
+    if len(header) < 9:
         return None
-    (size,) = struct.unpack("<Q", header)
-    return pickle.loads(_read_exact(fd, size))  # from the parent, which is trusted
+    (size,) = struct.unpack("<Q", header[:8])
+    return header[8:9], _read_exact(fd, size - 1)
 
 
-def write_message(stream, obj) -> None:
-    """One length-prefixed pickle on ``stream`` (what :func:`main` reads)."""
-    data = pickle.dumps(obj)
-    stream.write(struct.pack("<Q", len(data)) + data)
+def _skip(fd: int, size: int) -> None:
+    """Read and drop ``size`` bytes of ``fd``."""
+    while size > 0:
+        size -= len(_read_exact(fd, min(size, 1 << 20))) or size
 
 
 def main() -> None:
-    """Read the request on stdin; write each job's result on stdout as it finishes."""
-    stdin = os.dup(0)  # read unbuffered (see _read); forks get /dev/null instead
-    out = os.fdopen(os.dup(1), "wb")
+    """Serve the parent's requests on stdin, one at a time; reply on stdout."""
+    stdin = os.dup(0)  # read unbuffered (see _read_frame); forks get /dev/null instead
+    out = os.dup(1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 0)
-    os.dup2(devnull, 1)  # what the answers print goes nowhere, not into the results
+    os.dup2(devnull, 1)  # what the answers print goes nowhere, not into the replies
     os.dup2(devnull, 2)
     sys.stdout = sys.stderr = open(os.devnull, "w")
     with contextlib.suppress(OSError, AttributeError):  # no debugger may attach to this process
@@ -490,15 +387,250 @@ def main() -> None:
     import numpy  # noqa: F401 - imported once here, inherited by every fork
 
     _tracing()  # tracemalloc's own functions, taken before any answer runs
+    limits = pickle.loads(_read_frame(stdin)[1])  # from the parent, which is trusted
+    _serve_parent(stdin, out, limits)
 
-    limits = _read(stdin)
-    while (job := _read(stdin)) is not None:
-        result = _forked(job, limits["timeout"], limits["memory"])
-        if result.get("nonce") is None:  # made here (timeout, crash): this process vouches
-            result["nonce"] = job[-1]
-        del job  # the next notebook's process never holds this one's inputs
-        write_message(out, result)
-        out.flush()
+
+def _serve_parent(stdin: int, out: int, limits: dict) -> None:
+    """The main loop: start notebook processes and relay calls to them, one at a time.
+
+    A request's payload is read only after the process that may see it
+    exists: a notebook's process is forked before any of its calls is read,
+    and a fresh process before the one call it runs, so no process holds
+    inputs it was not given (this loop keeps none once relayed).
+    """
+    setup, process = None, None
+    while True:
+        header = _read_exact(stdin, 9)
+        if len(header) < 9:
+            break
+        kind, size = header[8:9], struct.unpack("<Q", header[:8])[0] - 1
+        if kind == b"N":
+            if process is not None:
+                process.end()
+            setup = _read_exact(stdin, size)
+            process = _Process(setup, limits)
+            reply = process.ask(b"N", None)
+        elif kind in (b"C", b"E") and process is not None:
+            reply = process.ask(kind, _read_exact(stdin, size))
+            if kind == b"E":
+                process.end()
+                process = None
+        elif kind == b"F" and setup is not None:
+            fresh = _Process(setup, limits, fresh=True)  # forked before the call is read
+            reply = fresh.ask(b"C", _read_exact(stdin, size))
+            fresh.end()
+        else:
+            _skip(stdin, size)
+            reply = (b"S", {"error": "the child received a request out of order"})
+        _write_all(out, _frame(reply[0], reply[1] if reply[0] == b"R" else pickle.dumps(reply[1])))
+        del reply
+
+
+def _run_cells(stem: str, sources, mh_source: str, forbidden) -> tuple[dict, str | None]:
+    """Run the answer cells in a fresh namespace: ``(namespace, why they failed or None)``."""
+    import numpy as np
+
+    namespace = {"np": np, "mh": restricted_mh(mh_source, forbidden), "__name__": "__main__"}
+    try:
+        for source in sources:
+            exec(compile(source, f"<{stem} answer>", "exec"), namespace)
+    except BaseException as exc:  # any failure of the cells is the result
+        return namespace, f"the answer cells raise {type(exc).__name__}: {clip(exc)}"
+    return namespace, None
+
+
+def _events(np, genuine: dict) -> list:
+    """What the grader reports of a notebook's process so far."""
+    if _numpy_patched(np, genuine):
+        return ["numpy monkeypatched (no effect: the checks run elsewhere)"]
+    return []
+
+
+def _serve(namespace: dict, request: bytes) -> tuple:
+    """The reply to one call's pickled request; none of its inputs outlives this frame."""
+    name, args, kwargs, options = pickle.loads(request)  # from the parent, which is trusted
+    fn = namespace.get(name)
+    if not callable(fn):
+        return ("undefined",)
+    try:
+        return ("outcome", call_one(name, fn, (args, kwargs, options)))
+    except BaseException as exc:  # SystemExit and the like, raised by the answer
+        return ("outcome", ("error", f"{name} raised {type(exc).__name__}: {clip(exc)}", "exit"))
+
+
+def _bound_address_space() -> None:
+    """Let this process grow by :data:`APART_HEADROOM` at most from now on."""
+    import resource
+
+    with open("/proc/self/statm") as f:
+        size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    limit = size + APART_HEADROOM
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _notebook(setup: bytes, requests: int, replies: int, fresh: bool) -> None:
+    """The body of a notebook's process: run the cells, then serve calls one at a time.
+
+    It reads requests on the pipe ``requests`` only after the cells have run,
+    one at a time, and answers on ``replies``. With ``fresh`` it serves
+    exactly one memory-measured call, under an address-space bound.
+    """
+    import numpy as np
+
+    genuine = {n: _lookup(np, n) for n in NUMPY_WATCHED}
+    namespace, failed = _run_cells(*pickle.loads(setup))
+    del setup
+    if failed is not None:
+        events = ["memory limit reached"] if "MemoryError" in failed else []
+        _reply(replies, ("failed", failed, events))
+        return
+    if not fresh:
+        _reply(replies, ("ready", _events(np, genuine)))
+    while (frame := _read_frame(requests)) is not None:
+        if frame[0] == b"E":
+            _reply(replies, ("events", _events(np, genuine)))
+            return
+        if fresh:
+            _bound_address_space()
+        reply = _serve(namespace, frame[1])
+        del frame
+        gc.collect()  # what the call left in cycles is gone before the next one is read
+        _reply(replies, reply)
+        del reply
+        if fresh:
+            return
+
+
+def _start(setup: bytes, limits: dict, fresh: bool) -> tuple[int, int, int]:
+    """Fork a notebook's process; ``(pid, fd to send it requests, fd to read its replies)``.
+
+    The process keeps nothing of this one but its two pipes: not the
+    parent's channels (no forged replies, no later requests). It leads a
+    process group of its own, so that whatever it starts dies with it.
+    """
+    requests_r, requests_w = os.pipe()
+    replies_r, replies_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the notebook's own process
+        try:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            low, high = sorted((requests_r, replies_w))
+            os.closerange(3, low)
+            os.closerange(low + 1, high)
+            os.closerange(high + 1, 1 << 16)
+            sys.stdout = sys.stderr = open(os.devnull, "w")  # the old objects' fds are closed
+            os.setpgid(0, 0)
+            if limits["memory"]:
+                import resource
+
+                resource.setrlimit(resource.RLIMIT_AS, (limits["memory"], limits["memory"]))
+            signal.alarm(max(1, round(limits["timeout"])))
+            _notebook(setup, requests_r, replies_w, fresh)
+        finally:
+            os._exit(0)
+    os.close(requests_r)
+    os.close(replies_w)
+    return pid, requests_w, replies_r
+
+
+class _Process:
+    """One notebook's process as the child's main loop sees it: its pipes and its deadline."""
+
+    def __init__(self, setup: bytes, limits: dict, fresh: bool = False):
+        self.timeout = limits["timeout"]
+        self.deadline = time.monotonic() + self.timeout + 2
+        self.pid, self.requests, self.replies = _start(setup, limits, fresh)
+        self.dead, self.late, self.garbled = None, False, False
+        os.set_blocking(self.requests, False)  # a process that stops reading cannot block us
+
+    def ask(self, kind: bytes, payload: bytes | None):
+        """Send one request (``payload`` None: none, just read) and return the reply frame.
+
+        ``("R", bytes)``: the process's reply, untouched; ``("S", dict)``: it
+        timed out, crashed or ended, and is dead from now on.
+        """
+        if self.dead is not None:
+            return b"S", self.dead
+        if payload is not None:
+            self._send(_frame(kind, payload))
+        data = self._read() if not self.late else None
+        if data is not None:
+            return b"R", data
+        self.dead = self._why()
+        return b"S", self.dead
+
+    def _send(self, data: bytes) -> None:
+        """Write ``data`` to the process before the deadline (late: it stops reading)."""
+        view = memoryview(data)
+        while view:
+            left = self.deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self.requests], [], left)[1]:
+                self.late = True
+                return
+            try:
+                view = view[os.write(self.requests, view) :]
+            except BlockingIOError:
+                continue
+            except OSError:  # it has closed its end: the reply says why
+                return
+
+    def _read(self) -> bytes | None:
+        """One reply frame's payload, or None (late, closed, oversized or garbled)."""
+        header = self._exactly(9)
+        if header is None:
+            return None
+        size = struct.unpack("<Q", header[:8])[0] - 1
+        if header[8:9] != b"R" or not 0 <= size <= REPLY_LIMIT:
+            self.garbled = True
+            return None
+        return self._exactly(size)
+
+    def _exactly(self, size: int) -> bytes | None:
+        chunks = []
+        while size > 0:
+            left = self.deadline - time.monotonic()
+            if left <= 0 or not select.select([self.replies], [], [], left)[0]:
+                self.late = True
+                return None
+            chunk = os.read(self.replies, min(size, 1 << 20))
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def _why(self) -> dict:
+        """Kill the process and its group; why it ended, as the parent reports it."""
+        status = self.end()
+        if getattr(self, "late", False) or (
+            os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM
+        ):
+            return {
+                "error": f"timed out after {self.timeout:.0f} s (an endless loop?)",
+                "events": ["a cell ran past the time limit (endless loop?)"],
+            }
+        if self.garbled:
+            return {"error": "the answer cells garbled their results"}
+        if os.WIFSIGNALED(status):
+            return {"error": f"the answer cells crashed (signal {os.WTERMSIG(status)})"}
+        return {"error": "the answer cells ended their process before the checks ran"}
+
+    def end(self) -> int:
+        """Kill the process's group (daemons it left, too); its wait status."""
+        for target in (-self.pid, self.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(target, signal.SIGKILL)
+        for fd in (self.requests, self.replies):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.requests = self.replies = -1
+        try:
+            return os.waitpid(self.pid, 0)[1]
+        except ChildProcessError:
+            return 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Every exercise is one function the learner writes. The reference exports
 (:mod:`mhsa_helpers.reference`), the checks, the progress report, the
 explorer, the grading (which test cell grades which function, for how many
-points, with which hidden seed) and the tables of the README and of the
+points) and the tables of the README and of the
 start-here notebook all come from :data:`EXERCISES` and :data:`NOTEBOOKS`.
 
 Adding an exercise means: an entry here, a reference function, a check
@@ -65,8 +65,10 @@ class Exercise:
         Points of that test cell.
     checks : str
         The test cell's docstring: ``"Check that …"``.
-    hidden_seed : int
-        Seed of the hidden tests' random inputs.
+
+    The hidden tests' inputs are not here: they come from a key that only
+    the instructor's course directory holds
+    (:func:`mhsa_helpers.checks.hidden_seed`).
     """
 
     name: str
@@ -76,7 +78,6 @@ class Exercise:
     grade_id: str
     points: int
     checks: str
-    hidden_seed: int
 
     @property
     def answer_id(self) -> str:
@@ -120,7 +121,6 @@ EXERCISES: tuple[Exercise, ...] = (
         "positional_encoding_matches_formula",
         2,
         "Check that positional_encoding matches the sinusoidal formula of the paper.",
-        1101,
     ),
     Exercise(
         "init_weights",
@@ -131,7 +131,6 @@ EXERCISES: tuple[Exercise, ...] = (
         2,
         "Check that init_weights is Glorot-uniform, shaped (d_in, d_out) and reproducible "
         "from rng.",
-        2202,
     ),
     Exercise(
         "project_qkv",
@@ -141,7 +140,6 @@ EXERCISES: tuple[Exercise, ...] = (
         "project_qkv_uses_each_weight_on_the_right",
         2,
         "Check that project_qkv returns (X @ W_q, X @ W_k, X @ W_v), each weight on the right.",
-        3303,
     ),
     Exercise(
         "split_heads",
@@ -152,7 +150,6 @@ EXERCISES: tuple[Exercise, ...] = (
         2,
         "Check that split_heads gives each head its own block of d_k columns, shape "
         "(..., h, T, d_k).",
-        4404,
     ),
     Exercise(
         "merge_heads",
@@ -163,7 +160,6 @@ EXERCISES: tuple[Exercise, ...] = (
         2,
         "Check that merge_heads(split_heads(M, h)) gives back M (feedback names the likely "
         "mistake).",
-        4405,
     ),
     Exercise(
         "attention_scores",
@@ -174,7 +170,6 @@ EXERCISES: tuple[Exercise, ...] = (
         2,
         "Check that attention_scores is Q·Kᵀ/√d_k (the feedback names a wrong scale or "
         "orientation).",
-        5505,
     ),
     Exercise(
         "causal_mask",
@@ -185,7 +180,6 @@ EXERCISES: tuple[Exercise, ...] = (
         2,
         "Check that causal_mask puts -inf above the diagonal only (the feedback names a flipped "
         "mask).",
-        6606,
     ),
     Exercise(
         "padding_mask",
@@ -195,7 +189,6 @@ EXERCISES: tuple[Exercise, ...] = (
         "padding_mask_blocks_padded_keys",
         2,
         "Check that padding_mask hides the padded key columns, shape lengths.shape + (1, seq_len).",
-        6607,
     ),
     Exercise(
         "softmax",
@@ -205,7 +198,6 @@ EXERCISES: tuple[Exercise, ...] = (
         "softmax_rows_sum_to_one",
         3,
         "Check that softmax rows sum to one, stay stable for large scores and masked rows.",
-        7707,
     ),
     Exercise(
         "attention_head",
@@ -215,7 +207,6 @@ EXERCISES: tuple[Exercise, ...] = (
         "attention_head_weights_then_values",
         3,
         "Check that attention_head returns (softmax(QKᵀ/√d_k + M) V, weights), mask on the scores.",
-        8808,
     ),
     Exercise(
         "multi_head_self_attention",
@@ -225,7 +216,6 @@ EXERCISES: tuple[Exercise, ...] = (
         "multi_head_self_attention_matches_reference",
         4,
         "Check that the whole layer matches the reference on the song and the question sentence.",
-        9909,
     ),
     Exercise(
         "multi_query_attention",
@@ -235,7 +225,6 @@ EXERCISES: tuple[Exercise, ...] = (
         "multi_query_attention_shares_one_kv_head",
         3,
         "Check that multi_query_attention shares one K and V across the heads.",
-        1010,
     ),
     Exercise(
         "kv_cache_size",
@@ -245,7 +234,6 @@ EXERCISES: tuple[Exercise, ...] = (
         "kv_cache_size_counts_k_and_v",
         1,
         "Check that kv_cache_size counts K and V for multi-head and multi-query attention.",
-        1011,
     ),
     Exercise(
         "rotary_embedding",
@@ -255,7 +243,6 @@ EXERCISES: tuple[Exercise, ...] = (
         "rotary_embedding_rotates_interleaved_pairs",
         3,
         "Check that rotary_embedding rotates each pair (2i, 2i+1) by p·base^(-2i/d).",
-        1111,
     ),
     Exercise(
         "grouped_query_attention",
@@ -266,7 +253,6 @@ EXERCISES: tuple[Exercise, ...] = (
         3,
         "Check that grouped_query_attention lets each group of consecutive query heads share "
         "one K/V head.",
-        1212,
     ),
     Exercise(
         "decode_step",
@@ -277,7 +263,6 @@ EXERCISES: tuple[Exercise, ...] = (
         3,
         "Check that decode_step, token by token, gives the rows of causal attention and grows "
         "the cache.",
-        1313,
     ),
     Exercise(
         "tiled_attention",
@@ -288,7 +273,6 @@ EXERCISES: tuple[Exercise, ...] = (
         3,
         "Check that tiled_attention equals attention_head block by block, without building "
         "the T_q×T_k matrix.",
-        1414,
     ),
     Exercise(
         "cross_attention",
@@ -298,7 +282,6 @@ EXERCISES: tuple[Exercise, ...] = (
         "cross_attention_queries_from_x_keys_from_c",
         3,
         "Check that cross_attention takes its queries from X and its keys and values from C.",
-        1515,
     ),
     Exercise(
         "sliding_window_mask",
@@ -308,7 +291,6 @@ EXERCISES: tuple[Exercise, ...] = (
         "sliding_window_mask_keeps_the_last_window_keys",
         2,
         "Check that sliding_window_mask lets query i see keys i-window+1 … i, and nothing else.",
-        1616,
     ),
 )
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from .answers import answer_sources
+from .checks import job, judge
 from .exercises import NOTEBOOKS, of_notebook
-from .run import Job, judge, run_answers
+from .run import run_answers
 
 __all__ = ["progress", "show_progress"]
 
@@ -24,7 +25,7 @@ def progress(directory=".", timeout: float = 30.0) -> list[tuple[str, str, str]]
         exercises = of_notebook(nb.stem)
         path = directory / f"{nb.stem}.ipynb"
         if exercises and path.exists():
-            jobs.append(Job(nb.stem, answer_sources(path), [(e.name, None) for e in exercises]))
+            jobs.append(job(nb.stem, answer_sources(path), [(e.name, None) for e in exercises]))
     results = run_answers(jobs, timeout=timeout)
     for nb in NOTEBOOKS:
         for e in of_notebook(nb.stem):

@@ -1,11 +1,17 @@
 """Run a learner's answer cells in a child process; return values, never verdicts.
 
-The parent (the progress report, the grader) sends the child
-(:mod:`mhsa_helpers.child`, a script that imports nothing of the course)
-each notebook's answer cells, the inputs of its checks, and the source of
-the course functions that notebook may use through ``mh``: the reference
-and the checks never enter the child. The child returns what the learner's
-functions gave; the parent judges it against the reference (:func:`judge`).
+The parent (the progress report, the grader) drives the child
+(:mod:`mhsa_helpers.child`, a script that imports nothing of the course) one
+request at a time: a notebook's answer cells and the source of the course
+functions it may use through ``mh``, then each call's inputs, only when that
+call runs. The reference and the checks never enter the child, and no
+process of the child ever holds the inputs of a call it has not been given
+(a memory-measured call runs in a fresh process that has seen no other).
+The child returns what the learner's functions gave, as plain data
+(:class:`Outcome`); the checks judge it against the reference in the parent
+(:func:`mhsa_helpers.checks.judge`). This module knows nothing of the
+checks: it runs the requests it is handed (:class:`Job`).
+
 Nothing the answers do to modules, numpy or the interpreter reaches a
 verdict, and the grader can run the child in a sandbox that holds nothing
 else (:mod:`autograders.sandbox`).
@@ -13,30 +19,71 @@ else (:mod:`autograders.sandbox`).
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import inspect
-import io
 import os
-import secrets
+import select
+import struct
 import subprocess
 import sys
+import threading
+import time
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import child, reference
-from .checks.core import Opaque, Outcome
 from .exercises import exercise, forbidden, names
 
-__all__ = ["CHILD", "Job", "NotebookResult", "judge", "mh_source", "run_answers"]
+__all__ = [
+    "CHILD",
+    "ERROR_CODES",
+    "Job",
+    "NotebookResult",
+    "Opaque",
+    "Outcome",
+    "mh_source",
+    "outcomes_of",
+    "run_answers",
+]
 
 #: The child program, run as a plain script.
 CHILD = Path(child.__file__)
 
 
+@dataclass(frozen=True)
+class Opaque:
+    """Stands for a returned object that is neither a numeric array, a number nor a tuple."""
+
+    type_name: str
+
+
+#: What went wrong in a call, in the child's fixed vocabulary (``raised:<built-in name>`` too).
+ERROR_CODES = frozenset(
+    {"not-implemented", "memory", "modified", "reference", "warning", "exit", "crashed", "garbled"}
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call of the learner's function gave: a value, or an error sentence."""
+
+    value: Any = None
+    error: str | None = None
+    #: "Name: message" of the exception a call asked to raise, raised as asked.
+    raised: str | None = None
+    #: Peak bytes of traced allocations during the call, where measured.
+    peak: int | None = None
+    #: What went wrong, when ``error`` is set: one of :data:`ERROR_CODES` or
+    #: ``raised:<built-in exception name>``; None if the child's word was not one of them.
+    code: str | None = None
+
+
 @dataclass
 class Job:
-    """One notebook's answer cells and the checks to run on them.
+    """One notebook's answer cells and the calls to run on them.
 
     Attributes
     ----------
@@ -44,8 +91,11 @@ class Job:
         The notebook, e.g. ``"07_softmax"``.
     sources : list of str
         Its answer cells, in order.
-    tests : list of (str, int or None)
-        ``(exercise, seed)``: the visible calls (seed None) or hidden ones.
+    tests : list of (key, str, list)
+        ``(key, exercise, requests)``: the calls to make of the learner's
+        function ``exercise``, each ``(args, kwargs, options)``
+        (:meth:`mhsa_helpers.checks.Check.requests`); the result is filed
+        under ``key``.
     """
 
     stem: str
@@ -59,10 +109,10 @@ class NotebookResult:
 
     ``error`` says why nothing could be run (the answer cells raised, the
     notebook timed out, ran out of memory or ended its process); otherwise
-    ``outcomes[(exercise, seed)]`` holds the outcome of every call, or the
-    string ``"not defined"``. ``events`` name what the grader reports
-    (time limit, memory, calls to the reference …); ``unverifiable`` is set
-    when the child itself could not run (nothing the answers did).
+    ``outcomes[key]`` holds the outcome of every call made, or the string
+    ``"not defined"``. ``events`` name what the grader reports (time limit,
+    memory, calls to the reference …); ``unverifiable`` is set when the
+    child itself could not run (nothing the answers did).
     """
 
     error: str | None = None
@@ -102,23 +152,25 @@ def mh_source(allowed) -> str:
     return "\n\n".join(parts)
 
 
-def _mh_of(stem: str, tests: list) -> tuple[str, frozenset]:
+def _mh_of(exercises) -> tuple[str, frozenset]:
     """The ``mh`` of a notebook: what its exercises may use, and what they may not."""
     allowed = set(names())
     blocked = set()
-    for name, _ in tests:
+    for name in exercises:
         allowed &= set(exercise(name).may_use)
         blocked |= forbidden(name)
     return mh_source(allowed), frozenset(blocked)
 
 
 # --------------------------------------------------------------------------
-# parent side
+# reading what the child sends: untrusted, checked
 # --------------------------------------------------------------------------
-#: Bytes of results read from the child at the most (a legit result is far below 1 MB a notebook).
+#: Bytes read from the child in one run at the most (a legit result is far below 1 MB a notebook).
 RESULT_LIMIT = 64 << 20
-#: Containers, numbers and strings one decoded outcome may hold at the most.
+#: Containers, numbers and strings the outcomes of one test may hold at the most.
 NODE_LIMIT = 10_000
+#: What arrays of other kinds than numbers and booleans are called in a message.
+_ARRAY_KINDS = {"M": "dates", "m": "time spans", "U": "strings", "S": "bytes", "V": "records"}
 
 
 def _text(value) -> str:
@@ -137,6 +189,8 @@ def _decode(value, budget: list, depth: int = 0):
     if isinstance(value, np.ndarray):
         if value.dtype.hasobject or value.size > child.ARRAY_LIMIT:
             return Opaque("an array that cannot be checked")
+        if value.dtype.kind not in "biufc":
+            return Opaque(f"an array of {_ARRAY_KINDS.get(value.dtype.kind, 'other things')}")
         return value
     if isinstance(value, dict):
         return Opaque(_text(value.get("opaque", "dict")))
@@ -149,11 +203,29 @@ def _decode(value, budget: list, depth: int = 0):
     return Opaque(_text(type(value).__name__))
 
 
+def _code(value) -> str | None:
+    """An error code from the child, if it is one of the vocabulary's."""
+    if not isinstance(value, str):
+        return None
+    if value in ERROR_CODES:
+        return value
+    kind, _, name = value.partition(":")
+    cls = getattr(builtins, name, None)
+    if kind == "raised" and isinstance(cls, type) and issubclass(cls, BaseException):
+        return value
+    return None
+
+
 def outcomes_of(raw) -> list[Outcome]:
-    """The child's ``(kind, value)`` pairs as :class:`Outcome` objects, checked."""
+    """The child's raw outcomes (:func:`mhsa_helpers.child.call_one`) as :class:`Outcome` objects.
+
+    Checked: a malformed entry becomes an error outcome, and the whole is
+    decoded within :data:`NODE_LIMIT` (a ValueError beyond it).
+    """
     budget = [NODE_LIMIT]
     out = []
-    for kind, value in list(raw)[:64]:
+    for entry in list(raw)[:64]:
+        kind, value = (entry[0], entry[1]) if isinstance(entry, tuple) and entry else (None, None)
         if kind == "value":
             out.append(Outcome(value=_decode(value, budget)))
         elif kind == "measured" and isinstance(value, tuple) and len(value) == 2:
@@ -162,127 +234,183 @@ def outcomes_of(raw) -> list[Outcome]:
         elif kind == "raised":
             out.append(Outcome(raised=_text(value)))
         else:
-            out.append(Outcome(error=_text(value)))
+            code = _code(entry[2]) if isinstance(entry, tuple) and len(entry) > 2 else None
+            out.append(Outcome(error=_text(value), code=code))
     return out
 
 
-def _result(raw, job: Job, nonce: str) -> NotebookResult:
-    """One notebook's result from the child, trusted only as far as it checks out."""
-    if not isinstance(raw, dict) or raw.get("nonce") != nonce:
-        return NotebookResult(error="its results were tampered with (not from its own process)")
-    events = [_text(e) for e in list(raw.get("events") or [])[:20]]
-    if raw.get("error") is not None:
-        return NotebookResult(error=_text(raw["error"]), events=events)
-    outcomes, given = {}, raw.get("outcomes") or {}
-    for key in job.tests:
-        value = given.get(tuple(key)) if isinstance(given, dict) else None
+# --------------------------------------------------------------------------
+# talking to the child: one request, one reply
+# --------------------------------------------------------------------------
+class ChildFailed(RuntimeError):
+    """The child itself stopped answering (nothing a notebook's answers can cause)."""
+
+
+class _Channel:
+    """The child process, and one request/reply exchange with it at a time."""
+
+    def __init__(self, argv: list, budget: float, reply_wait: float):
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="agg")
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
+        self.killer = threading.Timer(budget, self.proc.kill)  # the whole run's last resort
+        self.killer.start()
+        self.reply_wait, self.read = reply_wait, 0
+
+    def close(self) -> None:
+        """Stop the child and its timer."""
+        self.killer.cancel()
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+        self.proc.kill()
+        self.proc.stdout.close()
+        self.proc.wait()
+
+    def send(self, kind: bytes, obj) -> None:
+        """One request."""
         try:
-            outcomes[tuple(key)] = "not defined" if value == "not defined" else outcomes_of(value)
-        except Exception:  # malformed or oversized: that check fails, nothing else
-            outcomes[tuple(key)] = [Outcome(error=f"{key[0]}: its result could not be read.")]
-    return NotebookResult(outcomes=outcomes, events=events)
+            child.write_frame(self.proc.stdin, kind, obj)
+            self.proc.stdin.flush()
+        except OSError as exc:
+            raise ChildFailed(type(exc).__name__) from None
+
+    def ask(self, kind: bytes, obj) -> tuple[bytes, Any]:
+        """One request and its reply: ``(b"R" or b"S", the unpickled reply or None if garbled)``."""
+        self.send(kind, obj)
+        header = self._exactly(9)
+        size = struct.unpack("<Q", header[:8])[0] - 1
+        if header[8:9] not in (b"R", b"S") or not 0 <= size <= RESULT_LIMIT - self.read:
+            raise ChildFailed("an oversized or malformed reply")
+        data = self._exactly(size)
+        try:
+            return header[8:9], child.safe_loads(data)
+        except Exception:  # garbage from a notebook's process: that notebook's doing
+            return header[8:9], None
+
+    def _exactly(self, size: int) -> bytes:
+        fd, chunks, deadline = self.proc.stdout.fileno(), [], time.monotonic() + self.reply_wait
+        while size > 0:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise ChildFailed("no reply in time")
+            chunk = os.read(fd, min(size, 1 << 20))
+            if not chunk:
+                raise ChildFailed("it ended early")
+            chunks.append(chunk)
+            size -= len(chunk)
+            self.read += len(chunk)
+        return b"".join(chunks)
 
 
-def _communicate(argv, request: bytes, env: dict, timeout: float) -> bytes:
-    """Run the child; send ``request``; return at most RESULT_LIMIT bytes of its output."""
-    import threading
+def _events_of(outcomes: dict) -> list:
+    """What the grader reports of the calls' outcomes (memory, calls to the reference)."""
+    events = []
+    for result in outcomes.values():
+        for o in result if isinstance(result, list) else []:
+            if o.code == "raised:MemoryError":
+                events.append("memory limit reached")
+            if o.code == "reference" or (o.error and child.REFERENCE_CALL in o.error):
+                events.append("called the reference implementation")
+    return events
 
-    proc = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+
+def _strings(value) -> list:
+    return [_text(v) for v in list(value)[:20]] if isinstance(value, list | tuple) else []
+
+
+def _died(reply) -> NotebookResult:
+    """The result of a notebook whose process the child reports dead (``S`` reply)."""
+    reply = reply if isinstance(reply, dict) else {}
+    return NotebookResult(
+        error=_text(reply.get("error", "its process ended")), events=_strings(reply.get("events"))
     )
 
-    def feed():
-        with contextlib.suppress(OSError):
-            proc.stdin.write(request)
-            proc.stdin.close()
 
-    threading.Thread(target=feed, daemon=True).start()
-    killer = threading.Timer(timeout, proc.kill)
-    killer.start()
-    chunks, size = [], 0
-    try:
-        while chunk := proc.stdout.read(1 << 20):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > RESULT_LIMIT:
-                proc.kill()
+def _run_job(channel: _Channel, job: Job) -> NotebookResult:
+    """One notebook: its cells, then its calls one at a time, then its events."""
+    source, blocked = _mh_of([name for _, name, _ in job.tests])
+    kind, reply = channel.ask(b"N", (job.stem, list(job.sources), source, sorted(blocked)))
+    if kind == b"S":
+        return _died(reply)
+    if not (isinstance(reply, tuple) and reply and reply[0] in ("ready", "failed")):
+        return NotebookResult(error="the answer cells garbled their results")
+    if reply[0] == "failed":
+        return NotebookResult(error=_text(reply[1]), events=_strings(reply[2:3] and reply[2]))
+    events, outcomes = _strings(reply[1]), {}
+    for key, name, requests in job.tests:
+        raw = []
+        for args, kwargs, options in requests:
+            fresh = bool(options.get("memory"))
+            kind, reply = channel.ask(b"F" if fresh else b"C", (name, args, kwargs, options))
+            if kind == b"S" and not fresh:
+                return _died(reply)
+            if kind == b"S":  # the fresh process of a measured call died: that call's error
+                why = reply.get("error") if isinstance(reply, dict) else None
+                raw.append(("error", f"{name}: {why or 'its process ended'}", "crashed"))
+            elif reply == ("undefined",):
+                raw = "not defined"
                 break
-    finally:
-        killer.cancel()
-        proc.stdout.close()
-        proc.wait()
-    return b"".join(chunks)
+            elif isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "outcome":
+                raw.append(reply[1])
+            else:
+                raw.append(("error", f"{name}: its result could not be read.", "garbled"))
+            if raw[-1][0] == "error":
+                break
+        try:
+            outcomes[key] = raw if raw == "not defined" else outcomes_of(raw)
+        except Exception:  # malformed or oversized: that check fails, nothing else
+            error = f"{name}: its result could not be read."
+            outcomes[key] = [Outcome(error=error, code="garbled")]
+    kind, reply = channel.ask(b"E", None)
+    if kind == b"R" and isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "events":
+        events += _strings(reply[1])
+    events = list(dict.fromkeys(events + _events_of(outcomes)))
+    return NotebookResult(outcomes=outcomes, events=events)
 
 
 def run_answers(
     jobs: list[Job], timeout: float = 30.0, memory: int | None = None, wrapper=None
 ) -> dict:
-    """Run every job in one child process; return ``{stem: NotebookResult}``.
+    """Run every job in one child process, a call at a time; return ``{stem: NotebookResult}``.
 
     Parameters
     ----------
     jobs : list of Job
-        In course order (a notebook's process then never holds what a
-        later notebook may use).
+        In course order (a notebook's process never holds what a later
+        notebook may use).
     timeout : float
-        Seconds each notebook may take (its answer cells and its calls).
+        Seconds each notebook may take (its answer cells and its calls; a
+        memory-measured call, which runs the cells again in a fresh process,
+        as long again).
     memory : int, optional
         Address-space limit in bytes for each notebook's process.
     wrapper : callable, optional
         ``wrapper(child_path) -> argv`` to run the child in, for example, a
         sandbox; by default the child runs as ``python child.py``.
 
-    Each job carries a random nonce that its result must echo: a notebook's
-    code cannot stand in for another notebook's results. What comes back is
-    read within a byte limit and decoded within a size limit.
+    A notebook's process receives each call's inputs only when it runs that
+    call, and replies on a pipe of its own: its code can neither read
+    another notebook's inputs nor stand in for its results. What comes
+    back is read within a byte limit and decoded within a size limit.
     """
-    from .checks import CHECKS
-
-    request = io.BytesIO()
-    child.write_message(request, {"timeout": timeout, "memory": memory})
-    nonces = {}
-    for job in jobs:
-        source, blocked = _mh_of(job.stem, job.tests)
-        tests = [
-            ((name, seed), name, CHECKS[name].requests(CHECKS[name].calls(seed)))
-            for name, seed in job.tests
-        ]
-        nonces[job.stem] = secrets.token_hex(16)
-        message = (job.stem, job.sources, source, sorted(blocked), tests, nonces[job.stem])
-        child.write_message(request, message)
     argv = wrapper(CHILD) if wrapper else [sys.executable, str(CHILD)]
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="agg")
+    calls = sum(len(requests) for job in jobs for _, _, requests in job.tests)
+    budget = (2 * timeout + 5) * len(jobs) + calls + 60
     results = {}
     why = "the checks could not run (the child process ended early)"
+    channel = None
     try:
-        stream = io.BytesIO(
-            _communicate(argv, request.getvalue(), env, (timeout + 5) * len(jobs) + 60)
-        )
+        channel = _Channel(argv, budget, reply_wait=timeout + 30)
+        channel.send(b"L", {"timeout": timeout, "memory": memory})
         for job in jobs:
-            header = stream.read(8)
-            if len(header) < 8:
-                break
-            try:
-                raw = child.safe_loads(stream.read(int.from_bytes(header, "little")))
-            except Exception:  # garbage: this notebook fails, the next ones are read on
-                raw = None
-            results[job.stem] = _result(raw, job, nonces[job.stem])
+            results[job.stem] = _run_job(channel, job)
     except Exception as exc:  # the child itself failed: the notebooks without a result say so
-        why = f"the checks could not run ({type(exc).__name__})"
+        reason = exc if isinstance(exc, ChildFailed) else type(exc).__name__
+        why = f"the checks could not run ({reason})"
+    finally:
+        if channel is not None:
+            channel.close()
     for job in jobs:
         results.setdefault(job.stem, NotebookResult(error=why, unverifiable=True))
     return results
-
-
-def judge(name: str, seed: int | None, outcomes) -> str | None:
-    """None if the outcomes of exercise ``name`` pass its check, else the check's sentence."""
-    from .checks import CHECKS, CheckFailed
-
-    if outcomes == "not defined":
-        return f"{name} is not defined: run its cell, and keep its name."
-    check = CHECKS[name]
-    try:
-        check.verdict(check.calls(seed), outcomes)
-    except CheckFailed as exc:
-        return str(exc)
-    return None

@@ -6,12 +6,12 @@ whether the check names that mistake, and no other, wherever it runs.
 """
 
 import builtins
+import os
 
 import numpy as np
 
-from mhsa_helpers.checks import CHECKS
+from mhsa_helpers.checks import CHECKS, KEY_VARIABLE, hidden_seed
 from mhsa_helpers.checks.core import mistake_key
-from mhsa_helpers.exercises import exercise
 
 #: The exercises whose checks judge by a catalogue of wrong results.
 CATALOGUED = [n for n, c in CHECKS.items() if c.catalogue(c.calls()[0]) is not None]
@@ -20,16 +20,25 @@ CATALOGUED = [n for n, c in CHECKS.items() if c.catalogue(c.calls()[0]) is not N
 mistake = mistake_key
 
 
+def hidden(name: str) -> int:
+    """The seed of ``name``'s hidden inputs under the tests' key (as check_hidden draws them)."""
+    return hidden_seed(bytes.fromhex(os.environ[KEY_VARIABLE]), name)
+
+
 def all_calls(name: str) -> list:
     """The visible and the hidden calls of exercise ``name``'s check."""
     check = CHECKS[name]
-    return check.calls() + check.calls(exercise(name).hidden_seed)
+    return check.calls() + check.calls(hidden(name))
 
 
 def keys(name: str) -> list[str]:
-    """Every mistake the check of ``name`` catalogues on its visible or hidden calls."""
+    """Every mistake the check of ``name`` catalogues on its visible calls.
+
+    (The hidden calls depend on the course's key; a mistake that only they
+    can show is not one the visible check could name.)
+    """
     found = {}
-    for call in all_calls(name):
+    for call in CHECKS[name].calls():
         for hint, _ in CHECKS[name].catalogue(call)[1]:
             found.setdefault(mistake(hint), None)
     return list(found)

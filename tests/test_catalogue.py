@@ -17,9 +17,9 @@ from nbclient import NotebookClient
 
 from mhsa_helpers.checks import CHECKS, CheckFailed
 from mhsa_helpers.checks.core import close, run_calls
-from mhsa_helpers.exercises import NOTEBOOKS, exercise, of_notebook
+from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
 from tests import nbgrader_course as nc
-from tests.oracles import CATALOGUED, all_calls, keys, mistake, oracle
+from tests.oracles import CATALOGUED, all_calls, hidden, keys, mistake, oracle
 
 
 def flat(result) -> list:
@@ -96,11 +96,11 @@ CASES = [(name, key) for name in CATALOGUED for key in keys(name)]
 def test_a_function_with_one_mistake_is_told_that_mistake(name, key):
     message = verdict(name, oracle(name, key))
     assert message is not None and names_only(message, key, name), message
-    hidden = verdict(name, oracle(name, key), exercise(name).hidden_seed)
-    if hidden is not None:  # the hidden inputs may not show every mistake; never a wrong one
-        said = mistake(hidden)
+    on_hidden = verdict(name, oracle(name, key), hidden(name))
+    if on_hidden is not None:  # the hidden inputs may not show every mistake; never a wrong one
+        said = mistake(on_hidden)
         others = [k for k in keys(name) if k != key and k not in key and k in said]
-        assert not others or key in said, hidden
+        assert not others or key in said, on_hidden
 
 
 def test_the_oracles_answer_every_call():

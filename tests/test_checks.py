@@ -8,9 +8,10 @@ import pytest
 from mhsa_helpers import checks
 from mhsa_helpers.answers import answer_namespace, load_answers
 from mhsa_helpers.checks.core import run_calls
-from mhsa_helpers.exercises import EXERCISES, exercise, names
+from mhsa_helpers.exercises import EXERCISES, names
 from tests.mistakes import HOSTILE, MISTAKES, WARNING_BUT_CORRECT
 from tests.nbgrader_course import SOLUTIONS
+from tests.oracles import hidden
 
 
 def load(source, name):
@@ -215,7 +216,7 @@ def test_correct_float32_implementations_pass(name, capsys):
         checks.check_hidden(name, fn)
         assert capsys.readouterr().out.count("\u2713") == 2
         return
-    for seed in (None, exercise(name).hidden_seed):
+    for seed in (None, hidden(name)):
         calls = [
             dataclasses.replace(
                 c, args=cast(c.args), kwargs={k: cast(v) for k, v in c.kwargs.items()}

@@ -8,10 +8,14 @@ import pytest
 
 from autograders import integrity
 from mhsa_helpers.answers import answer_sources
+from mhsa_helpers.checks import job as Job
+from mhsa_helpers.checks import judge
 from mhsa_helpers.exercises import exercise
 from mhsa_helpers.progress import progress
-from mhsa_helpers.run import Job, judge, run_answers
+from mhsa_helpers.run import run_answers
 from tests import nbgrader_course as nc
+from tests.conftest import TEST_KEY
+from tests.oracles import hidden
 
 MH_HEAD = """
 def attention_head(Q, K, V, mask=None):
@@ -29,7 +33,7 @@ def run_one(source, name="attention_head", seed=None, **limits):
 
 def test_an_answer_using_mh_passes_visible_and_hidden():
     e = exercise("attention_head")
-    for seed in (None, e.hidden_seed):
+    for seed in (None, hidden(e.name)):
         result = run_one(MH_HEAD, seed=seed)
         assert result.error is None
         assert judge(e.name, seed, result.outcomes[(e.name, seed)]) is None
@@ -122,7 +126,7 @@ def test_verify_passes_honest_work_and_fails_patched_checks(submission):
     patched = "from mhsa_helpers import checks as _c\n_c.check = _c.check_hidden = print\n"
     course_copy(sub, ["08_head_output"], {"attention_head": MH_HEAD})
     course_copy(sub, ["07_softmax"], {"softmax": patched + WRONG_SOFTMAX})
-    result = integrity.verify(source, sub)
+    result = integrity.verify(source, sub, TEST_KEY)
     passed, message = result["08_head_output"]["grades"]["attention_head_weights_then_values"]
     assert passed and message.startswith("attention_head: output and weights match")
     passed, message = result["07_softmax"]["grades"]["softmax_rows_sum_to_one"]
@@ -188,7 +192,7 @@ def test_the_childs_mh_holds_only_what_the_exercise_may_use(name):
     from mhsa_helpers.exercises import forbidden
     from mhsa_helpers.run import _mh_of
 
-    source, blocked = _mh_of("nb", [(name, None)])
+    source, blocked = _mh_of([name])
     defined = {}
     exec(source, defined)
     assert blocked == forbidden(name)

@@ -7,7 +7,9 @@ import uuid
 from pathlib import Path
 
 from autograders import sandbox
-from mhsa_helpers.run import Job, judge, run_answers
+from mhsa_helpers.checks import job as Job
+from mhsa_helpers.checks import judge
+from mhsa_helpers.run import run_answers
 from tests import nbgrader_course as nc
 
 REPORT = """

@@ -1,20 +1,32 @@
 """The check behind every exercise: ``checks.check("softmax", softmax)`` in a test cell.
 
-One module per step (``step01_input`` … ``step10_capstone``) defines the
-check of each exercise of that step: its inputs on the worked examples
-(visible) and on random shapes drawn from the registry's seed (hidden), and
-how to judge the learner's outputs against the reference, naming the most
-likely mistake. On success a check prints one line starting with a tick; on
+One module per step (``step01_input`` … ``step16_sliding_window``) defines
+the check of each exercise of that step: its inputs on the worked examples
+(visible) and on random shapes drawn from a seed (hidden), and how to judge
+the learner's outputs against the reference, naming the most likely
+mistake. On success a check prints one line starting with a tick; on
 failure it raises :class:`CheckFailed` (an ``AssertionError``) with one
 sentence.
+
+The hidden tests' seed comes from a key that only the instructor's course
+directory holds (``python -m autograders init-course``): :func:`hidden_seed`
+turns the key and an exercise's name into the seed, so nothing in this
+package can rebuild a hidden input. The progress report and the grader run
+the learner's functions elsewhere (:mod:`mhsa_helpers.run`) on the requests
+of :func:`job` and judge what came back here, with :func:`judge`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import hmac
 import importlib
+import os
 import pkgutil
+import secrets
 
-from ..exercises import exercise
+from ..run import Job, Opaque, Outcome
 from .core import Check, CheckFailed
 
 for _module in pkgutil.iter_modules(__path__):
@@ -24,7 +36,23 @@ for _module in pkgutil.iter_modules(__path__):
 #: The check of each exercise, by the exercise's function name.
 CHECKS: dict[str, Check] = Check.registry
 
-__all__ = ["CHECKS", "Check", "CheckFailed", "check", "check_hidden"]
+#: The environment variable that hands the course's hidden-test key (hex) to a grading kernel.
+KEY_VARIABLE = "MHSA_HIDDEN_KEY"
+#: How :func:`judge` begins the sentence of an exercise it could not judge at all.
+GRADING_ERROR = "could not be graded automatically (a grading error, for the instructor to review)"
+
+__all__ = [
+    "CHECKS",
+    "GRADING_ERROR",
+    "KEY_VARIABLE",
+    "Check",
+    "CheckFailed",
+    "check",
+    "check_hidden",
+    "hidden_seed",
+    "job",
+    "judge",
+]
 
 
 def check(name: str, fn) -> None:
@@ -32,6 +60,86 @@ def check(name: str, fn) -> None:
     CHECKS[name].run(fn)
 
 
+def hidden_seed(key: bytes, name: str) -> int:
+    """The seed of exercise ``name``'s hidden inputs under the course's secret ``key``.
+
+    HMAC-SHA256 of the name, 128 bits: without the key, no seed can be told.
+    """
+    return int.from_bytes(hmac.new(key, name.encode(), hashlib.sha256).digest()[:16], "little")
+
+
 def check_hidden(name: str, fn) -> None:
-    """The hidden test of exercise ``name``: random inputs from the registry's seed."""
-    CHECKS[name].run(fn, seed=exercise(name).hidden_seed)
+    """The hidden test of exercise ``name``: random inputs from the course's key.
+
+    The key comes from :data:`KEY_VARIABLE` (the grading kernel sets it from
+    the course directory); without one, from a fresh random seed, so the
+    inputs are new on every run.
+    """
+    key = os.environ.get(KEY_VARIABLE)
+    seed = hidden_seed(bytes.fromhex(key), name) if key else secrets.randbits(128)
+    CHECKS[name].run(fn, seed=seed)
+
+
+def job(stem: str, sources: list, tests: list) -> Job:
+    """The child's work for one notebook: its answer cells and the calls of ``tests``.
+
+    ``tests`` holds ``(exercise, seed)`` pairs: the visible calls (seed None)
+    or the hidden ones drawn from ``seed``; each is filed under that pair.
+    """
+    return Job(
+        stem,
+        list(sources),
+        [
+            ((name, seed), name, CHECKS[name].requests(CHECKS[name].calls(seed)))
+            for name, seed in tests
+        ],
+    )
+
+
+#: Type names a hidden test may say (any other is the learner's own, and could carry data).
+_KNOWN_TYPES = frozenset({"dict", "set", "frozenset", "function", "generator", "NoneType", "str"})
+
+
+def _blind_value(value):
+    """``value`` with everything the learner could have written into it as text taken out."""
+    if isinstance(value, str):
+        return Opaque("str")
+    if isinstance(value, Opaque):
+        return Opaque(value.type_name if value.type_name in _KNOWN_TYPES else "an object")
+    if type(value) in (tuple, list):
+        return type(value)(_blind_value(v) for v in value)
+    return value
+
+
+def _blind(outcome):
+    """An outcome as a hidden test may read it: no text of the learner's."""
+    if not isinstance(outcome, Outcome):
+        return outcome
+    raised = outcome.raised
+    if raised is not None:  # the judge reads whether there is a message, never the message
+        kind, _, message = raised.partition(":")
+        raised = f"{kind}: (a message)" if len(message.strip()) >= 10 else f"{kind}:"
+    return dataclasses.replace(outcome, value=_blind_value(outcome.value), raised=raised)
+
+
+def judge(name: str, seed: int | None, outcomes, hidden: bool = False) -> str | None:
+    """None if the outcomes of exercise ``name`` pass its check, else the check's sentence.
+
+    With ``hidden``, the sentence says which property failed and nothing of
+    the inputs, shapes or values (:attr:`CheckFailed.public`). It never
+    raises: an exercise the judge cannot decide (an odd value the check did
+    not foresee) gets a sentence containing :data:`GRADING_ERROR`, so it
+    costs that exercise only and is named for review.
+    """
+    if outcomes == "not defined":
+        return f"{name} is not defined: run its cell, and keep its name."
+    if hidden:
+        outcomes = [_blind(o) for o in outcomes]
+    try:
+        check = CHECKS[name]
+        check.verdict(check.calls(seed), outcomes)
+    except CheckFailed as exc:
+        return exc.public if hidden else str(exc)
+    except Exception as exc:  # the judge's own failure: named for review, never fatal
+        return f"{name} {GRADING_ERROR} ({type(exc).__name__})."
+    return None

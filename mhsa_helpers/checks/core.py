@@ -11,7 +11,10 @@ A check is two halves that never need to share a process:
 
 In a notebook both halves run in the kernel (:func:`Check.run`); the
 progress report and the grader run the first half in a child process
-(:mod:`mhsa_helpers.run`) and judge in the parent.
+(:mod:`mhsa_helpers.run`, which knows nothing of the checks) and judge in
+the parent. Every failure also has a *public* sentence
+(:attr:`CheckFailed.public`): what a hidden test may say, the property that
+failed in the learner's terms, without the inputs, shapes or values.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import reference as ref
+from ..child import call_each
 from ..exercises import exercise, forbidden
+from ..run import Opaque, Outcome, outcomes_of
 
 __all__ = [
     "AmbiguousMistake",
@@ -44,6 +49,7 @@ __all__ = [
     "per_head",
     "precision",
     "random_shape",
+    "redact",
     "run_calls",
     "where",
 ]
@@ -54,8 +60,15 @@ class CheckFailed(AssertionError):
 
     An ``AssertionError``, so that nbgrader and ``pytest.raises`` treat it as a
     failed test. In IPython it shows as its one sentence, not as a traceback
-    through the checks (:meth:`_render_traceback_`).
+    through the checks (:meth:`_render_traceback_`). ``public`` is what a
+    hidden test may say of it: the property that failed, without the
+    inputs, shapes or values (by default the message with its numbers and
+    quoted names taken out, :func:`redact`).
     """
+
+    def __init__(self, message: str = "", public: str | None = None):
+        super().__init__(message)
+        self.public = redact(message) if public is None else public
 
     def _render_traceback_(self) -> list[str]:
         """What IPython shows instead of the traceback: the sentence, marked as a failure."""
@@ -68,6 +81,21 @@ class AmbiguousMistake(CheckFailed):
     def __init__(self, name: str, hints: list[str]):
         super().__init__(f"{name}: " + " Or: ".join(hints))
         self.hints = hints
+
+
+def redact(text: str) -> str:
+    """``text`` without what could reveal an input: numbers, shapes, quoted names.
+
+    Digits inside a word stay (``float32``, ``W_1``), and so do a bare 0 and
+    1 (as in "divide 0 by 0"); a size said as ``d_k = 4`` keeps its name
+    only.
+    """
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "…", str(text))
+    text = re.sub(r"\s*=\s*√?[-+]?(?<![\w.])\d[\d.,eE+-]*", "", text)
+    text = re.sub(r"\((\s*[-+]?[\d.…]+\s*,?)*\s*\)", "(…)", text)
+    number = r"(?<![\w.])√?[-+]?\d+(\.\d+)?([eE][-+]?\d+)?(?!\w)"
+    text = re.sub(number, lambda m: m[0] if m[0] in ("0", "1") else "…", text)
+    return re.sub(r"(…[\s,]*)+…", "…", text)
 
 
 @dataclass(frozen=True)
@@ -85,25 +113,6 @@ class Call:
     raises: str | None = None
     #: Measure the call's peak of traced memory (:attr:`Outcome.peak`).
     memory: bool = False
-
-
-@dataclass(frozen=True)
-class Opaque:
-    """Stands for a returned object that is neither an array, a number nor a tuple."""
-
-    type_name: str
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one call of the learner's function gave: a value, or an error sentence."""
-
-    value: Any = None
-    error: str | None = None
-    #: "Name: message" of the exception a call asked to raise, raised as asked.
-    raised: str | None = None
-    #: Peak bytes of traced allocations during the call, where measured.
-    peak: int | None = None
 
 
 # --------------------------------------------------------------------------
@@ -166,13 +175,10 @@ class _ReferenceWatch:
 def run_calls(name: str, fn, calls: list[Call]) -> list[Outcome]:
     """Call ``fn`` (the learner's ``name``) on every call's inputs, here; stop at the first error.
 
-    The same loop as in the child process (:func:`mhsa_helpers.child.call_each`);
+    The same calls as in the child process (:func:`mhsa_helpers.child.call_one`);
     here, where ``mh`` is the whole course package, calls to reference
     functions the exercise may not use are caught and reported as errors.
     """
-    from ..child import call_each
-    from ..run import outcomes_of
-
     codes = {getattr(ref, n).__code__: n for n in forbidden(name)}
     requests = Check.registry[name].requests(calls)
     raw = call_each(name, fn, requests, lambda: _ReferenceWatch(codes))
@@ -233,14 +239,39 @@ def close(a, b, atol=1e-8, contract: str | None = None) -> bool:
 
 
 def as_result(name: str, got, what: str) -> np.ndarray:
-    """``got`` as a numeric ndarray, or fail saying what came instead."""
-    if isinstance(got, tuple | list) or got is None or isinstance(got, Opaque):
+    """``got`` as a real numeric ndarray, or fail saying what came instead.
+
+    Complex numbers whose imaginary parts are all zero count as real.
+    """
+    if isinstance(got, tuple | list) or got is None or isinstance(got, Opaque | str):
         kind = got.type_name if isinstance(got, Opaque) else type(got).__name__
-        raise CheckFailed(f"{name} should return {what} as one ndarray, but returned {kind}.")
-    arr = np.asarray(got)
-    if not np.issubdtype(arr.dtype, np.number):
         raise CheckFailed(
-            f"{name} should return a numeric ndarray for {what}, but got dtype {arr.dtype}."
+            f"{name} should return {what} as one ndarray, but returned {kind}.",
+            public=f"{name} should return {what} as one ndarray, but returned something else.",
+        )
+    try:
+        arr = np.asarray(got)
+    except (OverflowError, ValueError, TypeError):  # e.g. an int too large for any dtype
+        arr = np.asarray(None)
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        if np.any(arr.imag != 0):
+            raise CheckFailed(
+                f"{name}: {what} has complex entries with a nonzero imaginary part; the "
+                "result is real (take .real only if the imaginary part is zero by design).",
+                public=f"{name}: {what} has complex entries on a hidden input.",
+            )
+        arr = arr.real
+    if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.timedelta64):
+        shown = (
+            "booleans"
+            if arr.dtype == bool
+            else "Python objects"
+            if arr.dtype == object
+            else (f"dtype {arr.dtype}")
+        )
+        raise CheckFailed(
+            f"{name} should return a numeric ndarray for {what}, but got {shown}.",
+            public=f"{name} should return a numeric ndarray for {what}.",
         )
     return arr
 
@@ -275,7 +306,7 @@ def compare(
     got = as_result(name, got, what)
     expected = np.asarray(expected)
     if contract is not None and np.isnan(got).any() and not np.isnan(expected).any():
-        raise CheckFailed(f"{name}: {what} contains NaN.")
+        raise CheckFailed(f"{name}: {what} contains NaN.", public=f"{name}: {what} contains NaN.")
     if close(got, expected, atol, contract):
         return
     matching = [
@@ -288,10 +319,12 @@ def compare(
         raise AmbiguousMistake(name, matching)
     if got.shape != expected.shape:
         raise CheckFailed(
-            f"{name}: {what} should have shape {expected.shape}, but has shape {got.shape}."
+            f"{name}: {what} should have shape {expected.shape}, but has shape {got.shape}.",
+            public=f"{name}: {what} has the wrong shape (check batch axes and other sizes).",
         )
     if np.isnan(got).any() and not np.isnan(expected).any():
-        raise CheckFailed(f"{name}: {what} contains NaN where the reference has none.")
+        message = f"{name}: {what} contains NaN where the reference has none."
+        raise CheckFailed(message, public=message)
     rtol, atol = tolerance(got, atol)
     with np.errstate(all="ignore"):
         if contract is not None:  # the entries outside the contract's tolerance
@@ -307,8 +340,15 @@ def compare(
     idx = tuple(int(i) for i in np.argwhere(wrong)[0])
     raise CheckFailed(
         f"{name}: {what} differs from the reference, first {where(idx, labels)}: "
-        f"got {float(got[idx]):.6g}, expected {float(expected[idx]):.6g}."
+        f"got {_number(got[idx])}, expected {_number(expected[idx])}.",
+        public=f"{name}: {what} differs from the reference.",
     )
+
+
+def _number(x) -> str:
+    """One entry as a message shows it: 6 significant digits, or as many as tell two apart."""
+    x = float(x)
+    return f"{x:.6g}"
 
 
 def compare_head_outputs(
@@ -435,7 +475,7 @@ class Check:
         for call, outcome in zip(calls, outcomes, strict=False):
             try:
                 if outcome.error is not None:
-                    raise CheckFailed(outcome.error)
+                    raise CheckFailed(outcome.error, public=said_publicly(self.name, outcome.code))
                 if call.raises is not None:
                     self.judge_raised(call, outcome)
                 elif call.memory:
@@ -463,6 +503,32 @@ class Check:
         with np.errstate(all="ignore"):
             self.verdict(calls, run_calls(self.name, fn, calls))
         print(f"\u2713 {self.name}: {self.passed if seed is None else self.passed_hidden}")
+
+
+#: What a hidden test says of a call that went wrong, by the child's error code.
+_PUBLIC = {
+    "not-implemented": "{name} is not implemented yet.",
+    "memory": "{name} went far over the memory bound (a full matrix of scores?).",
+    "modified": "{name} modified an input in place; leave the inputs as they were.",
+    "reference": "{name} calls the course's reference instead of implementing it.",
+    "warning": "{name} gave a warning (in these checks a warning counts as an error).",
+    "exit": "{name} tried to end its process.",
+    "crashed": "{name}: its process ended during the call.",
+    "garbled": "{name}: its result could not be read.",
+}
+
+
+def said_publicly(name: str, code: str | None) -> str:
+    """The sentence a hidden test shows for a call that failed with ``code``.
+
+    Made from the code alone, never from the child's words: an answer's
+    exception message could quote the hidden inputs.
+    """
+    if code in _PUBLIC:
+        return _PUBLIC[code].format(name=name)
+    if code and code.startswith("raised:"):
+        return f"{name} raised {code.removeprefix('raised:')}."
+    return f"{name} raised an error."
 
 
 def batch_rng() -> np.random.Generator:

@@ -19,15 +19,21 @@ LARGE = 5000
 
 
 def _twice(d_in: int, d_out: int, seed: int) -> list:
-    """Two calls with two generators of the same seed, then one of another seed, then two
-    calls sharing one generator (which advances): same, different, different."""
-    shared = np.random.default_rng(seed + 1)
+    """Two calls with two generators of the same seed, then one of another seed, then one
+    generator and the same generator after one draw of d_in·d_out numbers: same, different,
+    different.
+
+    Each call's inputs travel to the learner's function on their own, so "the same
+    generator, used again" is a generator in the state the first call leaves it in.
+    """
+    again = np.random.default_rng(seed + 1)
+    again.random(d_in * d_out)  # the state after one call that drew the whole matrix
     return [
         Call((d_in, d_out, np.random.default_rng(seed)), context={"role": "seed"}),
         Call((d_in, d_out, np.random.default_rng(seed)), context={"role": "same seed"}),
         Call((d_in, d_out, np.random.default_rng(seed + 2)), context={"role": "other seed"}),
-        Call((d_in, d_out, shared), context={"role": "shared"}),
-        Call((d_in, d_out, shared), context={"role": "shared again"}),
+        Call((d_in, d_out, np.random.default_rng(seed + 1)), context={"role": "shared"}),
+        Call((d_in, d_out, again), context={"role": "shared again"}),
     ]
 
 
