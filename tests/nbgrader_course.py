@@ -15,6 +15,8 @@ from pathlib import Path
 
 import nbformat
 
+from autograders.secret import make_key
+
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "mhsa"
 SOLUTIONS = ROOT / "solutions" / ASSIGNMENT
@@ -41,6 +43,7 @@ def make_course(tmp: Path, extra: str = "") -> Path:
     )
     install_kernel()
     shutil.copytree(SOLUTIONS, tmp / "solutions" / ASSIGNMENT)
+    make_key(tmp)  # as init-course does: the hidden tests' secret
     return tmp
 
 

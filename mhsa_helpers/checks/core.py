@@ -46,6 +46,7 @@ __all__ = [
     "compare_head_outputs",
     "guard_numpy",
     "mistake_key",
+    "number",
     "per_head",
     "precision",
     "random_shape",
@@ -222,8 +223,11 @@ def close(a, b, atol=1e-8, contract: str | None = None) -> bool:
     With ``contract`` ("float64" or "float32", the precision of the inputs),
     the extensions' tolerance (:data:`CONTRACT`) instead.
     """
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
+    try:
+        a, b = np.asarray(a), np.asarray(b)
+    except (ValueError, TypeError, OverflowError):  # ragged or unconvertible: not close
+        return False
+    if a.shape != b.shape or a.dtype.kind not in "biufc":
         return False
     with np.errstate(all="ignore"):
         if contract is not None:
@@ -340,15 +344,19 @@ def compare(
     idx = tuple(int(i) for i in np.argwhere(wrong)[0])
     raise CheckFailed(
         f"{name}: {what} differs from the reference, first {where(idx, labels)}: "
-        f"got {_number(got[idx])}, expected {_number(expected[idx])}.",
+        f"got {number(got[idx])}, expected {number(expected[idx])}.",
         public=f"{name}: {what} differs from the reference.",
     )
 
 
-def _number(x) -> str:
-    """One entry as a message shows it: 6 significant digits, or as many as tell two apart."""
-    x = float(x)
-    return f"{x:.6g}"
+def number(x) -> str:
+    """A number as a message shows it: 6 significant digits; a huge integer by its size."""
+    if isinstance(x, int | np.integer) and abs(int(x)) >= 10**15:
+        return f"a whole number of {len(str(abs(int(x))))} digits"
+    try:
+        return f"{float(x):.6g}"
+    except (OverflowError, TypeError, ValueError):
+        return "a value that is not a real number"
 
 
 def compare_head_outputs(

@@ -16,6 +16,7 @@ from .core import (
     Opaque,
     batch_rng,
     compare_head_outputs,
+    number,
     per_head,
     random_shape,
 )
@@ -125,6 +126,12 @@ class KVCacheSize(Check):
         if isinstance(got, bool) or not isinstance(got, numbers.Real):
             kind = got.type_name if isinstance(got, Opaque) else type(got).__name__
             raise CheckFailed(f"{self.name} should return a whole number, but returned {kind}.")
+        if not isinstance(got, numbers.Integral):
+            raise CheckFailed(
+                f"{self.name} should return a whole number (an int), but returned "
+                f"{type(got).__name__} {number(got)}; count with integers (// not /).",
+                public=f"{self.name} should return a whole number (an int).",
+            )
         if got == expected:
             return
         hint = ""
@@ -133,6 +140,6 @@ class KVCacheSize(Check):
         if got in (T * d, T * d // h):
             hint = " Both K and V are cached: count them twice."
         raise CheckFailed(
-            f"{self.name}({T}, {d}, {h}, multi_query={mq}) returned {got:g}, "
+            f"{self.name}({T}, {d}, {h}, multi_query={mq}) returned {number(got)}, "
             f"expected {expected}.{hint}"
         )
