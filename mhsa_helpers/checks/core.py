@@ -92,7 +92,7 @@ def redact(text: str) -> str:
     only.
     """
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "…", str(text))
-    text = re.sub(r"\s*=\s*√?[-+]?(?<![\w.])\d[\d.,eE+-]*", "", text)
+    text = re.sub(r"\s*=\s*√?[-+]?(?<![\w.])\d+(\.\d+)?([eE][-+]?\d+)?(?!\w)", "", text)
     text = re.sub(r"\((\s*[-+]?[\d.…]+\s*,?)*\s*\)", "(…)", text)
     number = r"(?<![\w.])√?[-+]?\d+(\.\d+)?([eE][-+]?\d+)?(?!\w)"
     text = re.sub(number, lambda m: m[0] if m[0] in ("0", "1") else "…", text)
@@ -324,7 +324,7 @@ def compare(
     if got.shape != expected.shape:
         raise CheckFailed(
             f"{name}: {what} should have shape {expected.shape}, but has shape {got.shape}.",
-            public=f"{name}: {what} has the wrong shape (check batch axes and other sizes).",
+            public=f"{name}: the shape of {what} is wrong (check batch axes and other sizes).",
         )
     if np.isnan(got).any() and not np.isnan(expected).any():
         message = f"{name}: {what} contains NaN where the reference has none."

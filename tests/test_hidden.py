@@ -1,0 +1,125 @@
+"""Hidden tests stay hidden: inputs from the course directory's key, feedback without them.
+
+The red team rebuilt every hidden input from the seeds in the learner's
+package and passed two exercises with a lookup table. Now the seeds come
+from a key that ``init-course`` writes into the course directory; nothing a
+student has can compute them, and what a failed hidden test says names the
+property, never the inputs, shapes or values.
+"""
+
+import re
+import stat
+
+import numpy as np
+import pytest
+
+from autograders import secret
+from mhsa_helpers import checks
+from mhsa_helpers.checks import CHECKS, hidden_seed, job, judge
+from mhsa_helpers.exercises import EXERCISES, names
+from mhsa_helpers.run import run_answers
+from tests.mistakes import MISTAKES
+
+
+def _arrays(calls) -> list:
+    out = []
+    for call in calls:
+        for a in (*call.args, *call.kwargs.values()):
+            if isinstance(a, np.ndarray):
+                out.append(a)
+            elif isinstance(a, tuple):
+                out += [x for x in a if isinstance(x, np.ndarray)]
+            elif isinstance(a, np.random.Generator):
+                out.append(a.random(4))
+            elif isinstance(a, int | float):
+                out.append(np.asarray(float(a)))
+    return out
+
+
+def test_the_learner_package_holds_no_seed():
+    assert not any(hasattr(e, "hidden_seed") for e in EXERCISES)
+
+
+@pytest.mark.parametrize("name", names())
+def test_two_course_directories_draw_different_hidden_inputs(tmp_path, name):
+    """The same released course, graded in two course directories: other hidden inputs."""
+    keys = [
+        secret.read_key(secret.make_key(tmp_path / d).parent)
+        for d in ("a", "b")
+        if (tmp_path / d).mkdir() is None
+    ]
+    assert keys[0] != keys[1] and len(keys[0]) == 32
+    first, second = (_arrays(CHECKS[name].calls(hidden_seed(k, name))) for k in keys)
+    assert first and second
+    same = len(first) == len(second) and all(
+        a.shape == b.shape and np.array_equal(a, b) for a, b in zip(first, second, strict=True)
+    )
+    assert not same, f"{name}: two keys drew the same hidden inputs"
+
+
+def test_the_key_is_the_owners_only_and_never_replaced(tmp_path):
+    path = secret.make_key(tmp_path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    with pytest.raises(FileExistsError):
+        secret.make_key(tmp_path)
+    assert secret.find_key(tmp_path / "autograded" / "s1") == secret.read_key(tmp_path)
+
+
+def test_a_course_directory_without_a_key_says_what_to_do(tmp_path):
+    with pytest.raises(secret.MissingKey, match="new-key"):
+        secret.read_key(tmp_path)
+
+
+def test_check_hidden_without_a_key_draws_new_inputs_each_run(monkeypatch):
+    """Without the grading kernel's key (an instructor running a solution), fresh inputs."""
+    monkeypatch.delenv(checks.KEY_VARIABLE, raising=False)
+    seen = []
+    real = CHECKS["softmax"].run
+    monkeypatch.setattr(
+        type(CHECKS["softmax"]), "run", lambda self, fn, seed=None: seen.append(seed)
+    )
+    checks.check_hidden("softmax", None)
+    checks.check_hidden("softmax", None)
+    assert seen[0] != seen[1] and None not in seen
+    assert real is not None
+
+
+#: Ways an answer could try to carry a hidden input into its feedback.
+EXFILTRATE = {
+    "message": "    raise ValueError('LEAK' + repr(np.asarray(args[0]).ravel()[:3].tolist()))\n",
+    "string": "    return 'LEAK' + repr(np.asarray(args[0]).shape)\n",
+    "type name": (
+        "    name = 'LEAK' + 'x'.join(str(n) for n in np.shape(args[0]))\n"
+        "    return type(name, (), {})()\n"
+    ),
+    "records": (
+        "    name = 'LEAK' + 'x'.join(str(n) for n in np.shape(args[0]))\n"
+        "    return np.zeros(3, dtype=[(name, 'f8')])\n"
+    ),
+    "shape": "    return np.zeros(np.shape(args[0])[::-1] + (7,))\n",
+    "values": "    return np.asarray(args[0], dtype=float) * 1.5 + 0.123456\n",
+}
+
+
+def _leaks(text: str) -> list:
+    """What in ``text`` could come from a hidden input: numbers (but 0 and 1) and LEAK."""
+    numbers = re.findall(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?!\w)", text)
+    return [n for n in numbers if n not in ("0", "1")] + re.findall(r"LEAK\w*", text)
+
+
+@pytest.mark.parametrize("name", names())
+def test_hidden_feedback_names_the_property_never_the_inputs(name):
+    """Wrong answers and deliberate leaks: the hidden test's sentence carries no input."""
+    seed = hidden_seed(b"a key of some course directory", name)
+    sources = {kind: f"def {name}(*args, **kwargs):\n{body}" for kind, body in EXFILTRATE.items()}
+    sources.update({k: v[2] for k, v in MISTAKES.items() if v[1] == name})
+    said = {}
+    for kind, source in sources.items():
+        result = run_answers([job("nb", [source], [(name, seed)])])["nb"]
+        assert result.error is None, (kind, result.error)
+        said[kind] = judge(name, seed, result.outcomes[(name, seed)], hidden=True)
+    for kind, sentence in said.items():
+        if sentence is None:
+            continue
+        assert sentence.startswith(name) and not _leaks(sentence), (kind, sentence)
+    assert said["message"] == f"{name} raised ValueError."
