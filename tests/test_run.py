@@ -259,49 +259,6 @@ def test_oversized_results_stay_outside():
     assert len(verdict) < 500
 
 
-FORGER = """
-import sys
-frame = sys._getframe()
-while frame is not None and frame.f_code.co_name != "main":
-    frame = frame.f_back
-m = sys.modules["__main__"]
-stolen = []
-try:
-    while (job := m._read(frame.f_locals["stdin"])) is not None:
-        stolen.append(job)
-except Exception as exc:
-    stolen.append(type(exc).__name__)
-try:
-    forged = {"error": None, "events": [], "outcomes": {("softmax", None): [("value", 0.0)]}}
-    m.write_message(frame.f_locals["out"], forged)
-    frame.f_locals["out"].flush()
-except Exception:
-    pass
-STOLEN = stolen
-def positional_encoding(seq_len, d_model):
-    raise ValueError(repr(STOLEN)[:200])
-"""
-
-
-def test_an_answer_can_neither_read_later_jobs_nor_forge_their_results():
-    """The red team's exploit: walk to the child's main frame, read stdin, write results."""
-    jobs = [
-        Job("01_input", [FORGER], [("positional_encoding", None)]),
-        Job(
-            "07_softmax",
-            ["def softmax(Z, axis=-1):\n    raise NotImplementedError()\n"],
-            [("softmax", None)],
-        ),
-    ]
-    results = run_answers(jobs)
-    first = judge(
-        "positional_encoding", None, results["01_input"].outcomes[("positional_encoding", None)]
-    )
-    assert "07_softmax" not in first and "[]" not in first  # job 2 was not read; stdin is gone
-    verdict = judge("softmax", None, results["07_softmax"].outcomes[("softmax", None)])
-    assert "not implemented yet" in verdict  # job 2's own result, not a forged one
-
-
 def test_messages_from_the_child_are_one_clipped_line():
     inject = (
         "def softmax(Z, axis=-1):\n"
