@@ -123,3 +123,27 @@ def test_hidden_feedback_names_the_property_never_the_inputs(name):
             continue
         assert sentence.startswith(name) and not _leaks(sentence), (kind, sentence)
     assert said["message"] == f"{name} raised ValueError."
+
+
+def test_a_lookup_table_of_everything_the_package_can_compute_fails_the_hidden_test():
+    """The red team's +7: reference outputs for every input a student can rebuild, no code."""
+    import pickle
+
+    from mhsa_helpers import reference
+
+    name = "softmax"
+    guessed = [None] + [hidden_seed(k, name) for k in (b"", b"mhsa", bytes(32))]
+    table = {}
+    for seed in guessed:
+        for call in CHECKS[name].calls(seed):
+            Z = call.args[0]
+            table[np.asarray(Z).tobytes()] = reference.softmax(*call.args, **call.kwargs)
+    source = (
+        f"import pickle\nTABLE = pickle.loads({pickle.dumps(table)!r})\n"
+        "def softmax(Z, axis=-1):\n    return TABLE[np.asarray(Z).tobytes()]\n"
+    )
+    seed = hidden_seed(secret.secrets.token_bytes(32), name)  # the course's own key
+    result = run_answers([job("07_softmax", [source], [(name, None), (name, seed)])])
+    outcomes = result["07_softmax"].outcomes
+    assert judge(name, None, outcomes[(name, None)]) is None  # the visible inputs are public
+    assert judge(name, seed, outcomes[(name, seed)], hidden=True) == f"{name} raised KeyError."
