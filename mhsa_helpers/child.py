@@ -455,8 +455,9 @@ def _serve(namespace: dict, request: bytes) -> tuple:
         return ("undefined",)
     try:
         return ("outcome", call_one(name, fn, (args, kwargs, options)))
-    except BaseException as exc:  # SystemExit and the like, raised by the answer
-        return ("outcome", ("error", f"{name} raised {type(exc).__name__}: {clip(exc)}", "exit"))
+    except BaseException as exc:  # MemoryError, SystemExit and the like, raised by the answer
+        code = f"raised:{_raised(exc)}" if isinstance(exc, Exception) else "exit"
+        return ("outcome", ("error", f"{name} raised {type(exc).__name__}: {clip(exc)}", code))
 
 
 def _bound_address_space() -> None:
