@@ -94,7 +94,9 @@ def verify(source: Path, submission: Path, key: bytes, timeout: float = 30.0, wr
             seeds.update({e.name: hidden_seed(key, e.name) for e in exercises})
             tests = [(e.name, seed) for e in exercises for seed in (None, seeds[e.name])]
             jobs.append(job(src_path.stem, answer_cells(sub), tests))
-    results = run_answers(jobs, timeout=timeout, memory=MEMORY_LIMIT, wrapper=wrapper)
+    results = run_answers(
+        jobs, timeout=timeout, memory=MEMORY_LIMIT, wrapper=wrapper, contained=wrapper is not None
+    )
     out = {}
     for stem, exercises in graded.items():
         result = results[stem]

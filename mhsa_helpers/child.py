@@ -21,7 +21,11 @@ pickle. The parent sends
   (:func:`call_one`);
 * ``F`` per memory-measured call: the same, run in a **fresh** fork that runs
   the answer cells again and only then reads this one call: it has seen no
-  other input, and its address space may grow by :data:`APART_HEADROOM` only;
+  other input, and its address space (and that of any process it starts)
+  may grow by :data:`APART_HEADROOM` only. The parent sends these after the
+  notebook's ``E``; in the sandbox (``"contained"`` in the limits) every
+  other process is killed first, so no helper started earlier can compute
+  for it;
 * ``E`` at the end of a notebook: the process replies ``("events", events)``
   and is killed with everything it started.
 
@@ -391,6 +395,41 @@ def main() -> None:
     _serve_parent(stdin, out, limits)
 
 
+def _ancestors() -> set:
+    """This process and every process above it."""
+    chain, pid = set(), os.getpid()
+    while pid > 0 and pid not in chain:
+        chain.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return chain
+
+
+def _sweep(limits: dict) -> None:
+    """Kill every process this one can see but itself and its ancestors.
+
+    Only with ``limits["contained"]``: the child then runs in a PID
+    namespace of its own (the grader's sandbox), where the processes it sees
+    are those the answers started, detached ones (``setsid``) included.
+    """
+    if not limits.get("contained"):
+        return
+    keep = _ancestors()
+    for _ in range(3):
+        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
+        for pid in others:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        if not others:
+            return
+
+
 def _serve_parent(stdin: int, out: int, limits: dict) -> None:
     """The main loop: start notebook processes and relay calls to them, one at a time.
 
@@ -408,6 +447,7 @@ def _serve_parent(stdin: int, out: int, limits: dict) -> None:
         if kind == b"N":
             if process is not None:
                 process.end()
+            _sweep(limits)
             setup = _read_exact(stdin, size)
             process = _Process(setup, limits)
             reply = process.ask(b"N", None)
@@ -417,6 +457,7 @@ def _serve_parent(stdin: int, out: int, limits: dict) -> None:
                 process.end()
                 process = None
         elif kind == b"F" and setup is not None:
+            _sweep(limits)  # no helper of earlier processes is left to compute for it
             fresh = _Process(setup, limits, fresh=True)  # forked before the call is read
             reply = fresh.ask(b"C", _read_exact(stdin, size))
             fresh.end()
@@ -475,11 +516,14 @@ def _notebook(setup: bytes, requests: int, replies: int, fresh: bool) -> None:
 
     It reads requests on the pipe ``requests`` only after the cells have run,
     one at a time, and answers on ``replies``. With ``fresh`` it serves
-    exactly one memory-measured call, under an address-space bound.
+    exactly one memory-measured call, under an address-space bound set
+    before the cells run, which every process they start inherits.
     """
     import numpy as np
 
     genuine = {n: _lookup(np, n) for n in NUMPY_WATCHED}
+    if fresh:  # before the cells: whatever they start (a helper process) is bounded too
+        _bound_address_space()
     namespace, failed = _run_cells(*pickle.loads(setup))
     del setup
     if failed is not None:
@@ -492,8 +536,6 @@ def _notebook(setup: bytes, requests: int, replies: int, fresh: bool) -> None:
         if frame[0] == b"E":
             _reply(replies, ("events", _events(np, genuine)))
             return
-        if fresh:
-            _bound_address_space()
         reply = _serve(namespace, frame[1])
         del frame
         gc.collect()  # what the call left in cycles is gone before the next one is read

@@ -327,8 +327,18 @@ def _died(reply) -> NotebookResult:
     )
 
 
+#: Stands, in a test's list of outcomes, for a measured call still to be made.
+_LATER = object()
+
+
 def _run_job(channel: _Channel, job: Job) -> NotebookResult:
-    """One notebook: its cells, then its calls one at a time, then its events."""
+    """One notebook: its cells, its calls one at a time, its events, then its measured calls.
+
+    The memory-measured calls run last, each in a fresh process, once the
+    notebook's own process and everything it started are gone; the outcomes
+    are then put back in call order, cut after the first error, as if made
+    in order.
+    """
     source, blocked = _mh_of([name for _, name, _ in job.tests])
     kind, reply = channel.ask(b"N", (job.stem, list(job.sources), source, sorted(blocked)))
     if kind == b"S":
@@ -337,40 +347,68 @@ def _run_job(channel: _Channel, job: Job) -> NotebookResult:
         return NotebookResult(error="the answer cells garbled their results")
     if reply[0] == "failed":
         return NotebookResult(error=_text(reply[1]), events=_strings(reply[2:3] and reply[2]))
-    events, outcomes = _strings(reply[1]), {}
+    events, raw = _strings(reply[1]), {}
     for key, name, requests in job.tests:
-        raw = []
+        raw[key] = []
         for args, kwargs, options in requests:
-            fresh = bool(options.get("memory"))
-            kind, reply = channel.ask(b"F" if fresh else b"C", (name, args, kwargs, options))
-            if kind == b"S" and not fresh:
+            if options.get("memory"):
+                raw[key].append(_LATER)
+                continue
+            kind, reply = channel.ask(b"C", (name, args, kwargs, options))
+            if kind == b"S":
                 return _died(reply)
-            if kind == b"S":  # the fresh process of a measured call died: that call's error
-                why = reply.get("error") if isinstance(reply, dict) else None
-                raw.append(("error", f"{name}: {why or 'its process ended'}", "crashed"))
-            elif reply == ("undefined",):
-                raw = "not defined"
+            if reply == ("undefined",):
+                raw[key] = "not defined"
                 break
-            elif isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "outcome":
-                raw.append(reply[1])
-            else:
-                raw.append(("error", f"{name}: its result could not be read.", "garbled"))
-            if raw[-1][0] == "error":
+            raw[key].append(_call_outcome(name, reply))
+            if raw[key][-1][0] == "error":
                 break
-        try:
-            outcomes[key] = raw if raw == "not defined" else outcomes_of(raw)
-        except Exception:  # malformed or oversized: that check fails, nothing else
-            error = f"{name}: its result could not be read."
-            outcomes[key] = [Outcome(error=error, code="garbled")]
     kind, reply = channel.ask(b"E", None)
     if kind == b"R" and isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "events":
         events += _strings(reply[1])
+    outcomes = {}
+    for key, name, requests in job.tests:
+        made = []
+        for entry, (args, kwargs, options) in zip(raw[key], requests, strict=False):
+            if raw[key] == "not defined":
+                break
+            if entry is _LATER:
+                kind, reply = channel.ask(b"F", (name, args, kwargs, options))
+                entry = _call_outcome(name, reply) if kind == b"R" else _fresh_died(name, reply)
+            made.append(entry)
+            if entry[0] == "error":
+                break
+        try:
+            outcomes[key] = "not defined" if raw[key] == "not defined" else outcomes_of(made)
+        except Exception:  # malformed or oversized: that check fails, nothing else
+            error = f"{name}: its result could not be read."
+            outcomes[key] = [Outcome(error=error, code="garbled")]
     events = list(dict.fromkeys(events + _events_of(outcomes)))
     return NotebookResult(outcomes=outcomes, events=events)
 
 
+def _call_outcome(name: str, reply) -> tuple:
+    """The raw outcome in a notebook process's reply to a call (checked later)."""
+    if isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "outcome":
+        if isinstance(reply[1], tuple) and reply[1]:
+            return reply[1]
+    if reply == ("undefined",):
+        return ("error", f"{name} is not defined in the answer cells.", "garbled")
+    return ("error", f"{name}: its result could not be read.", "garbled")
+
+
+def _fresh_died(name: str, reply) -> tuple:
+    """The outcome of a measured call whose fresh process timed out, crashed or ended."""
+    why = reply.get("error") if isinstance(reply, dict) else None
+    return ("error", f"{name}: {why or 'its process ended'}", "crashed")
+
+
 def run_answers(
-    jobs: list[Job], timeout: float = 30.0, memory: int | None = None, wrapper=None
+    jobs: list[Job],
+    timeout: float = 30.0,
+    memory: int | None = None,
+    wrapper=None,
+    contained: bool = False,
 ) -> dict:
     """Run every job in one child process, a call at a time; return ``{stem: NotebookResult}``.
 
@@ -388,6 +426,10 @@ def run_answers(
     wrapper : callable, optional
         ``wrapper(child_path) -> argv`` to run the child in, for example, a
         sandbox; by default the child runs as ``python child.py``.
+    contained : bool
+        The wrapper gives the child a PID namespace of its own (the grader's
+        sandbox): before each notebook and each measured call it kills every
+        other process it sees, so nothing an answer started earlier lives on.
 
     A notebook's process receives each call's inputs only when it runs that
     call, and replies on a pipe of its own: its code can neither read
@@ -402,7 +444,7 @@ def run_answers(
     channel = None
     try:
         channel = _Channel(argv, budget, reply_wait=timeout + 30)
-        channel.send(b"L", {"timeout": timeout, "memory": memory})
+        channel.send(b"L", {"timeout": timeout, "memory": memory, "contained": contained})
         for job in jobs:
             results[job.stem] = _run_job(channel, job)
     except Exception as exc:  # the child itself failed: the notebooks without a result say so

@@ -183,3 +183,67 @@ def test_an_answer_can_neither_read_later_requests_nor_forge_replies():
     assert "OSError" in first and "wrote" not in first, first  # neither channel was reachable
     verdict = judge("softmax", None, results["07_softmax"].outcomes[("softmax", None)])
     assert "not implemented yet" in verdict  # job 2's own result, not a forged one
+
+
+#: A helper started by the notebook's own process (detached, so a group kill misses it)
+#: computes full attention for the measured call, which reaches it through a unix socket.
+OFFLOAD = """
+import os
+import pickle
+import socket
+
+PATH = "/tmp/helper.sock"
+
+def _serve():
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(PATH)
+    server.listen()
+    while True:
+        conn, _ = server.accept()
+        data = b""
+        while chunk := conn.recv(1 << 20):
+            data += chunk
+            if data.endswith(b"END"):
+                break
+        Q, K, V, causal = pickle.loads(data[:-3])
+        mask = np.triu(np.full((Q.shape[-2],) * 2, -np.inf), 1) if causal else None
+        conn.sendall(pickle.dumps(mh.attention_head(Q, K, V, mask)[0]))
+        conn.close()
+
+if not os.path.exists(PATH) and os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        _serve()
+    os._exit(0)
+
+def tiled_attention(Q, K, V, block_size, causal=False):
+    if block_size < 1:
+        raise ValueError(f"block_size must be at least 1, but got {block_size}.")
+    for _ in range(100):
+        try:
+            conn = socket.socket(socket.AF_UNIX)
+            conn.connect(PATH)
+            break
+        except OSError:
+            __import__("time").sleep(0.05)
+    conn.sendall(pickle.dumps((Q, K, V, causal)) + b"END")
+    conn.shutdown(socket.SHUT_WR)
+    data = b""
+    while chunk := conn.recv(1 << 20):
+        data += chunk
+    return pickle.loads(data)
+"""
+
+
+def test_a_helper_process_cannot_compute_a_measured_call_in_the_sandbox():
+    """In the sandbox, every process but the child's own is gone before a measured call."""
+    from autograders import sandbox
+
+    outcomes = run_answers(
+        [job("14_tiled", [OFFLOAD], [("tiled_attention", None)])],
+        wrapper=sandbox.wrap,
+        contained=True,
+    )["14_tiled"].outcomes[("tiled_attention", None)]
+    verdict = judge("tiled_attention", None, outcomes)
+    assert verdict is not None, "the helper computed the measured call"
+    assert [o.peak for o in outcomes if o.peak is not None] == [], outcomes  # no measured value
