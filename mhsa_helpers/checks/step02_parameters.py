@@ -345,6 +345,8 @@ class InitWeights(Check):
     :data:`ALPHA` = 1e-6 per test; a run has :data:`KS_PER_RUN` = 4 such
     tests, so a correct implementation fails a run with probability at most
     4e-6 (and never the visible run when it draws as the reference does).
+    The same draws must not be half repeated values nor have correlated
+    neighbours (sorted, tiled), which adds about 1e-15 to that rate.
     """
 
     name = "init_weights"
