@@ -164,6 +164,35 @@ def project_qkv(X, W_q, W_k, W_v):
 """,
         "same weight for Q, K and V",
     ),
+    "weights_two_values": (
+        "02_parameters",
+        "init_weights",
+        """
+def init_weights(d_in, d_out, rng):
+    a = np.sqrt(6 / (d_in + d_out))
+    return a / np.sqrt(3) * rng.choice([-1.0, 1.0], size=(d_in, d_out))  # variance a**2 / 3
+""",
+        "the two values ±a/√3",
+    ),
+    "weights_bound_d_in": (
+        "02_parameters",
+        "init_weights",
+        """
+def init_weights(d_in, d_out, rng):
+    a = np.sqrt(6 / d_in)
+    return rng.uniform(-a, a, size=(d_in, d_out))
+""",
+        "= sqrt(6 / d_in)",
+    ),
+    "weights_normal": (
+        "02_parameters",
+        "init_weights",
+        """
+def init_weights(d_in, d_out, rng):
+    return rng.normal(0, np.sqrt(2 / (d_in + d_out)), size=(d_in, d_out))
+""",
+        "not from a normal distribution",
+    ),
     "wrong_output_shape": (
         "03_qkv",
         "project_qkv",
