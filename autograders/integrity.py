@@ -1,8 +1,10 @@
 """What the class-scale grader checks around nbgrader: broken, tampered and hostile submissions.
 
-* :func:`tampering`: test cells deleted, edited or turned into another cell type,
-  and foreign kernelspecs, found by comparing the submission with the source
-  (nbgrader then puts the test cells back and forces the grading kernel).
+* :func:`restore`: every edit of graded, answer and locked cells or of their
+  nbgrader metadata undone (deleted, retyped, edited, duplicated, moved,
+  grade id or points changed, extra graded cells, foreign kernelspecs), by
+  rebuilding the notebook as released with the student's answers in it,
+  and named (:func:`tampering` lists them for a folder).
 * :func:`verify`: every exercise judged: the answer cells run in a child
   process (sandboxed by the grade command) that returns values, and the
   checks judge them in this one. These verdicts are the points.
@@ -10,6 +12,9 @@
 
 from __future__ import annotations
 
+import copy
+import re
+import uuid
 from pathlib import Path
 
 import nbformat
@@ -29,37 +34,153 @@ def read(path: Path):
         return None
 
 
+#: The fields of a cell's nbgrader metadata that decide how it is graded.
+_GRADING_FIELDS = ("grade", "solution", "locked", "points", "task")
+_HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
+_SOLUTION = re.compile(r"^([ \t]*)### BEGIN SOLUTION.*?### END SOLUTION[ \t]*$", re.S | re.M)
+
+
+def released(cell) -> str:
+    """The text of a source cell as the student got it (nbgrader's release)."""
+    text = _HIDDEN.sub("", cell.source)
+    if _nbg(cell).get("solution"):
+        text = _SOLUTION.sub(
+            lambda m: f"{m[1]}# YOUR CODE HERE\n{m[1]}raise NotImplementedError()", text
+        )
+    return text.strip()
+
+
+def _kind(cell) -> str:
+    meta = _nbg(cell)
+    return "test cell" if meta.get("grade") else "answer cell" if meta.get("solution") else "cell"
+
+
+def _canonical(src_cell, got) -> object:
+    """The source cell as released, holding the student's answer if it is an answer cell."""
+    cell = copy.deepcopy(src_cell)
+    if _nbg(src_cell).get("solution"):
+        cell.source = got.source if got is not None else released(src_cell)
+    return cell
+
+
+def _matches(src, sub) -> dict:
+    """``{grade id: index of the student's cell}``: by grade id first, then by cell id."""
+    ids = [_nbg(c)["grade_id"] for c in src.cells if _nbg(c).get("grade_id")]
+    found = {}
+    for i, cell in enumerate(sub.cells):
+        gid = _nbg(cell).get("grade_id")
+        if gid in ids and gid not in found:
+            found[gid] = i
+    taken = set(found.values())
+    by_id = {c.get("id"): i for i, c in enumerate(sub.cells) if c.get("id")}
+    for cell in src.cells:
+        gid = _nbg(cell).get("grade_id")
+        i = by_id.get(cell.get("id"))
+        if gid and gid not in found and i is not None and i not in taken:
+            found[gid] = i
+            taken.add(i)
+    return found
+
+
+def _edits(stem: str, gid: str, src_cell, got) -> list:
+    """What the student changed in the cell ``gid`` (nothing for an honest cell)."""
+    kind, notes = _kind(src_cell), []
+    if got.cell_type != src_cell.cell_type:
+        notes.append(f"{stem}: {kind} {gid} turned into {got.cell_type} (restored)")
+    elif kind != "answer cell" and got.source.strip() != released(src_cell):
+        notes.append(f"{stem}: {kind} {gid} edited (restored)")
+    meta = _nbg(got)
+    if meta.get("grade_id") != gid:
+        notes.append(f"{stem}: {kind} {gid} had its grade id changed (restored)")
+    changed = [f for f in _GRADING_FIELDS if f in meta and meta.get(f) != _nbg(src_cell).get(f)]
+    if changed or (not meta and got.cell_type == src_cell.cell_type):
+        what = ", ".join(changed) if changed else "all of it removed"
+        notes.append(f"{stem}: {kind} {gid}: nbgrader metadata changed ({what}) (restored)")
+    return notes
+
+
+def restore(src, sub, stem: str, kernel: str) -> tuple:
+    """The submission ``sub`` as the released notebook would be graded; and what was undone.
+
+    Every graded, answer and locked cell of the source ``src`` appears once,
+    with the source's nbgrader metadata: test and locked cells as released,
+    answer cells with the student's text (the released stub where the
+    student deleted it). The student's other cells stay, in their order,
+    without any nbgrader metadata (so a bonus graded cell, a copied cell or
+    an invented grade id grades nothing); copies of an answer cell are
+    marked as such (:func:`answer_cells` runs them, as the kernel did). A
+    deleted cell comes back after the cell before it in the source. Returns
+    ``(notebook, notes)``: one line per edit, in the instructor's terms.
+    """
+    found, notes = _matches(src, sub), []
+    anchors = {_nbg(c)["grade_id"]: c for c in src.cells if _nbg(c).get("grade_id")}
+    at = {i: gid for gid, i in found.items()}
+    cells, placed = [], []
+    for i, cell in enumerate(sub.cells):
+        if i in at:
+            gid = at[i]
+            notes += _edits(stem, gid, anchors[gid], cell)
+            cells.append(_canonical(anchors[gid], cell))
+            placed.append(gid)
+            continue
+        plain = copy.deepcopy(cell)
+        meta = plain.get("metadata", {}).pop("nbgrader", None)
+        gid = (meta or {}).get("grade_id")
+        if gid in anchors:
+            notes.append(f"{stem}: cell {gid} appears twice (the copy is not graded)")
+            if _nbg(anchors[gid]).get("solution") and plain.cell_type == "code":
+                plain.metadata["mhsa"] = {"copy_of": gid}
+        elif meta and (meta.get("grade") or meta.get("solution") or meta.get("task")):
+            notes.append(f"{stem}: extra graded cell {gid!r} added (not graded)")
+        cells.append(plain)
+    if placed != [g for g in anchors if g in placed]:
+        notes.append(f"{stem}: graded cells moved (graded as released)")
+    order = list(anchors)
+    for k, gid in enumerate(order):
+        if gid in found:
+            continue
+        notes.append(f"{stem}: {_kind(anchors[gid])} {gid} deleted (restored)")
+        before = [g for g in order[:k] if g in placed]
+        where = 0
+        if before:
+            where = 1 + next(
+                j for j, c in enumerate(cells) if _nbg(c).get("grade_id") == before[-1]
+            )
+        cells.insert(where, _canonical(anchors[gid], None))
+        placed.append(gid)
+    seen = set()
+    for cell in cells:  # cell ids unique: a copy keeps its text, not its id
+        if cell.get("id") in seen or not cell.get("id"):
+            cell["id"] = uuid.uuid4().hex[:8]
+        seen.add(cell["id"])
+    nb = copy.deepcopy(sub)
+    nb.cells = cells
+    name = sub.metadata.get("kernelspec", {}).get("name")
+    if name not in (None, "python3", kernel):
+        notes.append(f"{stem}: kernelspec {name!r} replaced by the grading kernel")
+        nb.metadata["kernelspec"] = copy.deepcopy(src.metadata.get("kernelspec", {}))
+    return nb, list(dict.fromkeys(notes))
+
+
 def tampering(source: Path, submission: Path, kernel: str) -> list:
-    """Test cells and kernelspecs of the submission that differ from the source."""
+    """What :func:`restore` undoes in each readable notebook of ``submission``."""
     found = []
     for src_path in sorted(source.glob("*.ipynb")):
         sub = read(submission / src_path.name)
-        if sub is None:
-            continue
         src = read(src_path)
-        tests = {_nbg(c)["grade_id"]: c for c in src.cells if _nbg(c).get("grade")}
-        seen = {_nbg(c).get("grade_id"): c for c in sub.cells if _nbg(c).get("grade_id")}
-        stem = src_path.stem
-        for gid, cell in tests.items():
-            got = seen.get(gid)
-            if got is None:
-                found.append(f"{stem}: test cell {gid} deleted (restored)")
-            elif got.cell_type != cell.cell_type:
-                found.append(f"{stem}: test cell {gid} turned into {got.cell_type} (restored)")
-            elif (
-                got.source.split("### BEGIN HIDDEN TESTS")[0].strip()
-                != cell.source.split("### BEGIN HIDDEN TESTS")[0].strip()
-            ):
-                found.append(f"{stem}: test cell {gid} edited (restored)")
-        name = sub.metadata.get("kernelspec", {}).get("name")
-        if name not in (None, "python3", kernel):
-            found.append(f"{stem}: kernelspec {name!r} replaced by the grading kernel")
+        if sub is not None and src is not None:
+            found += restore(src, sub, src_path.stem, kernel)[1]
     return found
 
 
 def answer_cells(nb) -> list[str]:
     """The sources of a notebook's answer cells in order, copies of an answer cell included."""
-    return [c.source for c in nb.cells if c.cell_type == "code" and _nbg(c).get("solution")]
+    return [
+        c.source
+        for c in nb.cells
+        if c.cell_type == "code"
+        and (_nbg(c).get("solution") or c.get("metadata", {}).get("mhsa", {}).get("copy_of"))
+    ]
 
 
 def verify(source: Path, submission: Path, key: bytes, timeout: float = 30.0, wrapper=None) -> dict:

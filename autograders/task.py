@@ -11,8 +11,9 @@ folders and writes the gradebook, ``autograded/`` and ``feedback/``.
 
 Inside, for one student:
 
-1. the readable notebooks are staged, duplicated graded cells named
-   (:func:`stage`), tampering named (:func:`autograders.integrity.tampering`);
+1. the readable notebooks are staged, each rebuilt as released with the
+   student's answers, every edit of graded cells undone and named
+   (:func:`stage`, :func:`autograders.integrity.restore`);
 2. the answer cells run in a bubblewrap sandbox (:mod:`autograders.sandbox`)
    that returns values only, and the checks judge them
    (:func:`autograders.integrity.verify`);
@@ -83,13 +84,18 @@ def write_files(folder: Path, files: dict[str, bytes], mode: int | None = None) 
             (folder / rel).chmod(mode)
 
 
-def stage(submission: Path, staged: Path, left_out=None) -> tuple[list, list]:
+def stage(
+    submission: Path, staged: Path, left_out=None, source: Path | None = None, kernel: str = ""
+) -> tuple[list, list]:
     """Copy the gradable part of a submission to ``staged``; return (unreadable, notes).
 
     Unreadable notebooks and those ``left_out`` (``{name: reason}``, not
-    sent) score 0. A graded or answer cell that appears twice (an honest
-    copy-paste, too) keeps its nbgrader identity in its first place only;
-    nbgrader would otherwise stop on the duplicate id.
+    sent) score 0. With the ``source`` folder, each notebook is rebuilt as
+    released with the student's answers (:func:`autograders.integrity.restore`):
+    every edit of graded cells or their metadata is undone and named, so
+    nbgrader always grades the cells it released. Without it, a graded or
+    answer cell that appears twice keeps its nbgrader identity in its first
+    place only (nbgrader would otherwise stop on the duplicate id).
     """
     import nbformat
 
@@ -109,17 +115,28 @@ def stage(submission: Path, staged: Path, left_out=None) -> tuple[list, list]:
         if nb is None:
             bad.append(path.name)
             continue
-        seen = set()
-        for cell in nb.cells:
-            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            if gid is None:
-                continue
-            if gid in seen:
-                notes.append(f"{path.stem}: cell {gid} appears twice (the copy is not graded)")
-                del cell.metadata["nbgrader"]
-            seen.add(gid)
+        src = integrity.read(source / path.name) if source is not None else None
+        if src is not None:
+            nb, found = integrity.restore(src, nb, path.stem, kernel)
+            notes += found
+        else:
+            notes += _unduplicated(nb, path.stem)
         nbformat.write(nb, str(staged / path.name))
     return sorted(bad), notes
+
+
+def _unduplicated(nb, stem: str) -> list:
+    """Drop the nbgrader identity of every repeated graded or answer cell; name each."""
+    notes, seen = [], set()
+    for cell in nb.cells:
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid is None:
+            continue
+        if gid in seen:
+            notes.append(f"{stem}: cell {gid} appears twice (the copy is not graded)")
+            del cell.metadata["nbgrader"]
+        seen.add(gid)
+    return notes
 
 
 def autograde_steps() -> list:
@@ -254,10 +271,9 @@ def grade_submission(
         staged = Path(dirs.format_path(dirs.submitted_directory, student, assignment))
         write_files(source, course["source"])
         write_files(raw, submission)
-        bad, notes = stage(raw, staged, left_out)
+        bad, notes = stage(raw, staged, left_out, source, KERNEL_NAME)
         if bad:
             notes.append("unreadable notebook(s), scored 0: " + ", ".join(bad))
-        notes += integrity.tampering(source, raw, KERNEL_NAME)
         timeout = config.Execute.timeout or 60
         wrapper = sandbox.wrap if sandboxed else None
         judged = integrity.verify(source, staged, course["key"], timeout=timeout, wrapper=wrapper)

@@ -142,7 +142,7 @@ def duplicated():
 
 
 def bad_metadata():
-    """A graded cell nbgrader itself rejects (negative points): nbgrader's grading fails."""
+    """A graded cell nbgrader itself would reject (negative points): left out, not fatal."""
     nb = softmax_nb(RIGHT)
     cell = nbformat.v4.new_code_cell("pass")
     cell.metadata["nbgrader"] = {
@@ -168,7 +168,7 @@ def hostile_class(course):
     return {
         "h_assert_true": (lambda: {SOFTMAX: edited()}, "edited (restored)", False),
         "h_deleted": (lambda: {SOFTMAX: deleted()}, "deleted (restored)", False),
-        "h_recreated": (lambda: {SOFTMAX: recreated()}, "deleted (restored)", False),
+        "h_recreated": (lambda: {SOFTMAX: recreated()}, "(all of it removed) (restored)", False),
         "h_retyped": (lambda: {SOFTMAX: retyped()}, "turned into markdown", False),
         "h_patch_allclose": (
             lambda: {SOFTMAX: softmax_nb(HOSTILE["patches_allclose"][2])},
@@ -226,7 +226,11 @@ def hostile_class(course):
             "missing notebook(s)",
             False,
         ),
-        "h_bad_metadata": (lambda: {SOFTMAX: bad_metadata()}, "", False),
+        "h_bad_metadata": (
+            lambda: {SOFTMAX: bad_metadata()},
+            "extra graded cell 'invented' added (not graded)",
+            True,
+        ),
         "h_kernelspec": (
             lambda: {SOFTMAX: foreign_kernel()},
             "replaced by the grading kernel",
@@ -288,16 +292,18 @@ def test_nothing_outlives_grading_or_escapes_the_sandbox(hostile):
     assert alive.stdout.strip() == "", "a submission's process outlived grading"
 
 
-def test_the_csv_marks_a_failed_grading_instead_of_a_silent_zero(hostile):
+def test_no_submission_of_the_hostile_class_fails_grading(hostile):
+    """Metadata edits and extra graded cells are undone, not fatal: every student is graded.
+
+    (A grading that does fail, a worker that keeps dying, is marked FAILED in the
+    CSV: tests/test_dask.py.)
+    """
     course, _, summary = hostile
-    assert "failed: 1 " in summary.splitlines()[0] + " ", summary.splitlines()[0]
+    assert "failed: 0 " in summary.splitlines()[0] + " ", summary.splitlines()[0]
     nc.nbgrader(course, "export", "--to", "grades.csv")
     with open(course / "grades.csv") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f)}
-    assert rows["h_bad_metadata"]["grading"].startswith("FAILED: ")
-    page = course / "feedback" / "h_bad_metadata" / nc.ASSIGNMENT / f"{SOFTMAX}.html"
-    assert "could not be graded" in page.read_text()
-    assert rows["perfect"]["grading"] == "ok"
+    assert {r["grading"] for r in rows.values()} == {"ok"}, rows
     assert float(rows["perfect"]["raw_score"]) == float(rows["perfect"]["max_score"])
 
 

@@ -177,8 +177,8 @@ def test_tampering_names_edited_deleted_retyped_cells_and_foreign_kernels(submis
     nbformat.write(nb, str(sub / "04_heads.ipynb"))
     found = integrity.tampering(source, sub, "mhsa-grader")
     assert found == [
-        "04_heads: test cell split_heads_head_i_owns_its_columns deleted (restored)",
         "04_heads: test cell merge_heads_undoes_split_heads turned into markdown (restored)",
+        "04_heads: test cell split_heads_head_i_owns_its_columns deleted (restored)",
         "07_softmax: test cell softmax_rows_sum_to_one edited (restored)",
         "07_softmax: kernelspec 'julia-1.9' replaced by the grading kernel",
     ]
