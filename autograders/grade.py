@@ -153,6 +153,7 @@ def record(config, course: Path, assignment: str, student: str, result: dict, mo
     from nbgrader.coursedir import CourseDirectory
 
     from autograders.gradebook import store
+    from autograders.identity import identity_notes
 
     dirs = CourseDirectory(config=config)
     submission = submission_folder(config, assignment, student)
@@ -166,15 +167,16 @@ def record(config, course: Path, assignment: str, student: str, result: dict, mo
     )
     autograded = Path(dirs.format_path(dirs.autograded_directory, student, assignment))
     feedback = Path(dirs.format_path(dirs.feedback_directory, student, assignment))
+    notes = identity_notes(submission, student) + result["notes"]
     if not result["ok"]:
         if autograded.exists():
             shutil.rmtree(autograded)  # an earlier grading's notebooks would mislead
-        return student, False, result["notes"]
+        return student, False, notes
     write_folder(autograded, result["autograded"], modes["autograded"])
     if result["feedback"]:
         write_folder(feedback, result["feedback"], modes["feedback"])
     (autograded / MARKER).write_text(submission_stamp(course, student, assignment))
-    return student, True, result["notes"]
+    return student, True, notes
 
 
 def failure_feedback(course: Path, student: str, assignment: str, reasons: list) -> None:

@@ -45,6 +45,10 @@ c.OverwriteCells.enabled = True
 c.OverwriteCells.add_missing_cells = True
 c.ClearHiddenTests.enabled = True
 
+# Collect: nbgrader's, which also records the account behind every submission, so that
+# the grade command can name one made from another student's id (autograders.identity).
+c.ExchangeFactory.collect = "autograders.identity.OwnerCollect"
+
 # Export: nbgrader's CSV plus whether each student's grading succeeded.
 c.ExportApp.plugin_class = "autograders.export.GradesCsv"
 
