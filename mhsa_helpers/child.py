@@ -530,6 +530,7 @@ def _notebook(setup: bytes, requests: int, replies: int, fresh: bool) -> None:
         events = ["memory limit reached"] if "MemoryError" in failed else []
         _reply(replies, ("failed", failed, events))
         return
+    gc.freeze()  # what exists now holds no input: each call's collection skips it
     if not fresh:
         _reply(replies, ("ready", _events(np, genuine)))
     while (frame := _read_frame(requests)) is not None:
