@@ -19,6 +19,7 @@ failed in the learner's terms, without the inputs, shapes or values.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ __all__ = [
     "as_pair",
     "as_result",
     "batch_rng",
+    "blind",
     "close",
     "compare",
     "compare_head_outputs",
@@ -504,12 +506,22 @@ class Check:
             raise CheckFailed(f"{self.name}: the check stopped before all of its calls ran.")
         self.judge_all(calls, results)
 
-    def run(self, fn, seed: int | None = None) -> None:
-        """Run and judge here (the notebook's way); print a tick when ``fn`` passes."""
+    def run(self, fn, seed: int | None = None, hidden: bool = False) -> None:
+        """Run and judge here (the notebook's way); print a tick when ``fn`` passes.
+
+        With ``hidden``, the outcomes are judged as a hidden test reads them
+        (:func:`blind`) and a failure says only its public sentence.
+        """
         guard_numpy()
         calls = self.calls(seed)
         with np.errstate(all="ignore"):
-            self.verdict(calls, run_calls(self.name, fn, calls))
+            outcomes = run_calls(self.name, fn, calls)
+        try:
+            self.verdict(calls, [blind(o) for o in outcomes] if hidden else outcomes)
+        except CheckFailed as exc:
+            if hidden:
+                raise CheckFailed(f"{exc.public} (hidden tests)") from None
+            raise
         print(f"\u2713 {self.name}: {self.passed if seed is None else self.passed_hidden}")
 
 
@@ -537,6 +549,32 @@ def said_publicly(name: str, code: str | None) -> str:
     if code and code.startswith("raised:"):
         return f"{name} raised {code.removeprefix('raised:')}."
     return f"{name} raised an error."
+
+
+#: Type names a hidden test may say (any other is the learner's own, and could carry data).
+_KNOWN_TYPES = frozenset({"dict", "set", "frozenset", "function", "generator", "NoneType", "str"})
+
+
+def _blind_value(value):
+    """``value`` with everything the learner could have written into it as text taken out."""
+    if isinstance(value, str):
+        return Opaque("str")
+    if isinstance(value, Opaque):
+        return Opaque(value.type_name if value.type_name in _KNOWN_TYPES else "an object")
+    if type(value) in (tuple, list):
+        return type(value)(_blind_value(v) for v in value)
+    return value
+
+
+def blind(outcome):
+    """An outcome as a hidden test may read it: no text of the learner's."""
+    if not isinstance(outcome, Outcome):
+        return outcome
+    raised = outcome.raised
+    if raised is not None:  # the judge reads whether there is a message, never the message
+        kind, _, message = raised.partition(":")
+        raised = f"{kind}: (a message)" if len(message.strip()) >= 10 else f"{kind}:"
+    return dataclasses.replace(outcome, value=_blind_value(outcome.value), raised=raised)
 
 
 def batch_rng() -> np.random.Generator:
