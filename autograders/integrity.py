@@ -4,7 +4,7 @@
   nbgrader metadata undone (deleted, retyped, edited, duplicated, moved,
   grade id or points changed, extra graded cells, foreign kernelspecs), by
   rebuilding the notebook as released with the student's answers in it,
-  and named (:func:`tampering` lists them for a folder).
+  and named.
 * :func:`verify`: every exercise judged: the answer cells run in a child
   process (sandboxed by the grade command) that returns values, and the
   checks judge them in this one. These verdicts are the points.
@@ -41,13 +41,13 @@ _SOLUTION = re.compile(r"^([ \t]*)### BEGIN SOLUTION.*?### END SOLUTION[ \t]*$",
 
 
 def released(cell) -> str:
-    """The text of a source cell as the student got it (nbgrader's release)."""
-    text = _HIDDEN.sub("", cell.source)
-    if _nbg(cell).get("solution"):
-        text = _SOLUTION.sub(
-            lambda m: f"{m[1]}# YOUR CODE HERE\n{m[1]}raise NotImplementedError()", text
-        )
-    return text.strip()
+    """The text of a test or locked source cell as the student got it (hidden tests out)."""
+    return _HIDDEN.sub("", cell.source).strip()
+
+
+def unanswered(cell, stub: str) -> str:
+    """An answer cell of the source as released: its solution replaced by ``stub``."""
+    return _SOLUTION.sub(lambda m: "\n".join(m[1] + ln for ln in stub.splitlines()), cell.source)
 
 
 def _kind(cell) -> str:
@@ -55,11 +55,11 @@ def _kind(cell) -> str:
     return "test cell" if meta.get("grade") else "answer cell" if meta.get("solution") else "cell"
 
 
-def _canonical(src_cell, got) -> object:
+def _canonical(src_cell, got, stub: str) -> object:
     """The source cell as released, holding the student's answer if it is an answer cell."""
     cell = copy.deepcopy(src_cell)
     if _nbg(src_cell).get("solution"):
-        cell.source = got.source if got is not None else released(src_cell)
+        cell.source = got.source if got is not None else unanswered(src_cell, stub)
     return cell
 
 
@@ -99,13 +99,13 @@ def _edits(stem: str, gid: str, src_cell, got) -> list:
     return notes
 
 
-def restore(src, sub, stem: str, kernel: str) -> tuple:
+def restore(src, sub, stem: str, kernel: str, stub: str) -> tuple:
     """The submission ``sub`` as the released notebook would be graded; and what was undone.
 
     Every graded, answer and locked cell of the source ``src`` appears once,
     with the source's nbgrader metadata: test and locked cells as released,
     answer cells with the student's text (the released stub where the
-    student deleted it). The student's other cells stay, in their order,
+    student deleted it: the answers' ``stub``). The student's other cells stay, in their order,
     without any nbgrader metadata (so a bonus graded cell, a copied cell or
     an invented grade id grades nothing); copies of an answer cell are
     marked as such (:func:`answer_cells` runs them, as the kernel did). A
@@ -120,7 +120,7 @@ def restore(src, sub, stem: str, kernel: str) -> tuple:
         if i in at:
             gid = at[i]
             notes += _edits(stem, gid, anchors[gid], cell)
-            cells.append(_canonical(anchors[gid], cell))
+            cells.append(_canonical(anchors[gid], cell, stub))
             placed.append(gid)
             continue
         plain = copy.deepcopy(cell)
@@ -146,7 +146,7 @@ def restore(src, sub, stem: str, kernel: str) -> tuple:
             where = 1 + next(
                 j for j, c in enumerate(cells) if _nbg(c).get("grade_id") == before[-1]
             )
-        cells.insert(where, _canonical(anchors[gid], None))
+        cells.insert(where, _canonical(anchors[gid], None, stub))
         placed.append(gid)
     seen = set()
     for cell in cells:  # cell ids unique: a copy keeps its text, not its id
@@ -160,17 +160,6 @@ def restore(src, sub, stem: str, kernel: str) -> tuple:
         notes.append(f"{stem}: kernelspec {name!r} replaced by the grading kernel")
         nb.metadata["kernelspec"] = copy.deepcopy(src.metadata.get("kernelspec", {}))
     return nb, list(dict.fromkeys(notes))
-
-
-def tampering(source: Path, submission: Path, kernel: str) -> list:
-    """What :func:`restore` undoes in each readable notebook of ``submission``."""
-    found = []
-    for src_path in sorted(source.glob("*.ipynb")):
-        sub = read(submission / src_path.name)
-        src = read(src_path)
-        if sub is not None and src is not None:
-            found += restore(src, sub, src_path.stem, kernel)[1]
-    return found
 
 
 def answer_cells(nb) -> list[str]:

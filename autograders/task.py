@@ -85,17 +85,16 @@ def write_files(folder: Path, files: dict[str, bytes], mode: int | None = None) 
 
 
 def stage(
-    submission: Path, staged: Path, left_out=None, source: Path | None = None, kernel: str = ""
+    submission: Path, staged: Path, source: Path, kernel: str, stub: str, left_out=None
 ) -> tuple[list, list]:
     """Copy the gradable part of a submission to ``staged``; return (unreadable, notes).
 
     Unreadable notebooks and those ``left_out`` (``{name: reason}``, not
-    sent) score 0. With the ``source`` folder, each notebook is rebuilt as
-    released with the student's answers (:func:`autograders.integrity.restore`):
+    sent) score 0. Each notebook is rebuilt as released, from the ``source``
+    folder, with the student's answers (:func:`autograders.integrity.restore`):
     every edit of graded cells or their metadata is undone and named, so
-    nbgrader always grades the cells it released. Without it, a graded or
-    answer cell that appears twice keeps its nbgrader identity in its first
-    place only (nbgrader would otherwise stop on the duplicate id).
+    nbgrader always grades the cells it released (in the ``kernel``; a
+    deleted answer gets ``stub``, nbgrader's ``ClearSolutions.code_stub``).
     """
     import nbformat
 
@@ -115,28 +114,12 @@ def stage(
         if nb is None:
             bad.append(path.name)
             continue
-        src = integrity.read(source / path.name) if source is not None else None
-        if src is not None:
-            nb, found = integrity.restore(src, nb, path.stem, kernel)
+        src = integrity.read(source / path.name)
+        if src is not None:  # a notebook the assignment does not have is graded as nothing
+            nb, found = integrity.restore(src, nb, path.stem, kernel, stub)
             notes += found
-        else:
-            notes += _unduplicated(nb, path.stem)
         nbformat.write(nb, str(staged / path.name))
     return sorted(bad), notes
-
-
-def _unduplicated(nb, stem: str) -> list:
-    """Drop the nbgrader identity of every repeated graded or answer cell; name each."""
-    notes, seen = [], set()
-    for cell in nb.cells:
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if gid is None:
-            continue
-        if gid in seen:
-            notes.append(f"{stem}: cell {gid} appears twice (the copy is not graded)")
-            del cell.metadata["nbgrader"]
-        seen.add(gid)
-    return notes
 
 
 def autograde_steps() -> list:
@@ -252,6 +235,7 @@ def grade_submission(
     """
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
+    from nbgrader.preprocessors import ClearSolutions
 
     from autograders import gradebook, integrity, sandbox
     from autograders.kernel import KERNEL_NAME
@@ -271,7 +255,8 @@ def grade_submission(
         staged = Path(dirs.format_path(dirs.submitted_directory, student, assignment))
         write_files(source, course["source"])
         write_files(raw, submission)
-        bad, notes = stage(raw, staged, left_out, source, KERNEL_NAME)
+        stub = ClearSolutions(config=config).code_stub["python"]
+        bad, notes = stage(raw, staged, source, KERNEL_NAME, stub, left_out)
         if bad:
             notes.append("unreadable notebook(s), scored 0: " + ", ".join(bad))
         timeout = config.Execute.timeout or 60

@@ -179,7 +179,8 @@ def test_a_deleted_answer_cell_is_graded_as_unanswered(course):
     nb = nc.student_notebook(SOFTMAX, "solution")
     nb.cells.remove(_cells(nb, solution=True)[0])
     src = nbformat.read(str(nc.SOLUTIONS / f"{SOFTMAX}.ipynb"), 4)
-    rebuilt, notes = integrity.restore(src, nb, SOFTMAX, "mhsa-grader")
+    stub = "# YOUR CODE HERE\nraise NotImplementedError()"
+    rebuilt, notes = integrity.restore(src, nb, SOFTMAX, "mhsa-grader", stub)
     answer = _cells(rebuilt, solution=True)[0].source
     assert "raise NotImplementedError()" in answer and "BEGIN SOLUTION" not in answer
     assert notes == [f"{SOFTMAX}: answer cell softmax_answer deleted (restored)"]
