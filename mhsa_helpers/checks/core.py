@@ -96,7 +96,7 @@ def redact(text: str) -> str:
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "…", str(text))
     text = re.sub(r"\s*=\s*√?[-+]?(?<![\w.])\d+(\.\d+)?([eE][-+]?\d+)?(?!\w)", "", text)
     text = re.sub(r"\((\s*[-+]?[\d.…]+\s*,?)*\s*\)", "(…)", text)
-    number = r"(?<![\w.])√?[-+]?\d+(\.\d+)?([eE][-+]?\d+)?(?!\w)"
+    number = r"(?<![\w.])√?[-+]?\d+(\.\d+)?([eE][-+]?\d+)?(?![\w·])"  # 2·d_k: a formula
     text = re.sub(number, lambda m: m[0] if m[0] in ("0", "1") else "…", text)
     return re.sub(r"(…[\s,]*)+…", "…", text)
 
