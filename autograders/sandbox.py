@@ -2,11 +2,18 @@
 
 What a submission sees inside (:func:`wrap`): the operating system's
 programs and libraries and the Python environment, read-only; the child
-program; an empty private ``/tmp``. Not the course directory (gradebook,
-sources, solutions, other students' submissions), not the course's
-package (reference, checks), not the network (a network namespace of its
-own with only loopback), not the grader's processes (a PID namespace of
-its own), and no capabilities. Every process it starts dies with it
+program; an empty private ``/tmp`` of :data:`TMP_SIZE` bytes, the only
+place it can write (``/dev`` and ``/proc`` are read-only too). Not the
+course directory (gradebook, sources, solutions, other students'
+submissions), not the course's package (reference, checks), not the
+network (a network namespace of its own with only loopback), not the
+grader's processes or environment (a PID namespace of its own), and no
+capabilities.
+
+The child program is the namespace's first process (``--as-pid-1``): no
+other process in the sandbox can stop or kill it (the kernel drops such
+signals to a namespace's init), and it is not dumpable, so none can read
+its pipes or memory through ``/proc``. Every process it starts dies with it
 (``--die-with-parent``, and the PID namespace ends with its first process).
 
 If bubblewrap is missing or cannot create the namespaces, grading refuses
@@ -25,6 +32,8 @@ __all__ = ["SandboxUnavailable", "check", "wrap"]
 
 #: Where the child program appears inside the sandbox.
 INSIDE = "/sandbox/child.py"
+#: Bytes the sandbox's ``/tmp`` may hold (the child empties it before each notebook).
+TMP_SIZE = 64 << 20
 
 
 class SandboxUnavailable(RuntimeError):
@@ -55,7 +64,8 @@ def _python_binds() -> list[str]:
     for package in (mhsa_helpers, autograders):
         where = str(Path(package.__path__[0]).resolve())
         if any(where == r or where.startswith(r + os.sep) for r in roots):
-            args += ["--tmpfs", where]  # an installed copy: hidden under an empty folder
+            # an installed copy: hidden under an empty folder nothing can write to
+            args += ["--tmpfs", where, "--remount-ro", where]
     return args
 
 
@@ -72,8 +82,11 @@ def wrap(child: Path) -> list[str]:
         "--unshare-all",
         "--die-with-parent",
         "--new-session",
+        "--as-pid-1",
         "--cap-drop",
         "ALL",
+        "--size",
+        str(TMP_SIZE),
         "--tmpfs",  # first: what is bound below may itself live under /tmp (a CI clone)
         "/tmp",
         *_system_binds(),
@@ -84,6 +97,10 @@ def wrap(child: Path) -> list[str]:
         "--proc",
         "/proc",
         "--dev",
+        "/dev",
+        "--remount-ro",
+        "/proc",
+        "--remount-ro",
         "/dev",
         "--clearenv",
         "--setenv",

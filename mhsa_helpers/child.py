@@ -21,13 +21,22 @@ pickle. The parent sends
   (:func:`call_one`);
 * ``F`` per memory-measured call: the same, run in a **fresh** fork that runs
   the answer cells again and only then reads this one call: it has seen no
-  other input, and its address space (and that of any process it starts)
-  may grow by :data:`APART_HEADROOM` only. The parent sends these after the
-  notebook's ``E``; in the sandbox (``"contained"`` in the limits) every
-  other process is killed first, so no helper started earlier can compute
-  for it;
+  other input. Before it reads the call it can no longer start a process
+  (:func:`_no_new_processes`) and its address space may grow by
+  :data:`APART_HEADROOM` only, a bound no answer code can lift, whatever it
+  does to ``tracemalloc``. The parent sends these after the notebook's
+  ``E``; in the sandbox (``"contained"`` in the limits) every other process
+  is killed and ``/tmp`` emptied first, and again once the fresh process has
+  run the cells, so nothing computed earlier can stand in for the call;
 * ``E`` at the end of a notebook: the process replies ``("events", events)``
   and is killed with everything it started.
+
+In the sandbox this program is the PID namespace's first process: nothing
+the answers start can signal it, and it is not dumpable, so nothing can
+read its pipes through ``/proc``. It kills every other process and empties
+``/tmp`` (the sandbox's only writable place) before each notebook, so that
+nothing one notebook leaves reaches another, and stops a notebook whose
+processes together hold more than the memory limit.
 
 Each reply is an ``R`` frame (the answer process's own pickle, which the
 parent reads with :class:`SafeUnpickler`) or an ``S`` frame (this process's
@@ -154,8 +163,24 @@ def _invoke(fn, args, kwargs, guard, memory: bool):
             trace["stop"]()
 
 
-#: Address space a measured call may add (the contract's bound is 32 MiB of traced memory).
-APART_HEADROOM = 96 << 20
+#: Address space a measured call may add, its inputs included (the contract's bound is
+#: 32 MiB of traced memory; this one holds whatever the call does to ``tracemalloc``).
+APART_HEADROOM = 80 << 20
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` says the address space ran out (ENOMEM, from ``mmap`` for one)."""
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno == errno.ENOMEM
+
+
+def _over_bound(name: str) -> str:
+    """What a memory-measured call that ran out of its address space is told."""
+    return (
+        f"{name} went far over the memory bound (a (T_q, T_k) matrix?); keep only one block "
+        "of scores, (T_q, block_size), at a time."
+    )
 
 
 def _raised(exc: BaseException) -> str:
@@ -211,12 +236,10 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
         except MemoryError:
             if not options.get("memory"):
                 raise
-            message = (
-                f"{name} went far over the memory bound (a (T_q, T_k) matrix?); keep only "
-                "one block of scores, (T_q, block_size), at a time."
-            )
-            return ("error", message, "memory")
+            return ("error", _over_bound(name), "memory")
         except Exception as exc:  # the learner's error, reported with its message
+            if options.get("memory") and _out_of_memory(exc):  # mmap refused by the bound
+                return ("error", _over_bound(name), "memory")
             if raises and raises in [c.__name__ for c in type(exc).__mro__]:
                 return ("raised", f"{raises}: {clip(exc)}")
             shown = ", ".join(_describe(a) for a in args)
@@ -388,6 +411,8 @@ def main() -> None:
     sys.stdout = sys.stderr = open(os.devnull, "w")
     with contextlib.suppress(OSError, AttributeError):  # no debugger may attach to this process
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    # as a namespace's first process it gets only the signals it handles: it handles none
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     import numpy  # noqa: F401 - imported once here, inherited by every fork
 
     _tracing()  # tracemalloc's own functions, taken before any answer runs
@@ -408,16 +433,49 @@ def _ancestors() -> set:
     return chain
 
 
-def _sweep(limits: dict) -> None:
-    """Kill every process this one can see but itself and its ancestors.
+def _sweep(limits: dict, spare: int | None = None) -> None:
+    """Kill every process this one can see but itself, its ancestors and ``spare``; empty /tmp.
 
     Only with ``limits["contained"]``: the child then runs in a PID
     namespace of its own (the grader's sandbox), where the processes it sees
-    are those the answers started, detached ones (``setsid``) included.
+    are those the answers started, detached ones (``setsid``) included, and
+    ``/tmp`` is the sandbox's own, its only writable place.
     """
     if not limits.get("contained"):
         return
-    keep = _ancestors()
+    keep = _ancestors() | {spare}
+    try:
+        _kill_others(keep)
+    finally:
+        _empty(TMP)
+
+
+#: The sandbox's only writable folder, emptied between notebooks.
+TMP = "/tmp"
+
+
+def _empty(folder: str) -> None:
+    """Remove everything in ``folder`` (entries an answer made unreadable too)."""
+    import shutil
+
+    def unlock(function, path, _exc):
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(path), 0o700)
+            os.chmod(path, 0o700)
+            function(path)
+
+    with contextlib.suppress(OSError):
+        os.chmod(folder, 0o1777)
+    for entry in os.listdir(folder):
+        path = os.path.join(folder, entry)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, onerror=unlock)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def _kill_others(keep: set) -> None:
     for _ in range(3):
         others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
         for pid in others:
@@ -459,13 +517,26 @@ def _serve_parent(stdin: int, out: int, limits: dict) -> None:
         elif kind == b"F" and setup is not None:
             _sweep(limits)  # no helper of earlier processes is left to compute for it
             fresh = _Process(setup, limits, fresh=True)  # forked before the call is read
-            reply = fresh.ask(b"C", _read_exact(stdin, size))
+            reply = fresh.ask(b"N", None)  # its cells have run ("ready"), or why not
+            if reply[0] == b"R" and _ready(reply[1]):
+                _sweep(limits, spare=fresh.pid)  # nor any its cells started
+                reply = fresh.ask(b"C", _read_exact(stdin, size))
+            else:
+                _skip(stdin, size)
             fresh.end()
         else:
             _skip(stdin, size)
             reply = (b"S", {"error": "the child received a request out of order"})
         _write_all(out, _frame(reply[0], reply[1] if reply[0] == b"R" else pickle.dumps(reply[1])))
         del reply
+
+
+def _ready(reply: bytes) -> bool:
+    """Whether a notebook process's reply says its cells ran (``("ready", events)``)."""
+    try:
+        return SafeUnpickler(io.BytesIO(reply)).load()[0] == "ready"
+    except Exception:  # a garbled reply: not ready
+        return False
 
 
 def _run_cells(stem: str, sources, mh_source: str, forbidden) -> tuple[dict, str | None]:
@@ -501,6 +572,67 @@ def _serve(namespace: dict, request: bytes) -> tuple:
         return ("outcome", ("error", f"{name} raised {type(exc).__name__}: {clip(exc)}", code))
 
 
+#: seccomp's audit architecture; the numbers of clone, fork, vfork, clone3 and seccomp.
+_SYSCALLS = {
+    "x86_64": (0xC000003E, 56, 57, 58, 435, 317),
+    "aarch64": (0xC00000B7, 220, None, None, 435, 277),
+}
+
+
+def _no_new_processes() -> None:
+    """Make every attempt of this process (and its threads) to start a process fail.
+
+    A seccomp filter: ``fork``, ``vfork`` and a ``clone`` without
+    ``CLONE_THREAD`` fail with EPERM, ``clone3`` with ENOSYS (so that the C
+    library falls back to ``clone``), and so does any system call of another
+    architecture's numbering (the 32-bit entry points). Threads may still be
+    made: they share this process's bounded address space. The filter holds
+    for every thread the process has (threads its cells started too). Raises
+    OSError where the kernel refuses it.
+    """
+    if os.uname().machine not in _SYSCALLS:
+        raise OSError(f"no seccomp numbers for {os.uname().machine}")
+    arch, clone, fork, vfork, clone3, seccomp = _SYSCALLS[os.uname().machine]
+    load_word, jump_eq, jump_set, ret = 0x20, 0x15, 0x45, 0x06
+    allow, eperm, enosys = 0x7FFF0000, 0x00050001, 0x00050026
+    forks = [n for n in (fork, vfork) if n is not None]
+    program = [
+        (load_word, 0, 0, 4),  # the architecture
+        (jump_eq, 1, 0, arch),
+        (ret, 0, 0, eperm),
+        (load_word, 0, 0, 0),  # the system call's number
+        (0x35, 0, 1, 0x40000000),  # jge: x32's numbering
+        (ret, 0, 0, eperm),
+        (jump_eq, 0, 1, clone3),
+        (ret, 0, 0, enosys),
+    ]
+    for n in forks:
+        program += [(jump_eq, 0, 1, n), (ret, 0, 0, eperm)]
+    program += [
+        (jump_eq, 0, 3, clone),
+        (load_word, 0, 0, 16),  # clone's flags (low word of its first argument)
+        (jump_set, 1, 0, 0x00010000),  # CLONE_THREAD
+        (ret, 0, 0, eperm),
+        (ret, 0, 0, allow),
+    ]
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte)]
+        _fields_ += [("k", ctypes.c_uint)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    filters = (Filter * len(program))(*[Filter(*f) for f in program])
+    libc = ctypes.CDLL(None, use_errno=True)
+    prog = Program(len(program), filters)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "no_new_privs refused")
+    # seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC: every thread, prog)
+    if libc.syscall(seccomp, 1, 1, ctypes.byref(prog)) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp filter refused")
+
+
 def _bound_address_space() -> None:
     """Let this process grow by :data:`APART_HEADROOM` at most from now on."""
     import resource
@@ -516,14 +648,12 @@ def _notebook(setup: bytes, requests: int, replies: int, fresh: bool) -> None:
 
     It reads requests on the pipe ``requests`` only after the cells have run,
     one at a time, and answers on ``replies``. With ``fresh`` it serves
-    exactly one memory-measured call, under an address-space bound set
-    before the cells run, which every process they start inherits.
+    exactly one memory-measured call: once the cells have run it can start no
+    process and its address space can grow by :data:`APART_HEADROOM` only.
     """
     import numpy as np
 
     genuine = {n: _lookup(np, n) for n in NUMPY_WATCHED}
-    if fresh:  # before the cells: whatever they start (a helper process) is bounded too
-        _bound_address_space()
     namespace, failed = _run_cells(*pickle.loads(setup))
     del setup
     if failed is not None:
@@ -531,8 +661,11 @@ def _notebook(setup: bytes, requests: int, replies: int, fresh: bool) -> None:
         _reply(replies, ("failed", failed, events))
         return
     gc.freeze()  # what exists now holds no input: each call's collection skips it
-    if not fresh:
-        _reply(replies, ("ready", _events(np, genuine)))
+    if fresh:  # no helper computes for the call, no memory beyond the bound holds its work
+        with contextlib.suppress(OSError):  # a kernel without seccomp: the bound still holds
+            _no_new_processes()
+        _bound_address_space()
+    _reply(replies, ("ready", _events(np, genuine)))
     while (frame := _read_frame(requests)) is not None:
         if frame[0] == b"E":
             _reply(replies, ("events", _events(np, genuine)))
@@ -580,6 +713,21 @@ def _start(setup: bytes, limits: dict, fresh: bool) -> tuple[int, int, int]:
     return pid, requests_w, replies_r
 
 
+#: Seconds between two looks at the memory a notebook's processes hold together.
+WATCH_EVERY = 0.2
+
+
+def _held() -> int:
+    """Bytes resident in every process this one can see but itself (the sandbox's)."""
+    page, me, total = os.sysconf("SC_PAGE_SIZE"), os.getpid(), 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != me:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{entry}/statm") as f:
+                    total += int(f.read().split()[1]) * page
+    return total
+
+
 class _Process:
     """One notebook's process as the child's main loop sees it: its pipes and its deadline."""
 
@@ -587,7 +735,9 @@ class _Process:
         self.timeout = limits["timeout"]
         self.deadline = time.monotonic() + self.timeout + 2
         self.pid, self.requests, self.replies = _start(setup, limits, fresh)
-        self.dead, self.late, self.garbled = None, False, False
+        self.dead, self.late, self.garbled, self.hog = None, False, False, False
+        # in the sandbox every process but this one is the notebook's: they share one limit
+        self.watch = limits["memory"] if limits.get("contained") else None
         os.set_blocking(self.requests, False)  # a process that stops reading cannot block us
 
     def ask(self, kind: bytes, payload: bytes | None):
@@ -636,9 +786,14 @@ class _Process:
         chunks = []
         while size > 0:
             left = self.deadline - time.monotonic()
-            if left <= 0 or not select.select([self.replies], [], [], left)[0]:
+            if left <= 0:
                 self.late = True
                 return None
+            if not select.select([self.replies], [], [], min(left, WATCH_EVERY))[0]:
+                if self.watch and _held() > self.watch:
+                    self.hog = True
+                    return None
+                continue
             chunk = os.read(self.replies, min(size, 1 << 20))
             if not chunk:
                 return None
@@ -655,6 +810,12 @@ class _Process:
             return {
                 "error": f"timed out after {self.timeout:.0f} s (an endless loop?)",
                 "events": ["a cell ran past the time limit (endless loop?)"],
+            }
+        if self.hog:
+            return {
+                "error": f"its processes held more than {self.watch / 2**30:.1f} GiB of memory "
+                "together",
+                "events": ["memory limit reached"],
             }
         if self.garbled:
             return {"error": "the answer cells garbled their results"}

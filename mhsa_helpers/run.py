@@ -165,8 +165,10 @@ def _mh_of(exercises) -> tuple[str, frozenset]:
 # --------------------------------------------------------------------------
 # reading what the child sends: untrusted, checked
 # --------------------------------------------------------------------------
-#: Bytes read from the child in one run at the most (a legit result is far below 1 MB a notebook).
+#: Bytes read from the child for one notebook at the most (a legit result is far below 1 MB).
 RESULT_LIMIT = 64 << 20
+#: Stands for a reply read but not kept: it would have passed the notebook's :data:`RESULT_LIMIT`.
+TOO_LARGE = ("too large",)
 #: Containers, numbers and strings the outcomes of one test may hold at the most.
 NODE_LIMIT = 10_000
 #: What arrays of other kinds than numbers and booleans are called in a message.
@@ -250,7 +252,8 @@ class _Channel:
     """The child process, and one request/reply exchange with it at a time."""
 
     def __init__(self, argv: list, budget: float, reply_wait: float):
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="agg")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MHSA_")}  # the key
+        env.update(OPENBLAS_NUM_THREADS="1", MPLBACKEND="agg")
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
         )
@@ -280,8 +283,14 @@ class _Channel:
         self.send(kind, obj)
         header = self._exactly(9)
         size = struct.unpack("<Q", header[:8])[0] - 1
-        if header[8:9] not in (b"R", b"S") or not 0 <= size <= RESULT_LIMIT - self.read:
+        if header[8:9] not in (b"R", b"S") or not 0 <= size <= child.REPLY_LIMIT:
             raise ChildFailed("an oversized or malformed reply")
+        if size > RESULT_LIMIT - self.read:  # over the notebook's limit: read, never kept
+            kept = self.read
+            while size > 0:
+                size -= len(self._exactly(min(size, 1 << 20)))
+            self.read = kept
+            return header[8:9], TOO_LARGE
         data = self._exactly(size)
         try:
             return header[8:9], child.safe_loads(data)
@@ -389,6 +398,9 @@ def _run_job(channel: _Channel, job: Job) -> NotebookResult:
 
 def _call_outcome(name: str, reply) -> tuple:
     """The raw outcome in a notebook process's reply to a call (checked later)."""
+    if reply is TOO_LARGE:
+        limit = f"{RESULT_LIMIT >> 20} MiB"
+        return ("error", f"{name}: its results are too large to check (over {limit}).", "garbled")
     if isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "outcome":
         if isinstance(reply[1], tuple) and reply[1]:
             return reply[1]
@@ -437,22 +449,25 @@ def run_answers(
     back is read within a byte limit and decoded within a size limit.
     """
     argv = wrapper(CHILD) if wrapper else [sys.executable, str(CHILD)]
-    calls = sum(len(requests) for job in jobs for _, _, requests in job.tests)
-    budget = (2 * timeout + 5) * len(jobs) + calls + 60
-    results = {}
-    why = "the checks could not run (the child process ended early)"
-    channel = None
-    try:
-        channel = _Channel(argv, budget, reply_wait=timeout + 30)
-        channel.send(b"L", {"timeout": timeout, "memory": memory, "contained": contained})
-        for job in jobs:
-            results[job.stem] = _run_job(channel, job)
-    except Exception as exc:  # the child itself failed: the notebooks without a result say so
-        reason = exc if isinstance(exc, ChildFailed) else type(exc).__name__
-        why = f"the checks could not run ({reason})"
-    finally:
-        if channel is not None:
-            channel.close()
-    for job in jobs:
-        results.setdefault(job.stem, NotebookResult(error=why, unverifiable=True))
+    limits = {"timeout": timeout, "memory": memory, "contained": contained}
+    results, pending = {}, list(jobs)
+    while pending:  # one child while it lasts; a notebook it fails on costs that notebook only
+        started, channel = False, None
+        calls = sum(len(requests) for job in pending for _, _, requests in job.tests)
+        try:
+            channel = _Channel(argv, (2 * timeout + 5) * len(pending) + calls + 60, timeout + 30)
+            channel.send(b"L", limits)
+            while pending:
+                started, channel.read = True, 0  # each notebook reads within its own limit
+                results[pending[0].stem] = _run_job(channel, pending[0])
+                pending.pop(0)
+        except Exception as exc:  # the child itself failed: this notebook (or all) says so
+            reason = exc if isinstance(exc, ChildFailed) else type(exc).__name__
+            failed = NotebookResult(error=f"the checks could not run ({reason})", unverifiable=True)
+            for job in pending[: 1 if started else len(pending)]:
+                results[job.stem] = failed
+            pending = pending[1:] if started else []
+        finally:
+            if channel is not None:
+                channel.close()
     return results
