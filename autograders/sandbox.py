@@ -102,6 +102,8 @@ def wrap(child: Path) -> list[str]:
         "/proc",
         "--remount-ro",
         "/dev",
+        "--remount-ro",  # the sandbox's own root, where the folders above are made
+        "/",
         "--clearenv",
         "--setenv",
         "PATH",

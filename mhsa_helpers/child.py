@@ -249,6 +249,8 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
             if isinstance(exc, Warning):
                 message += " (in these checks a warning counts as an error)"
                 code = "warning"
+            elif options.get("memory") and isinstance(exc, PermissionError):
+                message += " (a memory-measured call may not start a process)"
             return ("error", message, code)
     if guard is not None and guard.error:
         return ("error", f"{name} {guard.error}", "reference")

@@ -16,6 +16,7 @@ import pytest
 from autograders import secret
 from mhsa_helpers import checks
 from mhsa_helpers.checks import CHECKS, hidden_seed, job, judge
+from mhsa_helpers.checks.core import RAISED_HIDDEN
 from mhsa_helpers.exercises import EXERCISES, names
 from mhsa_helpers.run import run_answers
 from tests.mistakes import MISTAKES
@@ -125,7 +126,7 @@ def test_hidden_feedback_names_the_property_never_the_inputs(name):
         if sentence is None:
             continue
         assert sentence.startswith(name) and not _leaks(sentence), (kind, sentence)
-    assert said["message"] == f"{name} raised ValueError."
+    assert said["message"] == f"{name} {RAISED_HIDDEN}"
 
 
 def test_a_lookup_table_of_everything_the_package_can_compute_fails_the_hidden_test():
@@ -149,4 +150,4 @@ def test_a_lookup_table_of_everything_the_package_can_compute_fails_the_hidden_t
     result = run_answers([job("07_softmax", [source], [(name, None), (name, seed)])])
     outcomes = result["07_softmax"].outcomes
     assert judge(name, None, outcomes[(name, None)]) is None  # the visible inputs are public
-    assert judge(name, seed, outcomes[(name, seed)], hidden=True) == f"{name} raised KeyError."
+    assert judge(name, seed, outcomes[(name, seed)], hidden=True) == f"{name} {RAISED_HIDDEN}"

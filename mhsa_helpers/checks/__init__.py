@@ -85,13 +85,17 @@ def job(stem: str, sources: list, tests: list) -> Job:
 
     ``tests`` holds ``(exercise, seed)`` pairs: the visible calls (seed None)
     or the hidden ones drawn from ``seed``; each is filed under that pair.
+    Every visible call runs before any hidden one: a visible test's
+    feedback quotes the learner's error messages, and a notebook's process
+    must not have seen a hidden input that it could quote there.
     """
+    ordered = sorted(tests, key=lambda test: test[1] is not None)  # stable: visible first
     return Job(
         stem,
         list(sources),
         [
             ((name, seed), name, CHECKS[name].requests(CHECKS[name].calls(seed)))
-            for name, seed in tests
+            for name, seed in ordered
         ],
     )
 

@@ -86,18 +86,20 @@ class AmbiguousMistake(CheckFailed):
         self.hints = hints
 
 
-def redact(text: str) -> str:
+def redact(text: str, bare: bool = False) -> str:
     """``text`` without what could reveal an input: numbers, shapes, quoted names.
 
     Digits inside a word stay (``float32``, ``W_1``), and so do a bare 0 and
-    1 (as in "divide 0 by 0"); a size said as ``d_k = 4`` keeps its name
-    only.
+    1 (as in "divide 0 by 0") unless ``bare`` (a name for a part of the
+    output, such as "y at step 1", where any number could be an input's);
+    a size said as ``d_k = 4`` keeps its name only.
     """
+    kept = () if bare else ("0", "1")
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "…", str(text))
     text = re.sub(r"\s*=\s*√?[-+]?(?<![\w.])\d+(\.\d+)?([eE][-+]?\d+)?(?!\w)", "", text)
     text = re.sub(r"\((\s*[-+]?[\d.…]+\s*,?)*\s*\)", "(…)", text)
     number = r"(?<![\w.])√?[-+]?\d+(\.\d+)?([eE][-+]?\d+)?(?![\w·])"  # 2·d_k: a formula
-    text = re.sub(number, lambda m: m[0] if m[0] in ("0", "1") else "…", text)
+    text = re.sub(number, lambda m: m[0] if m[0] in kept else "…", text)
     return re.sub(r"(…[\s,]*)+…", "…", text)
 
 
@@ -312,7 +314,8 @@ def compare(
     got = as_result(name, got, what)
     expected = np.asarray(expected)
     if contract is not None and np.isnan(got).any() and not np.isnan(expected).any():
-        raise CheckFailed(f"{name}: {what} contains NaN.", public=f"{name}: {what} contains NaN.")
+        said = redact(what, bare=True)  # a hidden test's sentence: no step number, no size
+        raise CheckFailed(f"{name}: {what} contains NaN.", public=f"{name}: {said} contains NaN.")
     if close(got, expected, atol, contract):
         return
     matching = [
@@ -326,11 +329,11 @@ def compare(
     if got.shape != expected.shape:
         raise CheckFailed(
             f"{name}: {what} should have shape {expected.shape}, but has shape {got.shape}.",
-            public=f"{name}: the shape of {what} is wrong (check batch axes and other sizes).",
+            public=f"{name}: the shape of {redact(what, True)} is wrong (check the axes).",
         )
     if np.isnan(got).any() and not np.isnan(expected).any():
-        message = f"{name}: {what} contains NaN where the reference has none."
-        raise CheckFailed(message, public=message)
+        message = f"{name}: {{}} contains NaN where the reference has none."
+        raise CheckFailed(message.format(what), public=message.format(redact(what, bare=True)))
     rtol, atol = tolerance(got, atol)
     with np.errstate(all="ignore"):
         if contract is not None:  # the entries outside the contract's tolerance
@@ -347,7 +350,7 @@ def compare(
     raise CheckFailed(
         f"{name}: {what} differs from the reference, first {where(idx, labels)}: "
         f"got {number(got[idx])}, expected {number(expected[idx])}.",
-        public=f"{name}: {what} differs from the reference.",
+        public=f"{name}: {redact(what, bare=True)} differs from the reference.",
     )
 
 
@@ -546,9 +549,15 @@ def said_publicly(name: str, code: str | None) -> str:
     """
     if code in _PUBLIC:
         return _PUBLIC[code].format(name=name)
-    if code and code.startswith("raised:"):
-        return f"{name} raised {code.removeprefix('raised:')}."
-    return f"{name} raised an error."
+    # never which exception: an answer could choose it from the hidden inputs
+    return f"{name} {RAISED_HIDDEN}"
+
+
+#: What a hidden test says of any exception a call raised.
+RAISED_HIDDEN = (
+    "raised an exception on a hidden input (a hidden test never says which: try your "
+    "function on other shapes and sizes)."
+)
 
 
 #: Type names a hidden test may say (any other is the learner's own, and could carry data).

@@ -129,7 +129,8 @@ class SlidingWindowMask(Check):
             raise CheckFailed(f"{self.name}({T}, {w}): {ZERO_ONE}")
         if np.isfinite(got).all() and (got[~blocked] == 0).all() and (got[blocked] < -1).all():
             raise CheckFailed(f"{self.name}({T}, {w}): {FINITE}")
+        rule = "differs from 0 where i − window < j ≤ i and −∞ elsewhere"
         raise CheckFailed(
-            f"{self.name}({T}, {w}) differs from 0 where i − window < j ≤ i and −∞ elsewhere, "
-            f"{_first_difference(got, expected)}."
+            f"{self.name}({T}, {w}) {rule}, {_first_difference(got, expected)}.",
+            public=f"{self.name}(…) {rule}.",  # no position, no value: a hidden test's sentence
         )
