@@ -295,3 +295,18 @@ def test_memory_spread_over_processes_counts_together():
     )
     assert "memory" in (results["01_input"].error or ""), results["01_input"]
     assert judge("softmax", None, results["07_softmax"].outcomes[("softmax", None)]) is None
+
+
+def test_the_key_never_reaches_the_child_even_without_the_sandbox(monkeypatch):
+    """A grading kernel holds the key in its environment: the child it starts does not."""
+    from mhsa_helpers.checks import KEY_VARIABLE
+
+    monkeypatch.setenv(KEY_VARIABLE, "00" * 32)
+    probe = (
+        "import os\n"
+        "def softmax(Z, axis=-1):\n"
+        "    return float(any('MHSA' in k for k in os.environ))\n"
+    )
+    for wrapper in (None, sandbox.wrap):
+        result = run_answers([job("07_softmax", [probe], [("softmax", None)])], wrapper=wrapper)
+        assert result["07_softmax"].outcomes[("softmax", None)][0].value == 0.0, wrapper
