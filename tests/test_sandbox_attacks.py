@@ -130,17 +130,22 @@ def test_nothing_written_in_one_notebook_reaches_the_next():
         assert not np.any(first.value), (stem, first)
 
 
-#: Full attention; on the long sequence of the measured call its (T, T) scores are float32
-#: in memory tracemalloc never sees, and so is the result (float32's tolerance, it hopes).
-MMAP_FULL = """
-import mmap
-
+#: Plain attention with the whole (T, T) matrix of scores.
+FULL = """
 def _full(Q, K, V, causal):
     S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
     if causal:
         S = np.where(np.triu(np.ones(S.shape[-2:], bool), 1), -np.inf, S)
     S = np.exp(S - S.max(axis=-1, keepdims=True))
     return (S / S.sum(axis=-1, keepdims=True)) @ V
+"""
+
+#: Full attention; on the long sequence of the measured call its (T, T) scores are float32
+#: in memory tracemalloc never sees, and so is the result (float32's tolerance, it hopes).
+MMAP_FULL = (
+    FULL
+    + """
+import mmap
 
 def tiled_attention(Q, K, V, block_size, causal=False):
     if block_size < 1:
@@ -158,6 +163,7 @@ def tiled_attention(Q, K, V, block_size, causal=False):
     S /= S.sum(axis=-1, keepdims=True)
     return S @ V.astype(np.float32)
 """
+)
 
 #: Full attention a third of the rows at a time (over the bound), its traces reset at the end.
 RESET_PEAK = """
@@ -191,14 +197,7 @@ def _precompute_source() -> str:
 import os
 
 KEYS = {keys!r}
-
-def _full(Q, K, V, causal):
-    S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
-    if causal:
-        S = np.where(np.triu(np.ones(S.shape[-2:], bool), 1), -np.inf, S)
-    S = np.exp(S - S.max(axis=-1, keepdims=True))
-    return (S / S.sum(axis=-1, keepdims=True)) @ V
-
+{FULL}
 for causal in (False, True):
     path = f"/tmp/precomputed-{{causal}}.npy"
     if not os.path.exists(path):
@@ -218,7 +217,9 @@ def tiled_attention(Q, K, V, block_size, causal=False):
 
 
 #: The measured call hands its work to a process it starts.
-FORK = """
+FORK = (
+    FULL
+    + """
 import os
 
 def tiled_attention(Q, K, V, block_size, causal=False):
@@ -229,12 +230,9 @@ def tiled_attention(Q, K, V, block_size, causal=False):
         os._exit(0)
     os.close(read)
     os.close(write)
-    S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
-    if causal:
-        S = np.where(np.triu(np.ones(S.shape[-2:], bool), 1), -np.inf, S)
-    S = np.exp(S - S.max(axis=-1, keepdims=True))
-    return (S / S.sum(axis=-1, keepdims=True)) @ V
+    return _full(Q, K, V, causal)
 """
+)
 
 
 @pytest.mark.parametrize(
