@@ -17,6 +17,7 @@ import pytest
 
 from mhsa_helpers import reference
 from mhsa_helpers.checks import CHECKS, hidden_seed
+from mhsa_helpers.checks.core import RAISED_HIDDEN
 from mhsa_helpers.exercises import exercise
 from tests import nbgrader_course as nc
 
@@ -94,14 +95,14 @@ def test_a_lookup_table_passes_the_visible_test_and_fails_the_hidden_one(graded)
     course, scores, _ = graded
     assert _lost(scores, "table") == {"07_softmax": 3}
     page = (course / "feedback" / "table" / nc.ASSIGNMENT / "07_softmax.html").read_text()
-    assert "softmax raised KeyError. (hidden tests)" in page
+    assert f"softmax {RAISED_HIDDEN} (hidden tests)" in page
 
 
 def test_hidden_inputs_never_reach_the_feedback(graded):
     course, scores, _ = graded
     assert _lost(scores, "leak") == {"05_scores": 2}
     page = (course / "feedback" / "leak" / nc.ASSIGNMENT / "05_scores.html").read_text()
-    assert "attention_scores raised ValueError. (hidden tests)" in page
+    assert f"attention_scores {RAISED_HIDDEN} (hidden tests)" in page
     assert not re.search(r"LEAK\d", page)  # the answer's source shows "LEAK", never a shape
     autograded = nc.cell_outputs_text(course, "leak", "05_scores")
-    assert "LEAK" not in autograded and "attention_scores raised ValueError" in autograded
+    assert "LEAK" not in autograded and f"attention_scores {RAISED_HIDDEN}" in autograded
