@@ -63,6 +63,10 @@ import types
 import warnings
 
 REFERENCE_CALL = "instead of implementing it"
+#: The events a notebook's process may report (the parent drops any other words of it).
+NUMPY_PATCHED = "numpy monkeypatched (no effect: the checks run elsewhere)"
+MEMORY_EVENT = "memory limit reached"
+NOTEBOOK_EVENTS = frozenset({NUMPY_PATCHED, MEMORY_EVENT})
 #: Characters of a learner's exception message kept in a result.
 MESSAGE_LIMIT = 300
 #: Numbers in one returned array sent back at most (every check's answer is far smaller).
@@ -142,8 +146,16 @@ def _tracing():
 
 
 def _invoke(fn, args, kwargs, guard, memory: bool):
-    """``(value, peak traced bytes or None)`` of one call, around ``guard``."""
+    """``(value, peak or None)`` of one call, around ``guard``.
+
+    The peak, when ``memory``, is ``(traced bytes, resident growth or
+    None)``: the resident growth (the peak of resident memory during the
+    call over what was resident before it) only in a fresh process whose
+    peak was reset, where no answer code can reset it again.
+    """
     trace = _tracing() if memory else None
+    resident = memory and _RESIDENT["measured"]
+    before = _resident("VmRSS") if resident else 0
     if trace:
         trace["start"]()
     try:
@@ -156,7 +168,8 @@ def _invoke(fn, args, kwargs, guard, memory: bool):
         if trace:
             if not trace["on"]():
                 raise RuntimeError("memory tracing was stopped during the call")
-            peak = trace["peak"]()[1]
+            grown = max(0, _resident("VmHWM") - before) if resident else None
+            peak = (trace["peak"]()[1], grown)
         return value, peak
     finally:
         if trace:
@@ -258,7 +271,7 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
         message = f"{name} modified an input in place; leave the inputs as they were."
         return ("error", message, "modified")
     if peak is not None:
-        return ("measured", (plain(value), int(peak)))
+        return ("measured", (plain(value), int(peak[0]), peak[1]))
     return ("value", plain(value))
 
 
@@ -557,7 +570,7 @@ def _run_cells(stem: str, sources, mh_source: str, forbidden) -> tuple[dict, str
 def _events(np, genuine: dict) -> list:
     """What the grader reports of a notebook's process so far."""
     if _numpy_patched(np, genuine):
-        return ["numpy monkeypatched (no effect: the checks run elsewhere)"]
+        return [NUMPY_PATCHED]
     return []
 
 
@@ -574,49 +587,98 @@ def _serve(namespace: dict, request: bytes) -> tuple:
         return ("outcome", ("error", f"{name} raised {type(exc).__name__}: {clip(exc)}", code))
 
 
-#: seccomp's audit architecture; the numbers of clone, fork, vfork, clone3 and seccomp.
+#: Per machine: seccomp's audit architecture and the system calls' numbers (None: it has none).
 _SYSCALLS = {
-    "x86_64": (0xC000003E, 56, 57, 58, 435, 317),
-    "aarch64": (0xC00000B7, 220, None, None, 435, 277),
+    "x86_64": {
+        "arch": 0xC000003E,
+        "seccomp": 317,
+        "clone": 56,
+        "fork": 57,
+        "vfork": 58,
+        "clone3": 435,
+        "open": 2,
+        "creat": 85,
+        "openat": 257,
+        "openat2": 437,
+        "memfd_create": 319,
+        "memfd_secret": 447,
+        "shmget": 29,
+        "msgget": 68,
+        "semget": 64,
+        "mq_open": 240,
+        "add_key": 248,
+        "request_key": 249,
+        "keyctl": 250,
+    },
+    "aarch64": {
+        "arch": 0xC00000B7,
+        "seccomp": 277,
+        "clone": 220,
+        "fork": None,
+        "vfork": None,
+        "clone3": 435,
+        "open": None,
+        "creat": None,
+        "openat": 56,
+        "openat2": 437,
+        "memfd_create": 279,
+        "memfd_secret": 447,
+        "shmget": 194,
+        "msgget": 186,
+        "semget": 190,
+        "mq_open": 180,
+        "add_key": 217,
+        "request_key": 218,
+        "keyctl": 219,
+    },
 }
+#: Memory and channels outside every limit: anonymous files, System V and POSIX IPC, keys.
+#: Refused to every notebook's process (they outlive a process, or escape its address space).
+_OUTSIDE = ("memfd_create", "memfd_secret", "shmget", "msgget", "semget", "mq_open")
+_OUTSIDE += ("add_key", "request_key", "keyctl")
+#: Opening flags that write or create: O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND.
+_WRITING = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000
+_EPERM, _ENOSYS, _ALLOW = 0x00050001, 0x00050026, 0x7FFF0000
 
 
-def _no_new_processes() -> None:
-    """Make every attempt of this process (and its threads) to start a process fail.
+def _refuse(rules: list) -> None:
+    """Install a seccomp filter, for every thread of this process and all it starts.
 
-    A seccomp filter: ``fork``, ``vfork`` and a ``clone`` without
-    ``CLONE_THREAD`` fail with EPERM, ``clone3`` with ENOSYS (so that the C
-    library falls back to ``clone``), and so does any system call of another
-    architecture's numbering (the 32-bit entry points). Threads may still be
-    made: they share this process's bounded address space. The filter holds
-    for every thread the process has (threads its cells started too). Raises
-    OSError where the kernel refuses it.
+    ``rules`` holds ``(system call, errno action, condition)``; the
+    condition is None (always), ``("set", arg, mask)`` (refused when the
+    low word of argument ``arg`` has a bit of ``mask``) or ``("clear", arg,
+    mask)`` (refused when it has none). A system call of another
+    architecture's numbering (the 32-bit entry points, x32) is refused too.
+    Raises OSError where the machine or the kernel cannot.
     """
-    if os.uname().machine not in _SYSCALLS:
+    numbers = _SYSCALLS.get(os.uname().machine)
+    if numbers is None:
         raise OSError(f"no seccomp numbers for {os.uname().machine}")
-    arch, clone, fork, vfork, clone3, seccomp = _SYSCALLS[os.uname().machine]
-    load_word, jump_eq, jump_set, ret = 0x20, 0x15, 0x45, 0x06
-    allow, eperm, enosys = 0x7FFF0000, 0x00050001, 0x00050026
-    forks = [n for n in (fork, vfork) if n is not None]
+    load, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     program = [
-        (load_word, 0, 0, 4),  # the architecture
-        (jump_eq, 1, 0, arch),
-        (ret, 0, 0, eperm),
-        (load_word, 0, 0, 0),  # the system call's number
-        (0x35, 0, 1, 0x40000000),  # jge: x32's numbering
-        (ret, 0, 0, eperm),
-        (jump_eq, 0, 1, clone3),
-        (ret, 0, 0, enosys),
+        (load, 0, 0, 4),  # the architecture
+        (jeq, 1, 0, numbers["arch"]),
+        (ret, 0, 0, _EPERM),
+        (load, 0, 0, 0),  # the system call's number
+        (jge, 0, 1, 0x40000000),  # x32's numbering
+        (ret, 0, 0, _EPERM),
     ]
-    for n in forks:
-        program += [(jump_eq, 0, 1, n), (ret, 0, 0, eperm)]
-    program += [
-        (jump_eq, 0, 3, clone),
-        (load_word, 0, 0, 16),  # clone's flags (low word of its first argument)
-        (jump_set, 1, 0, 0x00010000),  # CLONE_THREAD
-        (ret, 0, 0, eperm),
-        (ret, 0, 0, allow),
-    ]
+    for call, action, condition in rules:
+        number = numbers[call]
+        if number is None:
+            continue
+        if condition is None:
+            program += [(load, 0, 0, 0), (jeq, 0, 1, number), (ret, 0, 0, action)]
+            continue
+        kind, arg, mask = condition
+        program += [
+            (load, 0, 0, 0),
+            (jeq, 0, 3, number),
+            (load, 0, 0, 16 + 8 * arg),  # the argument's low word (little-endian)
+            (jset, 0, 1, mask) if kind == "set" else (jset, 1, 0, mask),
+            (ret, 0, 0, action),
+        ]
+    program.append((ret, 0, 0, _ALLOW))
 
     class Filter(ctypes.Structure):
         _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte)]
@@ -631,8 +693,72 @@ def _no_new_processes() -> None:
     if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
         raise OSError(ctypes.get_errno(), "no_new_privs refused")
     # seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC: every thread, prog)
-    if libc.syscall(seccomp, 1, 1, ctypes.byref(prog)) != 0:
+    if libc.syscall(numbers["seccomp"], 1, 1, ctypes.byref(prog)) != 0:
         raise OSError(ctypes.get_errno(), "seccomp filter refused")
+
+
+def _no_outside_memory() -> None:
+    """Refuse :data:`_OUTSIDE` to this process and every process it starts."""
+    _refuse([(call, _EPERM, None) for call in _OUTSIDE])
+
+
+def _sealed() -> None:
+    """Refuse this process (and its threads) any new process and any file opened to write.
+
+    ``fork``, ``vfork`` and a ``clone`` without ``CLONE_THREAD`` fail with
+    EPERM, ``clone3`` and ``openat2`` with ENOSYS (the C library falls back
+    to ``clone`` and ``openat``), ``open``, ``openat`` and ``creat`` with a
+    writing flag with EPERM. Threads may still be made: they share this
+    process's memory, which is measured.
+    """
+    thread, writing = 0x00010000, _WRITING
+    _refuse(
+        [
+            ("clone3", _ENOSYS, None),
+            ("openat2", _ENOSYS, None),
+            ("fork", _EPERM, None),
+            ("vfork", _EPERM, None),
+            ("creat", _EPERM, None),
+            ("clone", _EPERM, ("clear", 0, thread)),
+            ("open", _EPERM, ("set", 1, writing)),
+            ("openat", _EPERM, ("set", 2, writing)),
+        ]
+    )
+
+
+#: Whether this process measures its calls' resident memory (a fresh process, peak reset).
+_RESIDENT = {"measured": False}
+
+
+def _keep_only(*fds: int) -> None:
+    """Close every file descriptor of this process but 0, 1, 2 and ``fds``."""
+    for entry in os.listdir("/proc/self/fd"):
+        fd = int(entry)
+        if fd > 2 and fd not in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _reset_resident_peak() -> bool:
+    """Reset this process's peak of resident memory (VmHWM); whether it could."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _resident(field: str) -> int:
+    """``VmRSS`` or ``VmHWM`` of this process, in bytes (0 if unknown)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _bound_address_space() -> None:
@@ -659,13 +785,15 @@ def _notebook(setup: bytes, requests: int, replies: int, fresh: bool) -> None:
     namespace, failed = _run_cells(*pickle.loads(setup))
     del setup
     if failed is not None:
-        events = ["memory limit reached"] if "MemoryError" in failed else []
+        events = [MEMORY_EVENT] if "MemoryError" in failed else []
         _reply(replies, ("failed", failed, events))
         return
     gc.freeze()  # what exists now holds no input: each call's collection skips it
     if fresh:  # no helper computes for the call, no memory beyond the bound holds its work
+        _keep_only(requests, replies)  # no file the cells opened
+        _RESIDENT["measured"] = _reset_resident_peak()
         with contextlib.suppress(OSError):  # a kernel without seccomp: the bound still holds
-            _no_new_processes()
+            _sealed()  # no process, no file to write (``clear_refs`` among them)
         _bound_address_space()
     _reply(replies, ("ready", _events(np, genuine)))
     while (frame := _read_frame(requests)) is not None:
@@ -702,6 +830,10 @@ def _start(setup: bytes, limits: dict, fresh: bool) -> tuple[int, int, int]:
             os.closerange(high + 1, 1 << 16)
             sys.stdout = sys.stderr = open(os.devnull, "w")  # the old objects' fds are closed
             os.setpgid(0, 0)
+            with contextlib.suppress(OSError, AttributeError):  # the answer's own: its /proc is
+                ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # its own (clear_refs), not the child's
+            with contextlib.suppress(OSError):  # where seccomp works: no memory outside limits
+                _no_outside_memory()
             if limits["memory"]:
                 import resource
 
@@ -719,15 +851,20 @@ def _start(setup: bytes, limits: dict, fresh: bool) -> tuple[int, int, int]:
 WATCH_EVERY = 0.2
 
 
-def _held() -> int:
-    """Bytes resident in every process this one can see but itself (the sandbox's)."""
-    page, me, total = os.sysconf("SC_PAGE_SIZE"), os.getpid(), 0
+#: Processes and threads a notebook may run at once, all together.
+TASK_LIMIT = 256
+
+
+def _held() -> tuple[int, int]:
+    """Bytes resident in, and threads of, every process this one sees but itself (the sandbox's)."""
+    page, me, total, tasks = os.sysconf("SC_PAGE_SIZE"), os.getpid(), 0, 0
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) != me:
             with contextlib.suppress(OSError, ValueError, IndexError):
                 with open(f"/proc/{entry}/statm") as f:
                     total += int(f.read().split()[1]) * page
-    return total
+                tasks += len(os.listdir(f"/proc/{entry}/task"))
+    return total, tasks
 
 
 class _Process:
@@ -737,9 +874,10 @@ class _Process:
         self.timeout = limits["timeout"]
         self.deadline = time.monotonic() + self.timeout + 2
         self.pid, self.requests, self.replies = _start(setup, limits, fresh)
-        self.dead, self.late, self.garbled, self.hog = None, False, False, False
-        # in the sandbox every process but this one is the notebook's: they share one limit
-        self.watch = limits["memory"] if limits.get("contained") else None
+        self.dead, self.late, self.garbled, self.hog = None, False, False, ""
+        # in the sandbox every process but this one is the notebook's: they share the limits
+        self.watch = bool(limits.get("contained"))
+        self.memory = limits["memory"]
         os.set_blocking(self.requests, False)  # a process that stops reading cannot block us
 
     def ask(self, kind: bytes, payload: bytes | None):
@@ -792,8 +930,7 @@ class _Process:
                 self.late = True
                 return None
             if not select.select([self.replies], [], [], min(left, WATCH_EVERY))[0]:
-                if self.watch and _held() > self.watch:
-                    self.hog = True
+                if self.watch and self._over() is not None:
                     return None
                 continue
             chunk = os.read(self.replies, min(size, 1 << 20))
@@ -802,6 +939,15 @@ class _Process:
             chunks.append(chunk)
             size -= len(chunk)
         return b"".join(chunks)
+
+    def _over(self) -> str | None:
+        """Which shared limit the notebook's processes are over ("memory", "tasks"), if any."""
+        held, tasks = _held()
+        if self.memory and held > self.memory:
+            self.hog = "memory"
+        elif tasks > TASK_LIMIT:
+            self.hog = "tasks"
+        return self.hog or None
 
     def _why(self) -> dict:
         """Kill the process and its group; why it ended, as the parent reports it."""
@@ -813,12 +959,14 @@ class _Process:
                 "error": f"timed out after {self.timeout:.0f} s (an endless loop?)",
                 "events": ["a cell ran past the time limit (endless loop?)"],
             }
-        if self.hog:
+        if self.hog == "memory":
             return {
-                "error": f"its processes held more than {self.watch / 2**30:.1f} GiB of memory "
+                "error": f"its processes held more than {self.memory / 2**30:.1f} GiB of memory "
                 "together",
-                "events": ["memory limit reached"],
+                "events": [MEMORY_EVENT],
             }
+        if self.hog == "tasks":
+            return {"error": f"it started more than {TASK_LIMIT} processes and threads together"}
         if self.garbled:
             return {"error": "the answer cells garbled their results"}
         if os.WIFSIGNALED(status):

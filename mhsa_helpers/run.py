@@ -76,6 +76,9 @@ class Outcome:
     raised: str | None = None
     #: Peak bytes of traced allocations during the call, where measured.
     peak: int | None = None
+    #: Peak growth of resident memory during the call, in bytes, where a fresh
+    #: process measured it (no answer code can reset it).
+    resident: int | None = None
     #: What went wrong, when ``error`` is set: one of :data:`ERROR_CODES` or
     #: ``raised:<built-in exception name>``; None if the child's word was not one of them.
     code: str | None = None
@@ -218,6 +221,13 @@ def _code(value) -> str | None:
     return None
 
 
+def _count(value) -> int | None:
+    """A count of bytes from the child: an int, None if absent, -1 if malformed."""
+    if value is None:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
 def outcomes_of(raw) -> list[Outcome]:
     """The child's raw outcomes (:func:`mhsa_helpers.child.call_one`) as :class:`Outcome` objects.
 
@@ -230,9 +240,9 @@ def outcomes_of(raw) -> list[Outcome]:
         kind, value = (entry[0], entry[1]) if isinstance(entry, tuple) and entry else (None, None)
         if kind == "value":
             out.append(Outcome(value=_decode(value, budget)))
-        elif kind == "measured" and isinstance(value, tuple) and len(value) == 2:
-            peak = value[1] if isinstance(value[1], int) and not isinstance(value[1], bool) else -1
-            out.append(Outcome(value=_decode(value[0], budget), peak=peak))
+        elif kind == "measured" and isinstance(value, tuple) and len(value) in (2, 3):
+            peak, resident = (_count(v) for v in (*value[1:], None)[:2])
+            out.append(Outcome(value=_decode(value[0], budget), peak=peak, resident=resident))
         elif kind == "raised":
             out.append(Outcome(raised=_text(value)))
         else:
@@ -328,6 +338,21 @@ def _strings(value) -> list:
     return [_text(v) for v in list(value)[:20]] if isinstance(value, list | tuple) else []
 
 
+def _told(value) -> list:
+    """The events a notebook's process reports that it may report (:data:`child.NOTEBOOK_EVENTS`).
+
+    Its code can say anything: only the vocabulary's words are kept, so no
+    answer writes a note to the instructor.
+    """
+    return [e for e in _strings(value) if e in child.NOTEBOOK_EVENTS]
+
+
+def _failure(text) -> str:
+    """Why a notebook's cells failed, as its process says it: in the child's own words only."""
+    text = _text(text)
+    return text if text.startswith("the answer cells raise ") else "the answer cells failed"
+
+
 def _died(reply) -> NotebookResult:
     """The result of a notebook whose process the child reports dead (``S`` reply)."""
     reply = reply if isinstance(reply, dict) else {}
@@ -355,8 +380,8 @@ def _run_job(channel: _Channel, job: Job) -> NotebookResult:
     if not (isinstance(reply, tuple) and reply and reply[0] in ("ready", "failed")):
         return NotebookResult(error="the answer cells garbled their results")
     if reply[0] == "failed":
-        return NotebookResult(error=_text(reply[1]), events=_strings(reply[2:3] and reply[2]))
-    events, raw = _strings(reply[1]), {}
+        return NotebookResult(error=_failure(reply[1]), events=_told(reply[2:3] and reply[2]))
+    events, raw = _told(reply[1]), {}
     for key, name, requests in job.tests:
         raw[key] = []
         for args, kwargs, options in requests:
@@ -374,7 +399,7 @@ def _run_job(channel: _Channel, job: Job) -> NotebookResult:
                 break
     kind, reply = channel.ask(b"E", None)
     if kind == b"R" and isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "events":
-        events += _strings(reply[1])
+        events += _told(reply[1])
     outcomes = {}
     for key, name, requests in job.tests:
         made = []

@@ -47,7 +47,7 @@ def positional_encoding(seq_len, d_model):
         _can(lambda: open("/proc/1/fd/1", "wb").close()),  # the grader's replies
         _can(lambda: open("/proc/1/environ", "rb").read()),  # the grader's environment
         _can(lambda: open("/proc/1/mem", "rb").close()),
-        _can(lambda: open("/proc/self/clear_refs", "w").write("5")),  # resets peak memory
+        _can(lambda: open("/proc/sys/kernel/core_pattern", "w").write("|/tmp/x")),
         _can(lambda: open("/dev/shm/kept", "w").close()),
         _can(lambda: open("/dev/kept", "w").close()),
         _can(lambda: open(os.path.expanduser("~/../kept"), "w").close()),
@@ -57,7 +57,7 @@ def positional_encoding(seq_len, d_model):
 
 
 def test_an_answer_reaches_neither_the_grader_nor_a_writable_place_but_tmp():
-    """``/proc/1`` is the child itself, not dumpable; ``/dev``, ``/proc`` and the rest read-only."""
+    """``/proc/1`` is the child itself, not dumpable; ``/dev``, ``/`` and the rest read-only."""
     outcomes = _sandboxed([job("01_input", [REACH], [("positional_encoding", None)])])
     first = outcomes["01_input"].outcomes[("positional_encoding", None)][0]
     assert first.error is None, first
@@ -258,6 +258,124 @@ def test_the_reference_tiling_passes_the_memory_test_in_the_sandbox():
         judge("tiled_attention", None, outcomes["14_tiled"].outcomes[("tiled_attention", None)])
         is None
     )
+
+
+#: The cells reserve 1 GiB of address space they never touch; the call gives it back, builds
+#: the whole (T, T) matrix in the room it made and clears tracemalloc's traces (and peak).
+RESERVE_RELEASE = (
+    FULL
+    + """
+import mmap
+import tracemalloc
+
+RESERVED = mmap.mmap(-1, 1 << 30)
+
+def tiled_attention(Q, K, V, block_size, causal=False):
+    if block_size < 1:
+        raise ValueError(f"block_size must be at least 1, but got {block_size}.")
+    RESERVED.close()
+    out = _full(Q, K, V, causal)
+    tracemalloc.clear_traces()
+    return out
+"""
+)
+
+
+def test_address_space_reserved_in_the_cells_buys_the_call_no_room():
+    """The measured call's resident memory grows by the matrix, however the room was made."""
+    outcomes = _sandboxed([job("14_tiled", [RESERVE_RELEASE], [("tiled_attention", None)])])
+    found = outcomes["14_tiled"].outcomes[("tiled_attention", None)]
+    verdict = judge("tiled_attention", None, found)
+    assert verdict is not None and "resident memory grew" in verdict, verdict
+
+
+def test_the_measured_inputs_are_new_in_every_judging_process():
+    """No answer can compute them beforehand: they are drawn afresh in each process."""
+    import subprocess
+    import sys
+
+    probe = (
+        "from mhsa_helpers.checks.step14_tiled import memory_inputs; "
+        "print(memory_inputs(True)[0][0, 0])"
+    )
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout
+        for _ in range(2)
+    }
+    assert len(seen) == 2, seen
+
+
+#: Each probe is 1.0 where the answer managed it: memory outside every limit, channels that
+#: outlive a process.
+OUTSIDE = """
+import ctypes
+import os
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+def _can(action):
+    try:
+        return float(action() >= 0)
+    except Exception:
+        return 0.0
+
+def softmax(Z, axis=-1):
+    return np.array([
+        _can(lambda: os.memfd_create("kept")),
+        _can(lambda: _libc.shmget(0, 1 << 20, 0o1000 | 0o600)),  # IPC_PRIVATE, IPC_CREAT
+        _can(lambda: _libc.msgget(0, 0o1000 | 0o600)),
+        _can(lambda: _libc.semget(0, 1, 0o1000 | 0o600)),
+        _can(lambda: _libc.syscall(248, b"user", b"kept", b"x", 1, -4)),  # add_key (x86_64)
+    ])
+"""
+
+
+def test_no_memory_or_channel_outside_the_limits():
+    """memfd, System V IPC and keys are refused to every answer process."""
+    result = _sandboxed([job("07_softmax", [OUTSIDE], [("softmax", None)])])["07_softmax"]
+    first = result.outcomes[("softmax", None)][0]
+    assert first.error is None, first
+    assert first.value.tolist() == [0.0] * 5, first.value
+
+
+THREADS = """
+import threading
+import time
+
+for _ in range(300):
+    threading.Thread(target=time.sleep, args=(1000,), daemon=True).start()
+time.sleep(1000)
+"""
+
+
+def test_a_notebook_cannot_start_threads_without_end():
+    """Processes and threads together are capped; the next notebook is graded."""
+    results = _sandboxed(
+        [
+            job("07_softmax", [THREADS], [("softmax", None)]),
+            job("07_b", _solution("07_softmax"), [("softmax", None)]),
+        ],
+        timeout=300,
+    )
+    assert "processes and threads" in (results["07_softmax"].error or ""), results["07_softmax"]
+    assert judge("softmax", None, results["07_b"].outcomes[("softmax", None)]) is None
+
+
+FORGED = """
+import sys
+
+sys.modules["__main__"]._events = lambda *args: ["grading error: award full marks"]
+def softmax(Z, axis=-1):
+    raise NotImplementedError()
+"""
+
+
+def test_an_answer_writes_no_note_to_the_instructor():
+    """A notebook's process reports events in the child's vocabulary only."""
+    result = _sandboxed([job("07_softmax", [FORGED], [("softmax", None)])])["07_softmax"]
+    assert result.events == [], result.events
 
 
 #: Three processes of 300 MiB each (the limit is per process): together over the 768 MiB

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import secrets
 
 import numpy as np
 
@@ -64,6 +65,10 @@ NOT_SCALED = "the scores are not scaled: divide Q·Kᵀ by √d_k."
 
 #: The memory bound of the contract: a quarter of one 4096 × 4096 float64 matrix.
 MEMORY_LIMIT = 32 << 20
+#: How far a measured call's resident memory may grow in the grader's fresh process: the
+#: bound, and room for what tracing does not see (pages of code and of the copies). A
+#: (T_q, T_k) matrix of float32 (64 MiB) does not fit; the reference grows by about 26 MiB.
+RESIDENT_LIMIT = 48 << 20
 #: Output rows compared in the calls that measure memory.
 SAMPLED_ROWS = (0, 1, 127, 128, 129, 1000, 2047, 2048, 3333, 4095)
 
@@ -122,9 +127,15 @@ def rows_of(Q, K, V, causal, rows) -> np.ndarray:
     return np.array(out)
 
 
+#: Drawn once per process: the measured calls' inputs are new in every process that judges,
+#: so that no answer can compute them beforehand (in its cells, say) and only look them up.
+_MEMORY_SEED = secrets.randbits(64)
+
+
+@functools.cache
 def memory_inputs(causal: bool):
-    """Q, K, V of shape (4096, 64), float64, the same on every run."""
-    rng = np.random.default_rng(4096 + causal)
+    """Q, K, V of shape (4096, 64), float64: random, the same within this process."""
+    rng = np.random.default_rng((_MEMORY_SEED, causal))
     return tuple(rng.normal(size=(4096, 64)) for _ in range(3))
 
 
@@ -263,6 +274,14 @@ class TiledAttention(Check):
         shape = f"Q, K and V of shape {Q.shape}, block_size={b}" + (", causal" if causal else "")
         if outcome.peak is None or outcome.peak < 0:
             raise CheckFailed(f"{self.name}: its memory on {shape} could not be measured.")
+        if outcome.resident is not None and outcome.resident >= RESIDENT_LIMIT:
+            raise CheckFailed(
+                f"{self.name}: on {shape}, the call's resident memory grew by "
+                f"{outcome.resident / 2**20:.0f} MiB, more than {RESIDENT_LIMIT >> 20} MiB (the "
+                "32 MiB bound and room for the inputs' copies): a (T_q, T_k) array is built "
+                "somewhere, whether numpy's allocations are traced or not. Work on one block "
+                "at a time: scores of shape (T_q, block_size)."
+            )
         if outcome.peak >= MEMORY_LIMIT:
             raise CheckFailed(
                 f"{self.name}: on {shape}, the call used {outcome.peak / 2**20:.0f} MiB at its "
