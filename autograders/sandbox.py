@@ -3,9 +3,8 @@
 What a submission sees inside (:func:`wrap`): the operating system's
 programs and libraries and the Python environment, read-only; the child
 program; an empty private ``/tmp`` of :data:`TMP_SIZE` bytes, the only
-place it can write (``/dev`` is read-only too; in ``/proc`` a process can
-write only its own entries, which the child needs to reset a measured
-process's peak of resident memory). Not the
+place it can write (``/dev`` and ``/proc`` are read-only too: a grader
+running as root would otherwise leave ``/proc/sys`` writable). Not the
 course directory (gradebook, sources, solutions, other students'
 submissions), not the course's package (reference, checks), not the
 network (a network namespace of its own with only loopback), not the
@@ -100,6 +99,8 @@ def wrap(child: Path) -> list[str]:
         "/proc",
         "--dev",
         "/dev",
+        "--remount-ro",
+        "/proc",
         "--remount-ro",
         "/dev",
         "--remount-ro",  # the sandbox's own root, where the folders above are made

@@ -148,14 +148,12 @@ def _tracing():
 def _invoke(fn, args, kwargs, guard, memory: bool):
     """``(value, peak or None)`` of one call, around ``guard``.
 
-    The peak, when ``memory``, is ``(traced bytes, resident growth or
-    None)``: the resident growth (the peak of resident memory during the
-    call over what was resident before it) only in a fresh process whose
-    peak was reset, where no answer code can reset it again.
+    The peak, when ``memory``, is ``(traced bytes, None)``: what answer
+    code can tell about its own memory it can also forge, so the resident
+    growth that bounds it is measured from outside, by the child
+    (:func:`_measured`).
     """
     trace = _tracing() if memory else None
-    resident = memory and _RESIDENT["measured"]
-    before = _resident("VmRSS") if resident else 0
     if trace:
         trace["start"]()
     try:
@@ -168,8 +166,7 @@ def _invoke(fn, args, kwargs, guard, memory: bool):
         if trace:
             if not trace["on"]():
                 raise RuntimeError("memory tracing was stopped during the call")
-            grown = max(0, _resident("VmHWM") - before) if resident else None
-            peak = (trace["peak"]()[1], grown)
+            peak = (trace["peak"]()[1], None)  # the resident growth: the child's to measure
         return value, peak
     finally:
         if trace:
@@ -531,11 +528,14 @@ def _serve_parent(stdin: int, out: int, limits: dict) -> None:
                 process = None
         elif kind == b"F" and setup is not None:
             _sweep(limits)  # no helper of earlier processes is left to compute for it
+            base = _resident("VmRSS")  # what the fresh process holds when it begins
             fresh = _Process(setup, limits, fresh=True)  # forked before the call is read
             reply = fresh.ask(b"N", None)  # its cells have run ("ready"), or why not
             if reply[0] == b"R" and _ready(reply[1]):
                 _sweep(limits, spare=fresh.pid)  # nor any its cells started
+                ready = _resident("VmRSS", fresh.pid)
                 reply = fresh.ask(b"C", _read_exact(stdin, size))
+                reply = _measured(reply, fresh.pid, base, ready)
             else:
                 _skip(stdin, size)
             fresh.end()
@@ -544,6 +544,30 @@ def _serve_parent(stdin: int, out: int, limits: dict) -> None:
             reply = (b"S", {"error": "the child received a request out of order"})
         _write_all(out, _frame(reply[0], reply[1] if reply[0] == b"R" else pickle.dumps(reply[1])))
         del reply
+
+
+def _measured(reply: tuple, pid: int, base: int, ready: int) -> tuple:
+    """A fresh process's reply to its measured call, with its resident growth put in.
+
+    Read here, from outside the process, where no answer code can forge it:
+    its peak of resident memory (``VmHWM``, which nothing in the sandbox can
+    lower: ``/proc`` is read-only) over what it held when forked (``base``,
+    this process's own size then) and over what it held once its cells had
+    run (``ready``). The first counts what the cells hold or touched, the
+    second what the call added, traced or not.
+    """
+    high = _resident("VmHWM", pid)
+    if reply[0] != b"R" or not high:
+        return reply
+    try:
+        kind, raw = SafeUnpickler(io.BytesIO(reply[1])).load()
+        if kind != "outcome" or raw[0] != "measured":
+            return reply
+        value, traced = raw[1][0], raw[1][1]
+        grown = (max(0, high - base), max(0, high - ready))
+        return b"R", pickle.dumps(("outcome", ("measured", (value, traced, grown))))
+    except Exception:  # garbled: the parent says so
+        return reply
 
 
 def _ready(reply: bytes) -> bool:
@@ -726,10 +750,6 @@ def _sealed() -> None:
     )
 
 
-#: Whether this process measures its calls' resident memory (a fresh process, peak reset).
-_RESIDENT = {"measured": False}
-
-
 def _keep_only(*fds: int) -> None:
     """Close every file descriptor of this process but 0, 1, 2 and ``fds``."""
     for entry in os.listdir("/proc/self/fd"):
@@ -739,20 +759,10 @@ def _keep_only(*fds: int) -> None:
                 os.close(fd)
 
 
-def _reset_resident_peak() -> bool:
-    """Reset this process's peak of resident memory (VmHWM); whether it could."""
+def _resident(field: str, pid: int | str = "self") -> int:
+    """``VmRSS`` or ``VmHWM`` of process ``pid``, in bytes (0 if unknown)."""
     try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _resident(field: str) -> int:
-    """``VmRSS`` or ``VmHWM`` of this process, in bytes (0 if unknown)."""
-    try:
-        with open("/proc/self/status") as f:
+        with open(f"/proc/{pid}/status") as f:
             for line in f:
                 if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
@@ -791,9 +801,8 @@ def _notebook(setup: bytes, requests: int, replies: int, fresh: bool) -> None:
     gc.freeze()  # what exists now holds no input: each call's collection skips it
     if fresh:  # no helper computes for the call, no memory beyond the bound holds its work
         _keep_only(requests, replies)  # no file the cells opened
-        _RESIDENT["measured"] = _reset_resident_peak()
         with contextlib.suppress(OSError):  # a kernel without seccomp: the bound still holds
-            _sealed()  # no process, no file to write (``clear_refs`` among them)
+            _sealed()  # no process, no file to write
         _bound_address_space()
     _reply(replies, ("ready", _events(np, genuine)))
     while (frame := _read_frame(requests)) is not None:
@@ -805,7 +814,8 @@ def _notebook(setup: bytes, requests: int, replies: int, fresh: bool) -> None:
         gc.collect()  # what the call left in cycles is gone before the next one is read
         _reply(replies, reply)
         del reply
-        if fresh:
+        if fresh:  # alive until the child has read its peak of resident memory
+            _read_frame(requests)
             return
 
 
@@ -830,8 +840,6 @@ def _start(setup: bytes, limits: dict, fresh: bool) -> tuple[int, int, int]:
             os.closerange(high + 1, 1 << 16)
             sys.stdout = sys.stderr = open(os.devnull, "w")  # the old objects' fds are closed
             os.setpgid(0, 0)
-            with contextlib.suppress(OSError, AttributeError):  # the answer's own: its /proc is
-                ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # its own (clear_refs), not the child's
             with contextlib.suppress(OSError):  # where seccomp works: no memory outside limits
                 _no_outside_memory()
             if limits["memory"]:

@@ -76,9 +76,9 @@ class Outcome:
     raised: str | None = None
     #: Peak bytes of traced allocations during the call, where measured.
     peak: int | None = None
-    #: Peak growth of resident memory during the call, in bytes, where a fresh
-    #: process measured it (no answer code can reset it).
-    resident: int | None = None
+    #: Where a fresh process measured it (no answer code can lower it): the peak
+    #: growth of its resident memory, in bytes, ``(since it began, since the call began)``.
+    resident: tuple | None = None
     #: What went wrong, when ``error`` is set: one of :data:`ERROR_CODES` or
     #: ``raised:<built-in exception name>``; None if the child's word was not one of them.
     code: str | None = None
@@ -241,8 +241,11 @@ def outcomes_of(raw) -> list[Outcome]:
         if kind == "value":
             out.append(Outcome(value=_decode(value, budget)))
         elif kind == "measured" and isinstance(value, tuple) and len(value) in (2, 3):
-            peak, resident = (_count(v) for v in (*value[1:], None)[:2])
-            out.append(Outcome(value=_decode(value[0], budget), peak=peak, resident=resident))
+            peak, resident = (*value[1:], None)[:2]
+            pair = isinstance(resident, tuple) and len(resident) == 2
+            resident = tuple(_count(v) for v in resident) if pair else _count(resident)
+            value = _decode(value[0], budget)
+            out.append(Outcome(value=value, peak=_count(peak), resident=resident))
         elif kind == "raised":
             out.append(Outcome(raised=_text(value)))
         else:

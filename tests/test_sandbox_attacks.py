@@ -289,6 +289,35 @@ def test_address_space_reserved_in_the_cells_buys_the_call_no_room():
     assert verdict is not None and "resident memory grew" in verdict, verdict
 
 
+#: The cells touch a buffer the size of the (T, T) matrix; the call computes in it, so that
+#: neither tracing nor the call's own growth of memory would see the matrix.
+PRETOUCHED = (
+    FULL
+    + """
+BUFFER = np.ones((4096, 4096))
+
+def tiled_attention(Q, K, V, block_size, causal=False):
+    if block_size < 1:
+        raise ValueError(f"block_size must be at least 1, but got {block_size}.")
+    if Q.shape[-2] < 1024:
+        return _full(Q, K, V, causal)
+    np.matmul(Q, np.swapaxes(K, -1, -2), out=BUFFER)
+    BUFFER[...] = np.exp((BUFFER - BUFFER.max(axis=-1, keepdims=True)) / np.sqrt(Q.shape[-1]))
+    if causal:
+        BUFFER[np.triu_indices(Q.shape[-2], 1)] = 0.0
+    return (BUFFER / BUFFER.sum(axis=-1, keepdims=True)) @ V
+"""
+)
+
+
+def test_a_buffer_the_cells_hold_counts_against_the_measured_call():
+    """Memory the cells touched beforehand is in the fresh process's resident peak."""
+    outcomes = _sandboxed([job("14_tiled", [PRETOUCHED], [("tiled_attention", None)])])
+    found = outcomes["14_tiled"].outcomes[("tiled_attention", None)]
+    verdict = judge("tiled_attention", None, found)
+    assert verdict is not None and "memory" in verdict, verdict
+
+
 def test_the_measured_inputs_are_new_in_every_judging_process():
     """No answer can compute them beforehand: they are drawn afresh in each process."""
     import subprocess
@@ -426,3 +455,28 @@ def test_the_key_never_reaches_the_child_even_without_the_sandbox(monkeypatch):
     for wrapper in (None, sandbox.wrap):
         result = run_answers([job("07_softmax", [probe], [("softmax", None)])], wrapper=wrapper)
         assert result["07_softmax"].outcomes[("softmax", None)][0].value == 0.0, wrapper
+
+
+#: The cells replace the child's own measuring function in their process: it reports nothing.
+FORGED_MEASURE = (
+    FULL
+    + """
+import sys
+
+_child = sys.modules["__main__"]
+_child._invoke = lambda fn, args, kwargs, guard, memory: (fn(*args, **kwargs), (0, None))
+
+def tiled_attention(Q, K, V, block_size, causal=False):
+    if block_size < 1:
+        raise ValueError(f"block_size must be at least 1, but got {block_size}.")
+    return _full(Q, K, V, causal)
+"""
+)
+
+
+def test_what_a_measured_process_says_of_its_memory_does_not_count():
+    """The resident growth is read from outside the process: its own report cannot lower it."""
+    outcomes = _sandboxed([job("14_tiled", [FORGED_MEASURE], [("tiled_attention", None)])])
+    found = outcomes["14_tiled"].outcomes[("tiled_attention", None)]
+    verdict = judge("tiled_attention", None, found)
+    assert verdict is not None and "memory" in verdict, verdict  # the bound or the growth
