@@ -42,7 +42,13 @@ print("max |out[perm] - out(X[perm])| =", np.abs(out[perm] - out_shuffled).max()
 # PE_{pos,\,2i+1} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)$$
 #
 # Columns $2i$ and $2i+1$ share one frequency; low columns change fast with the
-# position, high columns slowly. Positions start at 0.
+# position, high columns slowly. Positions and columns start at 0.
+#
+# Your function must also work when $d_{model}$ is **odd** (the check tries one
+# odd size). Then the last column, $d_{model} - 1$, is even: it is the sine of
+# the last pair, $PE_{pos,\,d_{model}-1} = \sin\!\left(pos / 10000^{(d_{model}-1)/d_{model}}\right)$,
+# and that pair has no cosine column, so there is one more sine column than
+# cosine columns (the formula above, kept to the columns that exist).
 #
 # ### Exercise 1.1 — `positional_encoding`
 
@@ -85,6 +91,17 @@ PE = mh.positional_encoding(50, 16)
 heatmap(PE, annotate=False, title="positional encoding, 50 positions x 16 features")
 plt.xlabel("feature")
 plt.ylabel("position");
+
+# %% [markdown]
+# An odd $d_{model}$, with the course's encoding: the last column is the sine
+# of the last pair.
+
+# %%
+T_odd, d_odd = 4, 5
+PE_odd = mh.positional_encoding(T_odd, d_odd)
+last = np.sin(np.arange(T_odd) / 10000 ** ((d_odd - 1) / d_odd))
+print(f"d_model = {d_odd}: {PE_odd[:, 0::2].shape[1]} sine columns, {PE_odd[:, 1::2].shape[1]} cosine columns")
+print(f"column {d_odd - 1} == sin(pos / 10000**({d_odd - 1}/{d_odd})):", np.allclose(PE_odd[:, -1], last))
 
 # %% [markdown]
 # ## The input of the layer: $X + PE$

@@ -69,7 +69,7 @@ fig.tight_layout()
 # %% [markdown]
 # (The article rounds that sum to one decimal.)
 #
-# ## The song, head 1
+# ## The song, head by head
 #
 # With 2 heads, each head has $d_k = 2$ columns of $Q$ and $K$:
 

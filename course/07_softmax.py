@@ -53,7 +53,7 @@ def softmax(Z, axis=-1):
 # %% tests="softmax"
 
 # %% [markdown]
-# ## The song's attention, head 1, causal
+# ## The song's attention per head, causal
 #
 # Each row is one query; the weights of the masked future are exactly 0.
 
@@ -103,16 +103,22 @@ print(f"every weight lies between {R_prime.min():.2f} and {R_prime.max():.2f}")
 # The article uses no learned weights: $Q = K = X$, in effect $W_Q = W_K = I$.
 # In a trained layer, $W_Q$ and $W_K$ set how large the scores are. The
 # simplest change counts every interest $s$ times as strongly,
-# $W_Q = W_K = s\,I$: every score grows by $s^2$. That acts like a lower
-# softmax *temperature*: it does not change who ranks first in a row, it makes
-# the differences that were already there visible. (Choosing *which* interests
-# matter takes different weights per interest, or heads: see the capstone.)
+# $W_Q = W_K = s\,I$: then $QK^\top = (sX)(sX)^\top = s^2\,XX^\top$, so every
+# score is **multiplied** by $s^2$ (not increased by it: adding the same number
+# to a whole row would change no weight at all). Multiplying the scores by
+# $s^2 > 1$ acts like dividing the softmax *temperature* by $s^2$: it does not
+# change the order of the scores in a row (who ranks first stays first); it
+# makes the differences that were already there visible. (Choosing *which*
+# interests matter takes different weights per interest, or heads: see the capstone.)
 # The data are unchanged (Monica · Chandler is still the article's product).
 
 # %%
 s = mh.examples.STUDENT_SELECTIVE_SCALE
 W = s * np.eye(len(students.features))  # (7, 7)
-A_selective = mh.softmax(mh.attention_scores(students.X @ W, students.X @ W))
+Z_selective = mh.attention_scores(students.X @ W, students.X @ W)
+R_scaled = mh.attention_scores(students.X, students.X)  # R / √7
+print(f"scores with W = {s:g}·I equal {s**2:g} × R/√7:", np.allclose(Z_selective, s**2 * R_scaled))
+A_selective = mh.softmax(Z_selective)
 fig, axes = plt.subplots(1, 2, figsize=(13, 4))
 heatmap(R_prime, students.tokens, students.tokens, "R' = softmax(R / √7): W_Q = W_K = I", ax=axes[0], vmin=0, vmax=1)
 heatmap(A_selective, students.tokens, students.tokens, f"W_Q = W_K = {s:g}·I", ax=axes[1], vmin=0, vmax=1)

@@ -95,11 +95,17 @@ Explorer(functions=globals(), step=9, controls=("heads", "mask", "query"))
 # %% [markdown]
 # ## Forgetting $W_O$
 #
-# Without the output projection, column $c$ of the output comes from head
-# $\lfloor c / d_k \rfloor$ alone; with it, every column mixes both heads:
+# Without the output projection, column $c$ of the output (counting columns
+# from 0, as numpy does) comes from head $\lfloor c / d_k \rfloor + 1$ alone
+# (heads count from 1, as in step 4: head 1 is `heads[0]`, columns $0$ to
+# $d_k - 1$); with it, every column mixes both heads:
 
 # %%
-print("without W_O, column 0 depends on head 1 only:", np.allclose(concat[:, 0], heads[0][:, 0]))
+d_k = concat.shape[-1] // h
+for c in range(concat.shape[-1]):
+    j = c // d_k  # numpy index of the head: head j + 1
+    same = np.allclose(concat[:, c], heads[j][:, c % d_k])
+    print(f"without W_O, column {c} is column {c % d_k} of head {j + 1} (heads[{j}]) alone:", same)
 print(
     "with W_O, column 0 =",
     " + ".join(f"{w:+.1f}·concat[:, {i}]" for i, w in enumerate(song.W_o[:, 0])),

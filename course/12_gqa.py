@@ -44,16 +44,19 @@ print("✓ n_kv_heads = h and n_kv_heads = 1 give the capstone's kv_cache_size")
 # %% [markdown]
 # ## 2. Which query head reads which K/V head
 #
-# $W_K$ and $W_V$ now have $n_{kv}\,d_k$ columns: K/V head $j$ owns columns
-# $j\,d_k$ to $(j+1)\,d_k$ of $XW_K$ and of $XW_V$. The query heads are cut
-# into $n_{kv}$ groups of $g = h / n_{kv}$ **consecutive** heads, and every
-# head of group $j$ reads K/V head $j$:
+# Heads count from 1, as in the figures. $W_K$ and $W_V$ now have
+# $n_{kv}\,d_k$ columns: K/V head $j$ owns columns $(j-1)\,d_k$ to
+# $j\,d_k - 1$ of $XW_K$ and of $XW_V$ (as in step 4). The query heads are cut
+# into $n_{kv}$ groups of $h / n_{kv}$ **consecutive** heads, and every head of
+# group $j$ reads K/V head $j$: query head $i$ reads K/V head
 #
-# $$g(i) = \left\lfloor \frac{i}{h / n_{kv}} \right\rfloor .$$
+# $$g(i) = \left\lceil \frac{i}{h / n_{kv}} \right\rceil, \qquad i = 1, \ldots, h .$$
 #
-# In numpy: split $XW_K$ into $n_{kv}$ heads, then repeat each head $g$ times
-# along the head axis (`np.repeat(..., g, axis=-3)`); `np.tile` would give
-# $i \bmod n_{kv}$ instead, a different (wrong) pairing. The figure marks which
+# In numpy the head axis counts from 0: index `i` on the query heads' axis
+# reads index `i // (h // n_kv)` on the K/V heads' axis. Split $XW_K$ into
+# $n_{kv}$ heads, then repeat each head $h / n_{kv}$ times along the head axis
+# (`np.repeat(..., h // n_kv, axis=-3)`); `np.tile` would pair index `i` with
+# index `i % n_kv` instead, a different (wrong) pairing. The figure marks which
 # K/V head each of 8 query heads reads.
 
 # %%
@@ -61,7 +64,7 @@ h = 8
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.2))
 for ax, kv in zip(axes, (8, 2, 1)):
     reads = np.zeros((h, kv))
-    reads[np.arange(h), np.arange(h) // (h // kv)] = 1  # query head i reads K/V head g(i)
+    reads[np.arange(h), np.arange(h) // (h // kv)] = 1  # row i (query head i + 1) reads column i // (h // kv)
     heatmap(reads, [f"q{i + 1}" for i in range(h)], [f"kv{j + 1}" for j in range(kv)],
             f"n_kv_heads = {kv}", ax=ax, vmin=0, vmax=1, annotate=False)
 fig.tight_layout()
@@ -85,11 +88,11 @@ print("✓ query heads 1 and 2 read K/V head 1; heads 3 and 4 read K/V head 2")
 # ## 3. The exercise
 #
 # $$\operatorname{head}_i = \operatorname{softmax}\!\left(\frac{Q^{(i)} {K^{(g(i))}}^\top}{\sqrt{d_k}} + M\right) V^{(g(i))},
-# \qquad g(i) = \left\lfloor \frac{i}{n_{heads}/n_{kv}} \right\rfloor$$
+# \qquad g(i) = \left\lceil \frac{i}{n_{heads}/n_{kv}} \right\rceil$$
 #
-# then concatenate the heads and project with $W_O$, as in step 9. The scale is
-# each head's own $\sqrt{d_k}$ (not $\sqrt{d_{model}}$, not the width of
-# $XW_K$). The mask is the same for every head: if it has batch axes, give it
+# (heads counted from 1, as in section 2), then concatenate the heads and
+# project with $W_O$, as in step 9. The scale is each head's own $\sqrt{d_k}$
+# (not $\sqrt{d_{model}}$, not the width of $XW_K$). The mask is the same for every head: if it has batch axes, give it
 # a head axis (`np.expand_dims(mask, -3)`). Raise a `ValueError` that says
 # what is wrong when `n_kv_heads` does not divide `n_heads`, or `n_heads` does
 # not divide `d_model`. The course's functions of earlier steps are yours to
@@ -102,6 +105,8 @@ print("✓ query heads 1 and 2 read K/V head 1; heads 3 and 4 read K/V head 2")
 # %% answer="grouped_query_attention"
 def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
     """Grouped-query attention: query head i reads K/V head i // (n_heads // n_kv_heads).
+
+    Here i counts from 0, as a numpy index on the head axis (head 1 of the text is i = 0).
 
     Parameters
     ----------
@@ -149,7 +154,7 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=Non
 # %%
 h = 4
 rng = np.random.default_rng(1)
-W_k4 = mh.init_weights(q.d_model, q.d_model, rng)  # K/V head j: columns 2j, 2j+1
+W_k4 = mh.init_weights(q.d_model, q.d_model, rng)  # K/V head j (from 1): columns 2j - 2, 2j - 1
 W_v4 = mh.init_weights(q.d_model, q.d_model, rng)
 causal = mh.causal_mask(q.T)
 for kv in (4, 2, 1):

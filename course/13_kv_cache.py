@@ -36,8 +36,12 @@ for t in range(song.T):
 # ## 2. The cache: keys and values grow by one row per token
 #
 # Decoding token $t$ needs the keys and values of every earlier token. They
-# never change, so keep them: the new token adds one row at the end of each
-# head's $K$ and $V$ (axis $-2$), and only its own query is needed:
+# never change, so keep them: the new token $x$ adds one row at the end of each
+# head's $K$ and $V$ (axis $-2$), and only its own query $q = xW_Q$ is needed.
+# Each head $i$ attends with its slice $q^{(i)}$ of the query over its keys
+# and values with the new row, $K'^{(i)}$ and $V'^{(i)}$; the heads' outputs
+# are then concatenated and projected with $W_O$, exactly as in step 9, so
+# $y$ is row $t$ of the layer's causal output (section 1):
 #
 # $$K' = \begin{pmatrix} K \\ x W_K \end{pmatrix}, \quad V' = \begin{pmatrix} V \\ x W_V \end{pmatrix},
 # \quad y = \operatorname{concat}_i\!\left(\operatorname{softmax}\!\left(\frac{q^{(i)} {K'^{(i)}}^\top}{\sqrt{d_k}}\right) V'^{(i)}\right) W_O$$
@@ -148,10 +152,12 @@ except NotImplementedError:
 # %% [markdown]
 # ## 5. What the cache saves
 #
-# Without a cache, token $t$ recomputes the projections of all $t+1$ tokens
-# ($3(t+1)d^2$ multiplications) and the scores and sums of the whole prefix
-# ($2(t+1)^2 d$). With it, token $t$ projects itself ($4d^2$, with $W_O$) and
-# reads its cache ($2(t+1)d$):
+# Without a cache, token $t$ runs the whole layer on its prefix: the
+# projections $W_Q$, $W_K$, $W_V$ of all $t+1$ tokens ($3(t+1)d^2$
+# multiplications), the scores and weighted sums of the whole prefix
+# ($2(t+1)^2 d$), and the output projection $W_O$ of all $t+1$ rows
+# ($(t+1)d^2$). With it, token $t$ projects itself only, with $W_Q$, $W_K$,
+# $W_V$ and $W_O$ ($4d^2$), and reads its cache ($2(t+1)d$):
 #
 # $$\text{no cache: } \sum_{t<T} \big(3(t+1)d^2 + 2(t+1)^2 d + (t+1) d^2\big), \qquad
 # \text{cache: } \sum_{t<T} \big(4d^2 + 2(t+1)d\big)$$

@@ -1,9 +1,10 @@
 # %% [markdown]
 # # Extension 6 — Sliding-window masks
 #
-# With a causal mask, token $i$ attends to all $i + 1$ tokens before it and
-# itself: the cost grows with the whole context. A **sliding window** lets each
-# token see only itself and the `window - 1` tokens before it.
+# With a causal mask, token $i$ (counting from 0) attends to the $i$ tokens
+# before it and itself ($i + 1$ in all): the cost grows with the whole
+# context. A **sliding window** lets each token see only itself and the
+# `window - 1` tokens before it.
 #
 # 1. The mask, and the exercise: `sliding_window_mask`.
 # 2. The window's edges, for every window size.
@@ -23,7 +24,7 @@ song = mh.get_example("song")
 #
 # Like the causal mask of step 6, the mask is additive: $0$ where query $i$ may
 # look at key $j$, $-\infty$ where it may not. With a window of $w$ tokens,
-# query $i$ sees keys $i - w + 1, \ldots, i$:
+# query $i$ sees keys $i - w + 1, \ldots, i$ (from key 0 while $i < w - 1$):
 #
 # $$M_{ij} = \begin{cases} 0 & i - w < j \le i \\ -\infty & \text{otherwise} \end{cases}$$
 #
@@ -138,7 +139,9 @@ fig.tight_layout()
 # masks themselves:
 
 # %%
+w_n = 256
 for T_n in (1024, 4096):
     causal = int((mh.causal_mask(T_n) == 0).sum())
-    window = int((mh.sliding_window_mask(T_n, 256) == 0).sum())
-    print(f"T = {T_n}: causal {causal:>9,} scores, window 256: {window:>9,} ({window / causal:.0%})")
+    window = int((mh.sliding_window_mask(T_n, w_n) == 0).sum())
+    assert causal == T_n * (T_n + 1) // 2 and window == T_n * w_n - w_n * (w_n - 1) // 2  # the formulas above
+    print(f"T = {T_n}: causal {causal:>9,} scores, window {w_n}: {window:>9,} ({window / causal:.0%})")
