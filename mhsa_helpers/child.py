@@ -493,9 +493,9 @@ def _kill_others(keep: set) -> None:
         for pid in others:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
+        for pid in others:  # each reaped by its pid: a spared process's end is not taken
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
         if not others:
             return
 
@@ -533,9 +533,9 @@ def _serve_parent(stdin: int, out: int, limits: dict) -> None:
             reply = fresh.ask(b"N", None)  # its cells have run ("ready"), or why not
             if reply[0] == b"R" and _ready(reply[1]):
                 _sweep(limits, spare=fresh.pid)  # nor any its cells started
-                ready = _resident("VmRSS", fresh.pid)
                 reply = fresh.ask(b"C", _read_exact(stdin, size))
-                reply = _measured(reply, fresh.pid, base, ready)
+                fresh.end()
+                reply = _measured(reply, fresh.maxrss, base)
             else:
                 _skip(stdin, size)
             fresh.end()
@@ -546,26 +546,24 @@ def _serve_parent(stdin: int, out: int, limits: dict) -> None:
         del reply
 
 
-def _measured(reply: tuple, pid: int, base: int, ready: int) -> tuple:
+def _measured(reply: tuple, maxrss: int, base: int) -> tuple:
     """A fresh process's reply to its measured call, with its resident growth put in.
 
-    Read here, from outside the process, where no answer code can forge it:
-    its peak of resident memory (``VmHWM``, which nothing in the sandbox can
-    lower: ``/proc`` is read-only) over what it held when forked (``base``,
-    this process's own size then) and over what it held once its cells had
-    run (``ready``). The first counts what the cells hold or touched, the
-    second what the call added, traced or not.
+    Taken here, from outside the process, where no answer code can forge
+    it: the peak of resident memory the kernel recorded for the process when
+    it ended (``maxrss``), over what this process held when it forked it
+    (``base``). It counts whatever the cells hold or touched and whatever
+    the call added, traced or not; -1 if the kernel said nothing.
     """
-    high = _resident("VmHWM", pid)
-    if reply[0] != b"R" or not high:
+    if reply[0] != b"R":
         return reply
     try:
         kind, raw = SafeUnpickler(io.BytesIO(reply[1])).load()
         if kind != "outcome" or raw[0] != "measured":
             return reply
         value, traced = raw[1][0], raw[1][1]
-        grown = (max(0, high - base), max(0, high - ready))
-        return b"R", pickle.dumps(("outcome", ("measured", (value, traced, grown))))
+        grown = max(0, maxrss - base) if maxrss else -1
+        return b"R", pickle.dumps(("outcome", ("measured", (value, traced, (grown, None)))))
     except Exception:  # garbled: the parent says so
         return reply
 
@@ -616,6 +614,7 @@ _SYSCALLS = {
     "x86_64": {
         "arch": 0xC000003E,
         "seccomp": 317,
+        "mmap": 9,
         "clone": 56,
         "fork": 57,
         "vfork": 58,
@@ -637,6 +636,7 @@ _SYSCALLS = {
     "aarch64": {
         "arch": 0xC00000B7,
         "seccomp": 277,
+        "mmap": 222,
         "clone": 220,
         "fork": None,
         "vfork": None,
@@ -722,8 +722,13 @@ def _refuse(rules: list) -> None:
 
 
 def _no_outside_memory() -> None:
-    """Refuse :data:`_OUTSIDE` to this process and every process it starts."""
-    _refuse([(call, _EPERM, None) for call in _OUTSIDE])
+    """Refuse :data:`_OUTSIDE`, and shared mappings, to this process and all it starts.
+
+    Pages of a shared mapping outlive what resident memory counts of the
+    process (``madvise`` drops them from it, the data stays).
+    """
+    rules = [(call, _EPERM, None) for call in _OUTSIDE]
+    _refuse([*rules, ("mmap", _EPERM, ("set", 3, 0x01))])  # MAP_SHARED (and _VALIDATE)
 
 
 def _sealed() -> None:
@@ -883,6 +888,7 @@ class _Process:
         self.deadline = time.monotonic() + self.timeout + 2
         self.pid, self.requests, self.replies = _start(setup, limits, fresh)
         self.dead, self.late, self.garbled, self.hog = None, False, False, ""
+        self.status, self.maxrss = None, 0
         # in the sandbox every process but this one is the notebook's: they share the limits
         self.watch = bool(limits.get("contained"))
         self.memory = limits["memory"]
@@ -931,15 +937,18 @@ class _Process:
         return self._exactly(size)
 
     def _exactly(self, size: int) -> bytes | None:
-        chunks = []
+        chunks, look = [], time.monotonic() + WATCH_EVERY
         while size > 0:
-            left = self.deadline - time.monotonic()
-            if left <= 0:
+            now = time.monotonic()
+            if now >= self.deadline:
                 self.late = True
                 return None
-            if not select.select([self.replies], [], [], min(left, WATCH_EVERY))[0]:
-                if self.watch and self._over() is not None:
+            if self.watch and now >= look:  # by the clock, however the reply trickles in
+                look = now + WATCH_EVERY
+                if self._over() is not None:
                     return None
+            until = min(self.deadline, look) if self.watch else self.deadline
+            if not select.select([self.replies], [], [], max(0.0, until - now))[0]:
                 continue
             chunk = os.read(self.replies, min(size, 1 << 20))
             if not chunk:
@@ -978,11 +987,16 @@ class _Process:
         if self.garbled:
             return {"error": "the answer cells garbled their results"}
         if os.WIFSIGNALED(status):
-            return {"error": f"the answer cells crashed (signal {os.WTERMSIG(status)})"}
+            return {"error": "the answer cells crashed (killed by a signal)"}  # never which
         return {"error": "the answer cells ended their process before the checks ran"}
 
     def end(self) -> int:
-        """Kill the process's group (daemons it left, too); its wait status."""
+        """Kill the process's group (daemons it left, too); its wait status.
+
+        Also keeps the process's peak of resident memory, as the kernel
+        recorded it when the process ended (:attr:`maxrss`, bytes; 0 if
+        unknown): nothing the process did can lower it.
+        """
         for target in (-self.pid, self.pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(target, signal.SIGKILL)
@@ -990,10 +1004,13 @@ class _Process:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.requests = self.replies = -1
-        try:
-            return os.waitpid(self.pid, 0)[1]
-        except ChildProcessError:
-            return 0
+        if self.status is None:
+            try:
+                _, self.status, usage = os.wait4(self.pid, 0)
+                self.maxrss = usage.ru_maxrss * 1024
+            except ChildProcessError:
+                self.status = 0
+        return self.status
 
 
 if __name__ == "__main__":

@@ -76,8 +76,8 @@ class Outcome:
     raised: str | None = None
     #: Peak bytes of traced allocations during the call, where measured.
     peak: int | None = None
-    #: Where a fresh process measured it (no answer code can lower it): the peak
-    #: growth of its resident memory, in bytes, ``(since it began, since the call began)``.
+    #: For a call run in a fresh process: ``(bytes, None)``, the growth of that process's
+    #: resident memory from its fork to its peak, as the kernel recorded it (-1: unknown).
     resident: tuple | None = None
     #: What went wrong, when ``error`` is set: one of :data:`ERROR_CODES` or
     #: ``raised:<built-in exception name>``; None if the child's word was not one of them.

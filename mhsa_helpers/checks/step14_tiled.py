@@ -276,6 +276,8 @@ class TiledAttention(Check):
         if outcome.peak is None or outcome.peak < 0:
             raise CheckFailed(f"{self.name}: its memory on {shape} could not be measured.")
         grown = outcome.resident[0] if isinstance(outcome.resident, tuple) else None
+        if isinstance(grown, int) and grown < 0:
+            raise CheckFailed(f"{self.name}: its memory on {shape} could not be measured.")
         if isinstance(grown, int) and grown >= RESIDENT_LIMIT:
             raise CheckFailed(
                 f"{self.name}: on {shape}, the measured process's resident memory grew by "
