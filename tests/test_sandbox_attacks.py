@@ -268,7 +268,7 @@ RESERVE_RELEASE = (
 import mmap
 import tracemalloc
 
-RESERVED = mmap.mmap(-1, 1 << 30)
+RESERVED = mmap.mmap(-1, 1 << 30, flags=mmap.MAP_PRIVATE)
 
 def tiled_attention(Q, K, V, block_size, causal=False):
     if block_size < 1:
@@ -357,16 +357,17 @@ def softmax(Z, axis=-1):
         _can(lambda: _libc.msgget(0, 0o1000 | 0o600)),
         _can(lambda: _libc.semget(0, 1, 0o1000 | 0o600)),
         _can(lambda: _libc.syscall(248, b"user", b"kept", b"x", 1, -4)),  # add_key (x86_64)
+        _can(lambda: len(__import__("mmap").mmap(-1, 4096))),  # shared: outside resident memory
     ])
 """
 
 
 def test_no_memory_or_channel_outside_the_limits():
-    """memfd, System V IPC and keys are refused to every answer process."""
+    """memfd, System V IPC, keys and shared mappings are refused to every answer process."""
     result = _sandboxed([job("07_softmax", [OUTSIDE], [("softmax", None)])])["07_softmax"]
     first = result.outcomes[("softmax", None)][0]
     assert first.error is None, first
-    assert first.value.tolist() == [0.0] * 5, first.value
+    assert first.value.tolist() == [0.0] * 6, first.value
 
 
 THREADS = """
@@ -480,3 +481,50 @@ def test_what_a_measured_process_says_of_its_memory_does_not_count():
     found = outcomes["14_tiled"].outcomes[("tiled_attention", None)]
     verdict = judge("tiled_attention", None, found)
     assert verdict is not None and "memory" in verdict, verdict  # the bound or the growth
+
+
+#: Full attention in a private buffer the cells reserved (untouched then); the process ends
+#: the moment its reply is written, before anything could look at it.
+EARLY_EXIT = (
+    FULL
+    + """
+import mmap
+import os
+import sys
+
+_child = sys.modules["__main__"]
+_reply = _child._reply
+_child._reply = lambda fd, m: (_reply(fd, m), m[1][:1] == ("measured",) and os._exit(0))
+ROOM = mmap.mmap(-1, 4096 * 4096 * 8, flags=mmap.MAP_PRIVATE)
+
+def tiled_attention(Q, K, V, block_size, causal=False):
+    if block_size < 1:
+        raise ValueError(f"block_size must be at least 1, but got {block_size}.")
+    if Q.shape[-2] < 1024:
+        return _full(Q, K, V, causal)
+    S = np.frombuffer(ROOM, dtype=np.float64).reshape(4096, 4096)
+    np.matmul(Q, np.swapaxes(K, -1, -2), out=S)
+    S /= np.sqrt(Q.shape[-1])
+    if causal:
+        S[np.triu_indices(4096, 1)] = -np.inf
+    S -= S.max(axis=-1, keepdims=True)
+    np.exp(S, out=S)
+    S /= S.sum(axis=-1, keepdims=True)
+    return S @ V
+"""
+)
+
+
+def test_a_measured_process_that_ends_at_once_is_measured_all_the_same():
+    """Its peak of resident memory comes from the kernel when it ends, however it ends."""
+    outcomes = _sandboxed([job("14_tiled", [EARLY_EXIT], [("tiled_attention", None)])])
+    found = outcomes["14_tiled"].outcomes[("tiled_attention", None)]
+    verdict = judge("tiled_attention", None, found)
+    assert verdict is not None and "resident memory grew" in verdict, verdict
+
+
+def test_a_crash_never_says_which_signal():
+    """A signal number is a channel an answer could choose from a hidden input."""
+    crash = "import os\ndef softmax(Z, axis=-1):\n    os.kill(os.getpid(), 31)\n"
+    result = _sandboxed([job("07_softmax", [crash], [("softmax", None)])])["07_softmax"]
+    assert result.error == "the answer cells crashed (killed by a signal)", result.error
