@@ -97,16 +97,46 @@ def plain(value):
 
 
 def _copy(x):
-    """``x`` with every array in it (also inside tuples and lists) copied."""
+    """``x`` with every array and random generator in it (also inside tuples and lists) copied."""
+    import copy
+
     import numpy as np
 
     if isinstance(x, np.ndarray):
         return x.copy()
+    if isinstance(x, np.random.Generator):
+        return copy.deepcopy(x)  # in the state it was given: a second call draws the same
     if type(x) in (tuple, list):
         return type(x)(_copy(v) for v in x)
     if type(x) is dict:
         return {k: _copy(v) for k, v in x.items()}
     return x
+
+
+def _same(first, second) -> bool:
+    """Whether two plain results (:func:`plain`) agree, to the last bits for floats."""
+    import numpy as np
+
+    if isinstance(first, np.ndarray) or isinstance(second, np.ndarray):
+        a, b = np.asarray(first), np.asarray(second)
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if a.dtype.kind in "fc":
+            with np.errstate(all="ignore"):
+                return bool(np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True))
+        return bool(np.array_equal(a, b))
+    if type(first) in (tuple, list):
+        return (
+            type(first) is type(second)
+            and len(first) == len(second)
+            and all(_same(a, b) for a, b in zip(first, second, strict=True))
+        )
+    if isinstance(first, float) and isinstance(second, float) and first != first:
+        return second != second  # NaN both times
+    try:
+        return bool(first == second)
+    except Exception:  # an odd value that cannot be compared: the judge sees it anyway
+        return True
 
 
 def _changed(kept, given) -> bool:
@@ -216,7 +246,9 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
 
     Inputs are copied (arrays inside tuples too). By default numpy warnings
     are silenced; ``options`` may ask for the contract: ``strict`` (warnings
-    are errors, and a modified input is an error), ``raises`` (the name of
+    are errors, a modified input is an error, and the function is called a
+    second time on the same inputs, which must give the same answer: code
+    ``unstable`` otherwise), ``raises`` (the name of
     the exception the call must raise) and ``memory`` (report the call's peak
     of traced allocations). ``guard``, if given, is a context manager
     wrapped around the call whose ``error`` attribute, if set after the
@@ -227,7 +259,7 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
 
     args, kwargs = call[0], call[1]
     options = call[2] if len(call) > 2 else {}
-    strict, raises = options.get("strict", False), options.get("raises")
+    strict = options.get("strict", False)
     args, kwargs = _copy(list(args)), _copy(dict(kwargs))
     kept = _copy((args, kwargs)) if strict else None
     # strict: overflow, invalid value and divide by zero warn (and fail); underflow
@@ -248,28 +280,87 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
                 raise
             return ("error", _over_bound(name), "memory")
         except Exception as exc:  # the learner's error, reported with its message
-            if options.get("memory") and _out_of_memory(exc):  # mmap refused by the bound
-                return ("error", _over_bound(name), "memory")
-            if raises and raises in [c.__name__ for c in type(exc).__mro__]:
-                return ("raised", f"{raises}: {clip(exc)}")
-            shown = ", ".join(_describe(a) for a in args)
-            shown += "".join(f", {k}={_describe(v)}" for k, v in kwargs.items())
-            message = f"{name}({clip(shown)}) raised {type(exc).__name__}: {clip(exc)}"
-            code = f"raised:{_raised(exc)}"
-            if isinstance(exc, Warning):
-                message += " (in these checks a warning counts as an error)"
-                code = "warning"
-            elif options.get("memory") and isinstance(exc, PermissionError):
-                message += " (a memory-measured call may not start a process)"
-            return ("error", message, code)
-    if guard is not None and guard.error:
-        return ("error", f"{name} {guard.error}", "reference")
-    if strict and _changed(kept, (args, kwargs)):
-        message = f"{name} modified an input in place; leave the inputs as they were."
-        return ("error", message, "modified")
+            failed = _failed(name, exc, args, kwargs, options)
+            if failed[-1] == "warning":  # and what it gives when the warning is let pass
+                failed += _quietly(fn, kept, guard)
+            return failed
+        if guard is not None and guard.error:
+            return ("error", f"{name} {guard.error}", "reference")
+        if strict and _changed(kept, (args, kwargs)):
+            message = f"{name} modified an input in place; leave the inputs as they were."
+            return ("error", message, "modified")
+        if strict and not options.get("memory"):
+            unstable = _again(name, fn, kept, guard, value)
+            if unstable is not None:
+                return unstable
     if peak is not None:
         return ("measured", (plain(value), int(peak[0]), peak[1]))
     return ("value", plain(value))
+
+
+def _failed(name: str, exc: Exception, args, kwargs, options: dict) -> tuple:
+    """The raw outcome of a call that raised ``exc`` (asked for, or the learner's error)."""
+    raises = options.get("raises")
+    if options.get("memory") and _out_of_memory(exc):  # mmap refused by the bound
+        return ("error", _over_bound(name), "memory")
+    if raises and raises in [c.__name__ for c in type(exc).__mro__]:
+        return ("raised", f"{raises}: {clip(exc)}")
+    shown = ", ".join(_describe(a) for a in args)
+    shown += "".join(f", {k}={_describe(v)}" for k, v in kwargs.items())
+    message = f"{name}({clip(shown)}) raised {type(exc).__name__}: {clip(exc)}"
+    code = f"raised:{_raised(exc)}"
+    if isinstance(exc, Warning):
+        message += " (in these checks a warning counts as an error)"
+        code = "warning"
+    elif options.get("memory") and isinstance(exc, PermissionError):
+        message += " (a memory-measured call may not start a process)"
+    return ("error", message, code)
+
+
+def _quietly(fn, kept, guard) -> tuple:
+    """``(plain value,)`` of ``fn`` on a fresh copy of the inputs ``kept``, warnings let pass.
+
+    ``()`` if it raises: the value behind a warning lets the judge name the
+    mistake that warns (an overflow, a mask added after the softmax).
+    """
+    import numpy as np
+
+    args, kwargs = _copy(kept)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return (plain(_invoke(fn, args, kwargs, guard, False)[0]),)
+        except Exception:
+            return ()
+
+
+def _again(name: str, fn, kept, guard, first) -> tuple | None:
+    """None if ``fn`` gives ``first`` again on a fresh copy of the inputs ``kept``, else why not.
+
+    Not for a call given a random generator: the check of such a function
+    judges its draws itself (the same generator, the same weights).
+    """
+    import numpy as np
+
+    if any(isinstance(a, np.random.Generator) for a in [*kept[0], *kept[1].values()]):
+        return None
+    args, kwargs = _copy(kept)
+    try:
+        again, _ = _invoke(fn, args, kwargs, guard, False)
+    except Exception as exc:
+        message = (
+            f"{name} raised {type(exc).__name__} when called a second time with the same "
+            f"inputs: {clip(exc)}"
+        )
+        return ("error", message, "unstable")
+    if _same(plain(first), plain(again)):
+        return None
+    message = (
+        f"{name} gave a different answer when called a second time with the same inputs: "
+        "keep nothing between calls (a global that changes, a default argument that is "
+        "modified, a cache)."
+    )
+    return ("error", message, "unstable")
 
 
 def call_each(name: str, fn, calls, around=None) -> list:

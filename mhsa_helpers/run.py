@@ -62,13 +62,27 @@ class Opaque:
 
 #: What went wrong in a call, in the child's fixed vocabulary (``raised:<built-in name>`` too).
 ERROR_CODES = frozenset(
-    {"not-implemented", "memory", "modified", "reference", "warning", "exit", "crashed", "garbled"}
+    {
+        "not-implemented",
+        "memory",
+        "modified",
+        "unstable",
+        "reference",
+        "warning",
+        "exit",
+        "crashed",
+        "garbled",
+    }
 )
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one call of the learner's function gave: a value, or an error sentence."""
+    """What one call of the learner's function gave: a value, or an error sentence.
+
+    A call that warned (``code`` "warning") may carry the value it gives
+    when the warning is let pass, so that the judge can name the mistake.
+    """
 
     value: Any = None
     error: str | None = None
@@ -250,7 +264,8 @@ def outcomes_of(raw) -> list[Outcome]:
             out.append(Outcome(raised=_text(value)))
         else:
             code = _code(entry[2]) if isinstance(entry, tuple) and len(entry) > 2 else None
-            out.append(Outcome(error=_text(value), code=code))
+            behind = _decode(entry[3], budget) if code == "warning" and len(entry) > 3 else None
+            out.append(Outcome(value=behind, error=_text(value), code=code))
     return out
 
 

@@ -416,8 +416,9 @@ class Check:
     passed: ClassVar[str]
     passed_hidden: ClassVar[str]
     registry: ClassVar[dict[str, Check]] = {}
-    #: The extensions' contract: warnings are errors and inputs must not change.
-    strict: ClassVar[bool] = False
+    #: The contract: warnings are errors, inputs must not change, and a second call on the
+    #: same inputs gives the same answer.
+    strict: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -474,6 +475,24 @@ class Check:
                 'is wrong, e.g. raise ValueError(f"... but got ...").'
             )
 
+    def judge_warned(self, call: Call, outcome: Outcome) -> None:
+        """A call that warned: the mistake behind the warning if the catalogue names it.
+
+        Judges the value the call gives when the warning is let pass (a
+        :class:`CheckFailed` naming the mistake); if that value is right, the
+        warning itself is the failure, said as one.
+        """
+        if outcome.code != "warning" or outcome.value is None or call.raises or call.memory:
+            return
+        self.judge(call, outcome.value)
+        raise CheckFailed(
+            f"{self.name} gives the right values, but numpy warns on the way: "
+            f"{outcome.error.split(' raised ', 1)[-1]}. Avoid the operation that warns (for "
+            "example −∞ − (−∞) on a fully masked row) instead of silencing it or cleaning up "
+            "the NaN afterwards.",
+            public=f"{self.name} gives the right values, but numpy warns on the way.",
+        )
+
     def judge_all(self, calls: list[Call], results: list) -> None:
         """Properties across all calls (by default none)."""
 
@@ -488,6 +507,7 @@ class Check:
         for call, outcome in zip(calls, outcomes, strict=False):
             try:
                 if outcome.error is not None:
+                    self.judge_warned(call, outcome)
                     raise CheckFailed(outcome.error, public=said_publicly(self.name, outcome.code))
                 if call.raises is not None:
                     self.judge_raised(call, outcome)
@@ -533,6 +553,7 @@ _PUBLIC = {
     "not-implemented": "{name} is not implemented yet.",
     "memory": "{name} went far over the memory bound (a full matrix of scores?).",
     "modified": "{name} modified an input in place; leave the inputs as they were.",
+    "unstable": "{name} gave a different answer when called again with the same inputs.",
     "reference": "{name} calls the course's reference instead of implementing it.",
     "warning": "{name} gave a warning (in these checks a warning counts as an error).",
     "exit": "{name} tried to end its process.",

@@ -107,7 +107,6 @@ class RotaryEmbedding(Check):
         "norms kept, scores depend on m − n only, odd d refused."
     )
     passed_hidden = "matches on random shapes, batch axes, positions, bases and float32."
-    strict = True
 
     def visible(self):
         rng = np.random.default_rng(1111)

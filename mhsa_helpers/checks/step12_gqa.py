@@ -163,7 +163,6 @@ class GroupedQueryAttention(Check):
         "pairs, every kind of mask, batches, float32, and raises ValueError where it should."
     )
     passed_hidden = "matches on random shapes, head counts, masks and precisions."
-    strict = True
 
     def visible(self):
         q = get_example("question")  # 6 tokens, d_model = 8

@@ -158,7 +158,6 @@ class TiledAttention(Check):
         "float32, large and growing scores; at T = 4096 it stays under 32 MiB."
     )
     passed_hidden = "equals attention_head on random shapes, block sizes and masks."
-    strict = True
 
     def visible(self):
         song = get_example("song")

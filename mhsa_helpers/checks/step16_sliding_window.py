@@ -69,7 +69,6 @@ class SlidingWindowMask(Check):
         "short sequence, window ≥ T (the causal mask), T = 1, a long sequence; window < 1 refused."
     )
     passed_hidden = "exact on random lengths and windows."
-    strict = True
 
     def visible(self):
         return [
