@@ -204,8 +204,8 @@ def project_qkv(X, W_q, W_k, W_v):
     ),
 }
 
-# A correct answer whose numpy warnings must not cost marks (nbgrader zeroes a
-# test cell that writes to stderr): a naive shift that computes -inf - -inf.
+# A naive shift that computes -inf - -inf on a fully masked row, then cleans up the NaN.
+#: Right values, but numpy warns on the way: fails the contract ("no warning"), and is told so.
 WARNING_BUT_CORRECT = (
     "07_softmax",
     "softmax",

@@ -62,10 +62,12 @@ def test_unimplemented_answer_says_so():
         checks.check("softmax", softmax)
 
 
-def test_correct_answer_with_warnings_passes_without_stderr(capfd):
+def test_right_values_with_a_warning_fail_and_say_so():
+    """The contract: no warning (softmax's text promises zeros "with no NaN and no warning")."""
     _, name, source = WARNING_BUT_CORRECT
-    checks.check(name, load(source, name))
-    assert capfd.readouterr().err == ""
+    with pytest.raises(AssertionError, match="right values, but numpy warns") as info:
+        checks.check(name, load(source, name))
+    assert "invalid value encountered" in str(info.value)
 
 
 def test_kv_cache_size_counts_k_and_v():

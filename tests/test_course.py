@@ -167,11 +167,12 @@ def test_nbgrader_autograde_runs_submissions_in_the_grading_kernel(graded):
 
 
 @pytest.mark.slow
-def test_correct_answer_with_numpy_warnings_gets_full_marks(graded):
-    _, s = graded
+def test_right_values_with_numpy_warnings_lose_the_marks_and_are_told_why(graded):
+    course, s = graded
     stem = WARNING_BUT_CORRECT[0]
     score, max_score = s["warnings"][stem]
-    assert score == max_score, (score, max_score)
+    assert score < max_score, (score, max_score)
+    assert "right values, but numpy warns" in nc.cell_outputs_text(course, "warnings", stem)
 
 
 @pytest.mark.slow

@@ -484,10 +484,16 @@ class Check:
         """
         if outcome.code != "warning" or outcome.value is None or call.raises or call.memory:
             return
-        self.judge(call, outcome.value)
+        warning = outcome.error.split(" raised ", 1)[-1]
+        try:
+            self.judge(call, outcome.value)
+        except AmbiguousMistake:
+            raise
+        except CheckFailed as exc:  # the mistake, and the warning it gave on the way
+            raise CheckFailed(f"{exc} (numpy warned on the way: {warning})", exc.public) from None
         raise CheckFailed(
             f"{self.name} gives the right values, but numpy warns on the way: "
-            f"{outcome.error.split(' raised ', 1)[-1]}. Avoid the operation that warns (for "
+            f"{warning}. Avoid the operation that warns (for "
             "example −∞ − (−∞) on a fully masked row) instead of silencing it or cleaning up "
             "the NaN afterwards.",
             public=f"{self.name} gives the right values, but numpy warns on the way.",
