@@ -304,7 +304,7 @@ def _failed(name: str, exc: Exception, args, kwargs, options: dict) -> tuple:
     if options.get("memory") and _out_of_memory(exc):  # mmap refused by the bound
         return ("error", _over_bound(name), "memory")
     if raises and raises in [c.__name__ for c in type(exc).__mro__]:
-        return ("raised", f"{raises}: {clip(exc)}")
+        return ("raised", f"{raises}: {clip(exc)}", _raised_by_a_raise(exc))
     shown = ", ".join(_describe(a) for a in args)
     shown += "".join(f", {k}={_describe(v)}" for k, v in kwargs.items())
     message = f"{name}({clip(shown)}) raised {type(exc).__name__}: {clip(exc)}"
@@ -332,6 +332,27 @@ def _quietly(fn, kept, guard) -> tuple:
             return (plain(_invoke(fn, args, kwargs, guard, False)[0]),)
         except Exception:
             return ()
+
+
+def _raised_by_a_raise(exc: BaseException) -> bool | None:
+    """Whether ``exc`` came from a ``raise`` statement of Python code (a check of its own).
+
+    False when the innermost frame's line is no ``raise`` (numpy's or
+    Python's error on the way, such as a failed broadcast or ``range()``
+    with a step of 0); None when that line cannot be read.
+    """
+    import linecache
+
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    frame = tb.tb_frame
+    line = linecache.getline(frame.f_code.co_filename, tb.tb_lineno, frame.f_globals)
+    if not line.strip():
+        return None
+    return line.lstrip().startswith("raise")
 
 
 def _again(name: str, fn, kept, guard, first) -> tuple | None:
@@ -672,9 +693,13 @@ def _run_cells(stem: str, sources, mh_source: str, forbidden) -> tuple[dict, str
     import numpy as np
 
     namespace = {"np": np, "mh": restricted_mh(mh_source, forbidden), "__name__": "__main__"}
+    import linecache
+
     try:
-        for source in sources:
-            exec(compile(source, f"<{stem} answer>", "exec"), namespace)
+        for i, source in enumerate(sources):
+            name = f"<{stem} answer {i + 1}>"
+            linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+            exec(compile(source, name, "exec"), namespace)
     except BaseException as exc:  # any failure of the cells is the result
         return namespace, f"the answer cells raise {type(exc).__name__}: {clip(exc)}"
     return namespace, None

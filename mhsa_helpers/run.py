@@ -88,6 +88,8 @@ class Outcome:
     error: str | None = None
     #: "Name: message" of the exception a call asked to raise, raised as asked.
     raised: str | None = None
+    #: Whether that exception came from a ``raise`` of the learner's (None: unknown).
+    raised_here: bool | None = None
     #: Peak bytes of traced allocations during the call, where measured.
     peak: int | None = None
     #: For a call run in a fresh process: ``(bytes, None)``, the growth of that process's
@@ -261,7 +263,8 @@ def outcomes_of(raw) -> list[Outcome]:
             value = _decode(value[0], budget)
             out.append(Outcome(value=value, peak=_count(peak), resident=resident))
         elif kind == "raised":
-            out.append(Outcome(raised=_text(value)))
+            own = entry[2] if len(entry) > 2 and isinstance(entry[2], bool) else None
+            out.append(Outcome(raised=_text(value), raised_here=own))
         else:
             code = _code(entry[2]) if isinstance(entry, tuple) and len(entry) > 2 else None
             behind = _decode(entry[3], budget) if code == "warning" and len(entry) > 3 else None

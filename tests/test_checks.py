@@ -15,9 +15,17 @@ from tests.oracles import hidden
 
 
 def load(source, name):
-    """The function ``name`` defined by an answer cell, run as the notebook runs it."""
+    """The function ``name`` defined by an answer cell, run as the notebook runs it.
+
+    Its source is registered with ``linecache`` under a cell's name, as
+    IPython registers every cell it runs.
+    """
+    import linecache
+
     namespace = answer_namespace()
-    exec(source, namespace)
+    cell = f"<answer cell {name}>"
+    linecache.cache[cell] = (len(source), None, source.splitlines(True), cell)
+    exec(compile(source, cell, "exec"), namespace)
     return namespace[name]
 
 

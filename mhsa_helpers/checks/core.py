@@ -387,6 +387,37 @@ def per_head(mask):
     return np.expand_dims(mask, -3) if mask.ndim > 2 else mask  # (..., 1, T, T)
 
 
+#: The mistake of adding a batched mask (..., T, T) to scores (..., h, T, T) as it is.
+NO_HEAD_AXIS = (
+    "the mask has batch axes but no head axis: numpy lines its batch axis up with the heads "
+    "(wrong when the batch size equals the number of heads, an error otherwise). Give it a "
+    "head axis before adding it: np.expand_dims(mask, -3), shape (..., 1, T, T)."
+)
+
+
+def without_head_axis(mask, h: int):
+    """The mask as a function that forgot its head axis adds it, or None where numpy refuses.
+
+    None too for a mask without batch axes (it needs no head axis).
+    """
+    if mask is None or np.ndim(mask) <= 2:
+        return None
+    mask = np.asarray(mask)
+    if mask.shape[-3] not in (1, h) or mask.shape[-3] == 1:
+        return None  # numpy's error, or the same as the right mask
+    return mask  # added to (..., h, T, T) as (..., B, T, T): batch lined up with heads
+
+
+def batched_mask_error(call_args, error: str) -> bool:
+    """Whether ``error`` is numpy refusing to add a batched mask without a head axis."""
+    masks = [
+        a
+        for a in call_args
+        if isinstance(a, np.ndarray) and a.ndim > 2 and np.isin(a, (0.0, -np.inf)).all()
+    ]
+    return bool(masks) and "broadcast" in error.split(" raised ", 1)[-1]
+
+
 def as_pair(name: str, got, first: str = "output", second: str = "weights") -> tuple:
     """``got`` as a pair ``(first, second)``, or fail asking for one."""
     if not isinstance(got, tuple | list) or len(got) != 2:
@@ -469,10 +500,19 @@ class Check:
             raise CheckFailed(
                 f"{self.name} should raise {call.raises} for {why}, but returned a result."
             )
-        if len(outcome.raised.split(":", 1)[-1].strip()) < 10:
+        message = outcome.raised.split(":", 1)[-1].strip()
+        if len(message) < 10:
             raise CheckFailed(
                 f"{self.name} raises {call.raises} for {why}, but without a message: say what "
                 'is wrong, e.g. raise ValueError(f"... but got ...").'
+            )
+        if outcome.raised_here is False:
+            raise CheckFailed(
+                f"{self.name} raises {call.raises} for {why}, but from numpy or Python on the "
+                "way (a failed broadcast, range() with a step of 0 …), not from a check of its "
+                "own: the next wrong input may not fail at all. Check the argument first and "
+                f'say what is wrong, e.g. raise {call.raises}(f"... must ..., but got ...").',
+                public=f"{self.name} raises {call.raises}, but not from a check of its own.",
             )
 
     def judge_warned(self, call: Call, outcome: Outcome) -> None:
@@ -514,6 +554,10 @@ class Check:
             try:
                 if outcome.error is not None:
                     self.judge_warned(call, outcome)
+                    if outcome.code == "raised:ValueError" and batched_mask_error(
+                        call.args, outcome.error
+                    ):
+                        raise CheckFailed(f"{self.name}: {NO_HEAD_AXIS} ({outcome.error})")
                     raise CheckFailed(outcome.error, public=said_publicly(self.name, outcome.code))
                 if call.raises is not None:
                     self.judge_raised(call, outcome)

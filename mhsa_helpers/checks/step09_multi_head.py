@@ -8,7 +8,16 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import Call, Check, batch_rng, compare_head_outputs, per_head, random_shape
+from .core import (
+    NO_HEAD_AXIS,
+    Call,
+    Check,
+    batch_rng,
+    compare_head_outputs,
+    per_head,
+    random_shape,
+    without_head_axis,
+)
 from .step08_head_output import MASK_AFTER
 
 
@@ -27,7 +36,9 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     def run(Qh, Kh, Vh, merge=ref.merge_heads, W_out=W_o, scale=None, **how):
         with np.errstate(all="ignore"):
             Z = Qh @ Kh.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
-            if how.get("mask_after"):
+            if how.get("raw_mask") is not None:
+                A = ref.softmax(Z + how["raw_mask"], axis=-1)
+            elif how.get("mask_after"):
                 A = ref.softmax(Z) + M
             else:
                 A = ref.softmax(Z + (0.0 if how.get("no_mask") else M), axis=how.get("axis", -1))
@@ -89,7 +100,15 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             ),
             (MASK_AFTER, *run(Qh, Kh, Vh, mask_after=True)),
         ]
+        raw = without_head_axis(mask, h)
+        if raw is not None:
+            out.append((NO_HEAD_AXIS, *run(Qh, Kh, Vh, raw_mask=raw)))
     return out
+
+
+def _per_sequence(T: int, B: int = 2) -> np.ndarray:
+    """A causal mask and padding per sequence: shape (B, T, T), a different mask for each."""
+    return ref.causal_mask(T) + ref.padding_mask(np.arange(T, T - B, -1), T)  # (B, T, T)
 
 
 class MultiHeadSelfAttention(Check):
@@ -109,6 +128,10 @@ class MultiHeadSelfAttention(Check):
             Call((e.X, *e.weights, 2, ref.causal_mask(6))),
             Call((q.X, *q.weights, 4, ref.causal_mask(q.T))),
             Call((rng.normal(size=(2, 5, 6)), *Ws, 3, ref.causal_mask(5))),
+            # a batch of 2 with a mask per sequence and 2 heads: a mask without its head
+            # axis lines the batch up with the heads, silently
+            Call((rng.normal(size=(2, 5, 6)), *Ws, 2, _per_sequence(5))),
+            Call((rng.normal(size=(3, 5, 6)), *Ws, 2, _per_sequence(5, 3))),
         ]
 
     def hidden(self, rng):

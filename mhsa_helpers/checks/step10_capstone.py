@@ -10,6 +10,7 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from .core import (
+    NO_HEAD_AXIS,
     Call,
     Check,
     CheckFailed,
@@ -19,6 +20,7 @@ from .core import (
     number,
     per_head,
     random_shape,
+    without_head_axis,
 )
 
 
@@ -29,7 +31,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     d_model, d_k = X.shape[-1], Qh.shape[-1]
     M = per_head(mask)
 
-    def run(scale=None, axis=-1, use_mask=True, W_out=W_o):
+    def run(scale=None, axis=-1, use_mask=True, W_out=W_o, M=M):
         with np.errstate(all="ignore"):
             Z = Qh @ K.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
             A = ref.softmax(Z + (M if use_mask else 0.0), axis=axis)
@@ -54,6 +56,9 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     ]
     if mask is not None:
         out.append(("the mask is ignored: add it to every head's scores.", *run(use_mask=False)))
+    raw = without_head_axis(mask, Qh.shape[-3])
+    if raw is not None:
+        out.append((NO_HEAD_AXIS, *run(M=raw)))
     return out
 
 
@@ -75,7 +80,13 @@ class MultiQueryAttention(Check):
         rng = batch_rng()
         X, W_q, W_o = rng.normal(size=(2, 5, 6)), rng.normal(size=(6, 6)), rng.normal(size=(6, 6))
         W_k, W_v = rng.normal(size=(6, 2)), rng.normal(size=(6, 2))
-        return [*calls, Call((X, W_q, W_k, W_v, W_o, 3, ref.causal_mask(5)))]
+        per_sequence = ref.causal_mask(5) + ref.padding_mask(np.array([5, 4]), 5)  # (2, 5, 5)
+        W_k2, W_v2 = rng.normal(size=(6, 3)), rng.normal(size=(6, 3))
+        return [
+            *calls,
+            Call((X, W_q, W_k, W_v, W_o, 3, ref.causal_mask(5))),
+            Call((X, W_q, W_k2, W_v2, W_o, 2, per_sequence)),  # batch of 2, 2 heads
+        ]
 
     def hidden(self, rng):
         calls = []

@@ -15,17 +15,20 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from .core import (
+    NO_HEAD_AXIS,
     Call,
     Check,
     CheckFailed,
     Outcome,
     as_pair,
     batch_rng,
+    batched_mask_error,
     close,
     compare,
     per_head,
     precision,
     random_shape,
+    without_head_axis,
 )
 
 #: What a function that gives every query head a K/V head of its own runs into.
@@ -95,7 +98,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
     right = [i // group for i in range(h)]  # query head i -> K/V head i // group
     wrapped = [i % kv for i in range(h)]  # np.tile: i % kv
 
-    def run(heads=right, Kh=None, Vh=None, scale=None, axis=-1, masked=True, W_out=W_o):
+    def run(heads=right, Kh=None, Vh=None, scale=None, axis=-1, masked=True, W_out=W_o, M=M):
         Kh = Kkv[..., heads, :, :] if Kh is None else Kh  # (..., h, T, d_k)
         Vh = Vkv[..., heads, :, :] if Vh is None else Vh
         with np.errstate(all="ignore"):
@@ -141,6 +144,9 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
     ]
     if mask is not None:
         out.append(("the mask is ignored: add it to every head's scores.", run(masked=False)))
+    raw = without_head_axis(mask, h)
+    if raw is not None:
+        out.append((NO_HEAD_AXIS, run(M=raw)))
     return out
 
 
@@ -191,6 +197,7 @@ class GroupedQueryAttention(Check):
             question(2, 1),
             _call(X12, _weights(b, 12, 6, 2), 6, 2, ref.padding_mask(np.array([5, 3]), 5)),
             _call(X12, _weights(b, 12, 6, 3), 6, 3, per_batch),
+            _call(X12, _weights(b, 12, 2, 1), 2, 1, per_batch),  # batch size = n_heads
             _call(X12, _weights(b, 12, 12, 4), 12, 4, ref.causal_mask(5)),
             _call(b.normal(size=(1, 12)), _weights(b, 12, 6, 3), 6, 3),  # T = 1
             _call(b.normal(size=(2, 3, 4, 8)), _weights(b, 8, 4, 2), 4, 2, ref.causal_mask(4)),
@@ -293,7 +300,12 @@ class GroupedQueryAttention(Check):
             error = outcome.error
             if error is not None and call.raises is None and " raised " in error:
                 h, kv = call.args[5], call.args[6]
-                if kv < h and any(w in error.split(" raised ", 1)[1] for w in SHAPE_ERRORS):
+                shared = not batched_mask_error(call.args, error)  # else the mask's doing
+                if (
+                    shared
+                    and kv < h
+                    and any(w in error.split(" raised ", 1)[1] for w in SHAPE_ERRORS)
+                ):
                     hint = NOT_SHARED.format(kv=kv, h=h, g=h // kv)
                     outcome = Outcome(error=f"{self.name}: {hint} ({error})")
             explained.append(outcome)

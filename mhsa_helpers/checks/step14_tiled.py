@@ -181,6 +181,7 @@ class TiledAttention(Check):
             Call((30 * large, 30 * rng.normal(size=(9, 8)), rng.normal(size=(9, 3)), 4)),
             Call((grow, keys, rng.normal(size=(8, 2)), 2)),
             Call((Q, K, V, 0), raises="ValueError", context={"why": "block_size = 0"}),
+            Call((Q, K, V, -2), raises="ValueError", context={"why": "a negative block_size (-2)"}),
         ]
         for causal in (False, True):
             calls.append(
@@ -210,7 +211,12 @@ class TiledAttention(Check):
         Q = 25 * rng.normal(size=(3, 6))  # scores of hundreds
         calls.append(Call((Q, 25 * rng.normal(size=(10, 6)), rng.normal(size=(10, 2)), 3)))
         calls.append(
-            Call((Q, Q, Q, 0), {"causal": True}, raises="ValueError", context={"why": "block 0"})
+            Call(
+                (Q, Q, Q, 0),
+                {"causal": True},
+                raises="ValueError",
+                context={"why": "block_size = 0"},
+            )
         )
         return calls
 
