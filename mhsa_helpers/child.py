@@ -337,22 +337,22 @@ def _quietly(fn, kept, guard) -> tuple:
 def _raised_by_a_raise(exc: BaseException) -> bool | None:
     """Whether ``exc`` came from a ``raise`` statement of Python code (a check of its own).
 
-    False when the innermost frame's line is no ``raise`` (numpy's or
-    Python's error on the way, such as a failed broadcast or ``range()``
-    with a step of 0); None when that line cannot be read.
+    Read from the bytecode of the innermost frame: the instruction that
+    raised is a ``raise`` (``RAISE_VARARGS``), or numpy's or Python's error
+    on the way (a call or an operator: a failed broadcast, ``range()`` with a
+    step of 0). None when it cannot be told.
     """
-    import linecache
+    import dis
 
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     if tb is None:
         return None
-    frame = tb.tb_frame
-    line = linecache.getline(frame.f_code.co_filename, tb.tb_lineno, frame.f_globals)
-    if not line.strip():
+    code = tb.tb_frame.f_code.co_code
+    if not 0 <= tb.tb_lasti < len(code):
         return None
-    return line.lstrip().startswith("raise")
+    return dis.opname[code[tb.tb_lasti]] in ("RAISE_VARARGS", "RERAISE")
 
 
 def _again(name: str, fn, kept, guard, first) -> tuple | None:
@@ -693,13 +693,9 @@ def _run_cells(stem: str, sources, mh_source: str, forbidden) -> tuple[dict, str
     import numpy as np
 
     namespace = {"np": np, "mh": restricted_mh(mh_source, forbidden), "__name__": "__main__"}
-    import linecache
-
     try:
-        for i, source in enumerate(sources):
-            name = f"<{stem} answer {i + 1}>"
-            linecache.cache[name] = (len(source), None, source.splitlines(True), name)
-            exec(compile(source, name, "exec"), namespace)
+        for source in sources:
+            exec(compile(source, f"<{stem} answer>", "exec"), namespace)
     except BaseException as exc:  # any failure of the cells is the result
         return namespace, f"the answer cells raise {type(exc).__name__}: {clip(exc)}"
     return namespace, None
