@@ -19,6 +19,14 @@
 # whose last line says in one sentence what is most likely wrong (for example
 # *"divided by √T (the sequence length) … divide by √d_k"*). Instructors may
 # run more (hidden) tests of the same functions on other shapes and values.
+#
+# Every check holds your function to the same contract: it leaves its inputs
+# as they were (no `Z -= ...` on the array it was given), gives the same
+# answer when called twice with the same inputs, and computes without a numpy
+# warning (a warning counts as an error: avoid the operation that warns
+# rather than cleaning up its NaN). Where an exercise says to raise a
+# `ValueError`, it must come from a check of your own (`raise ValueError(...)`),
+# not from numpy failing later on.
 
 # %% setup
 import matplotlib.pyplot as plt
