@@ -196,7 +196,7 @@ def _invoke(fn, args, kwargs, guard, memory: bool):
         if trace:
             if not trace["on"]():
                 raise RuntimeError("memory tracing was stopped during the call")
-            peak = (trace["peak"]()[1], None)  # the resident growth: the child's to measure
+            peak = trace["peak"]()[1]  # the resident growth: the child's to measure
         return value, peak
     finally:
         if trace:
@@ -294,7 +294,7 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
             if unstable is not None:
                 return unstable
     if peak is not None:
-        return ("measured", (plain(value), int(peak[0]), peak[1]))
+        return ("measured", (plain(value), int(peak)))
     return ("value", plain(value))
 
 
@@ -640,7 +640,7 @@ def _serve_parent(stdin: int, out: int, limits: dict) -> None:
                 process = None
         elif kind == b"F" and setup is not None:
             _sweep(limits)  # no helper of earlier processes is left to compute for it
-            base = _resident("VmRSS")  # what the fresh process holds when it begins
+            base = _resident()  # what the fresh process holds when it begins
             fresh = _Process(setup, limits, fresh=True)  # forked before the call is read
             reply = fresh.ask(b"N", None)  # its cells have run ("ready"), or why not
             if reply[0] == b"R" and _ready(reply[1]):
@@ -675,7 +675,7 @@ def _measured(reply: tuple, maxrss: int, base: int) -> tuple:
             return reply
         value, traced = raw[1][0], raw[1][1]
         grown = max(0, maxrss - base) if maxrss else -1
-        return b"R", pickle.dumps(("outcome", ("measured", (value, traced, (grown, None)))))
+        return b"R", pickle.dumps(("outcome", ("measured", (value, traced, grown))))
     except Exception:  # garbled: the parent says so
         return reply
 
@@ -876,12 +876,12 @@ def _keep_only(*fds: int) -> None:
                 os.close(fd)
 
 
-def _resident(field: str, pid: int | str = "self") -> int:
-    """``VmRSS`` or ``VmHWM`` of process ``pid``, in bytes (0 if unknown)."""
+def _resident() -> int:
+    """This process's resident memory (``VmRSS``), in bytes (0 if unknown)."""
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith(field + ":"):
+                if line.startswith("VmRSS:"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
@@ -931,8 +931,7 @@ def _notebook(setup: bytes, requests: int, replies: int, fresh: bool) -> None:
         gc.collect()  # what the call left in cycles is gone before the next one is read
         _reply(replies, reply)
         del reply
-        if fresh:  # alive until the child has read its peak of resident memory
-            _read_frame(requests)
+        if fresh:
             return
 
 

@@ -92,9 +92,9 @@ class Outcome:
     raised_here: bool | None = None
     #: Peak bytes of traced allocations during the call, where measured.
     peak: int | None = None
-    #: For a call run in a fresh process: ``(bytes, None)``, the growth of that process's
-    #: resident memory from its fork to its peak, as the kernel recorded it (-1: unknown).
-    resident: tuple | None = None
+    #: For a call run in a fresh process: the growth of that process's resident memory
+    #: from its fork to its peak, in bytes, as the kernel recorded it (-1: unknown).
+    resident: int | None = None
     #: What went wrong, when ``error`` is set: one of :data:`ERROR_CODES` or
     #: ``raised:<built-in exception name>``; None if the child's word was not one of them.
     code: str | None = None
@@ -257,11 +257,8 @@ def outcomes_of(raw) -> list[Outcome]:
         if kind == "value":
             out.append(Outcome(value=_decode(value, budget)))
         elif kind == "measured" and isinstance(value, tuple) and len(value) in (2, 3):
-            peak, resident = (*value[1:], None)[:2]
-            pair = isinstance(resident, tuple) and len(resident) == 2
-            resident = tuple(_count(v) for v in resident) if pair else _count(resident)
-            value = _decode(value[0], budget)
-            out.append(Outcome(value=value, peak=_count(peak), resident=resident))
+            peak, resident = (_count(v) for v in (*value[1:], None)[:2])
+            out.append(Outcome(value=_decode(value[0], budget), peak=peak, resident=resident))
         elif kind == "raised":
             own = entry[2] if len(entry) > 2 and isinstance(entry[2], bool) else None
             out.append(Outcome(raised=_text(value), raised_here=own))

@@ -280,7 +280,7 @@ class TiledAttention(Check):
         shape = f"Q, K and V of shape {Q.shape}, block_size={b}" + (", causal" if causal else "")
         if outcome.peak is None or outcome.peak < 0:
             raise CheckFailed(f"{self.name}: its memory on {shape} could not be measured.")
-        grown = outcome.resident[0] if isinstance(outcome.resident, tuple) else None
+        grown = outcome.resident
         if isinstance(grown, int) and grown < 0:
             raise CheckFailed(f"{self.name}: its memory on {shape} could not be measured.")
         if isinstance(grown, int) and grown >= RESIDENT_LIMIT:
