@@ -31,6 +31,8 @@ from .. import reference as ref
 from ..child import call_each
 from ..exercises import exercise, forbidden
 from ..run import Opaque, Outcome, outcomes_of
+from .diagnose import diagnose
+from .wording import number, two_numbers
 
 __all__ = [
     "AmbiguousMistake",
@@ -298,7 +300,16 @@ def where(idx: tuple, labels=None) -> str:
 
 
 def compare(
-    name: str, got, expected, what: str, mistakes=(), atol=1e-8, labels=None, contract=None
+    name: str,
+    got,
+    expected,
+    what: str,
+    mistakes=(),
+    atol=1e-8,
+    labels=None,
+    contract=None,
+    axes: dict | None = None,
+    quantities: dict | None = None,
 ) -> None:
     """Pass if ``got`` matches ``expected``; else fail with the matching mistake's hint.
 
@@ -309,7 +320,13 @@ def compare(
     catalogue does not know is described by its first wrong entry, named by
     ``labels`` (see :func:`where`) where the input is a worked example.
     ``contract`` (the inputs' precision) compares with the extensions'
-    tolerance, and fails on NaN.
+    tolerance, and fails on NaN. A mistake the catalogue does not know is
+    first described by its structure (:func:`~.diagnose.diagnose`: a
+    factor, a transpose, heads in another order …), with ``axes`` naming
+    the axes of ``expected`` (by default its last two are rows and columns)
+    and ``quantities`` the numbers that may explain a factor
+    (e.g. ``{"√d_k": 2.0}``); only when no structure explains it, by its
+    first wrong entry.
     """
     got = as_result(name, got, what)
     expected = np.asarray(expected)
@@ -326,10 +343,20 @@ def compare(
         raise CheckFailed(f"{name}: {matching[0]}")
     if matching:  # these inputs cannot tell the mistakes apart; later inputs may
         raise AmbiguousMistake(name, matching)
+    if axes is None:
+        axes = {-2: "row", -1: "column"} if expected.ndim >= 2 else {-1: "entry"}
+    said = diagnose(got, expected, what, axes, quantities)
     if got.shape != expected.shape:
         raise CheckFailed(
-            f"{name}: {what} should have shape {expected.shape}, but has shape {got.shape}.",
+            f"{name}: {said}"
+            if said
+            else f"{name}: {what} should have shape {expected.shape}, but has shape {got.shape}.",
             public=f"{name}: the shape of {redact(what, True)} is wrong (check the axes).",
+        )
+    if said:
+        raise CheckFailed(
+            f"{name}: {said}",
+            public=f"{name}: {redact(what, bare=True)} differs from the reference.",
         )
     if np.isnan(got).any() and not np.isnan(expected).any():
         message = f"{name}: {{}} contains NaN where the reference has none."
@@ -347,21 +374,12 @@ def compare(
         else:
             wrong = ~_isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     idx = tuple(int(i) for i in np.argwhere(wrong)[0])
+    shown, wanted = two_numbers(got[idx], expected[idx])
     raise CheckFailed(
         f"{name}: {what} differs from the reference, first {where(idx, labels)}: "
-        f"got {number(got[idx])}, expected {number(expected[idx])}.",
+        f"got {shown}, expected {wanted}.",
         public=f"{name}: {redact(what, bare=True)} differs from the reference.",
     )
-
-
-def number(x) -> str:
-    """A number as a message shows it: 6 significant digits; a huge integer by its size."""
-    if isinstance(x, int | np.integer) and abs(int(x)) >= 10**15:
-        return f"a whole number of {len(str(abs(int(x))))} digits"
-    try:
-        return f"{float(x):.6g}"
-    except (OverflowError, TypeError, ValueError):
-        return "a value that is not a real number"
 
 
 def compare_head_outputs(
@@ -418,6 +436,41 @@ def batched_mask_error(call_args, error: str) -> bool:
     return bool(masks) and "broadcast" in error.split(" raised ", 1)[-1]
 
 
+#: The advice for a shape error on an input with batch axes, by the words of the error.
+_BATCH_TIPS = (
+    (
+        ("mismatch in its core dimension",),
+        "np.swapaxes(K, -1, -2), not K.T (which reverses every axis)",
+    ),
+    (("axes don't match",), "M.swapaxes(-2, -3), not M.transpose(1, 0, 2)"),
+    (("cannot reshape",), "reshape(*M.shape[:-1], h, d_k), not reshape(T, h, d_k)"),
+    (("values to unpack",), "T, d = X.shape[-2:], not T, d = X.shape"),
+    (
+        ("could not be broadcast", "out of bounds for array of dimension", "index out of range"),
+        "index and sum along negative axes (axis=-1, X[..., i]), not axis=1 or X[:, i]",
+    ),
+)
+
+
+def batch_axes_error(call_args, error: str, core_ndim: int) -> str | None:
+    """The sentence for a shape error on an input with batch axes, or None.
+
+    ``core_ndim`` is the number of axes of the first array argument without
+    batch axes (2 for X of shape (T, d_model)).
+    """
+    first = next((a for a in call_args if isinstance(a, np.ndarray)), None)
+    if first is None or first.ndim <= core_ndim:
+        return None
+    said = error.split(" raised ", 1)[-1].lower()
+    tips = [tip for words, tip in _BATCH_TIPS if any(w in said for w in words)]
+    if not tips:
+        return None
+    return (
+        f"it fails on an input with batch axes (shape {first.shape}): the contract is "
+        f"(..., T, d), zero, one or two leading axes, so count axes from the end: {tips[0]}."
+    )
+
+
 def as_pair(name: str, got, first: str = "output", second: str = "weights") -> tuple:
     """``got`` as a pair ``(first, second)``, or fail asking for one."""
     if not isinstance(got, tuple | list) or len(got) != 2:
@@ -450,6 +503,8 @@ class Check:
     #: The contract: warnings are errors, inputs must not change, and a second call on the
     #: same inputs gives the same answer.
     strict: ClassVar[bool] = True
+    #: The number of axes of the first array argument without batch axes (X: (T, d_model)).
+    core_ndim: ClassVar[int] = 2
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -558,6 +613,13 @@ class Check:
                         call.args, outcome.error
                     ):
                         raise CheckFailed(f"{self.name}: {NO_HEAD_AXIS} ({outcome.error})")
+                    batch = outcome.code is not None and outcome.code.startswith("raised:")
+                    said = batch and batch_axes_error(call.args, outcome.error, self.core_ndim)
+                    if said and call.raises is None:
+                        raise CheckFailed(
+                            f"{self.name}: {said} ({outcome.error})",
+                            public=said_publicly(self.name, outcome.code),
+                        )
                     raise CheckFailed(outcome.error, public=said_publicly(self.name, outcome.code))
                 if call.raises is not None:
                     self.judge_raised(call, outcome)

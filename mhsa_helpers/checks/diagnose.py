@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from .core import number
+from .wording import number
 
 __all__ = ["diagnose"]
 

@@ -28,6 +28,11 @@ def split_mistakes(M, h: int) -> list:
             "the head axis must come before the token axis: shape (..., h, T, d_k).",
             M.reshape(*lead, T, h, d_k),
         ),
+        (
+            "the heads come out in reverse order: head 1 is the first block of d_k columns "
+            "(columns 0:d_k), head 2 the next, … ; no [::-1] on the head axis.",
+            ref.split_heads(M, h)[..., ::-1, :, :] if h > 1 else None,
+        ),
     ]
 
 
@@ -44,6 +49,11 @@ def merge_mistakes(H) -> list:
             "the heads are concatenated along the wrong axis; the heads fill each token's row "
             "side by side (the first head columns 0:d_k, the second d_k:2*d_k, …).",
             np.concatenate(list(np.moveaxis(H, -3, 0)), axis=-2),
+        ),
+        (
+            "the heads are merged in reverse order: head 1 fills the first d_k columns "
+            "(0:d_k), head 2 the next, … ; merge_heads must undo split_heads exactly.",
+            ref.merge_heads(H[..., ::-1, :, :]) if H.shape[-3] > 1 else None,
         ),
     ]
 
@@ -77,11 +87,13 @@ class SplitHeads(Check):
 
     def judge(self, call, got):
         expected, known = self.catalogue(call)
-        compare(self.name, got, expected, "the heads", known)
+        axes = {-3: "head", -2: "row (token)", -1: "column"}
+        compare(self.name, got, expected, "the heads", known, axes=axes)
 
 
 class MergeHeads(Check):
     name = "merge_heads"
+    core_ndim = 3  # H: (h, T, d_k)
     passed = "merge_heads(split_heads(Q, h)) gives back Q for h = 2 and 4, and a batch."
     passed_hidden = "undoes split_heads on random batched inputs."
 
