@@ -353,7 +353,7 @@ def compare(
             else f"{name}: {what} should have shape {expected.shape}, but has shape {got.shape}.",
             public=f"{name}: the shape of {redact(what, True)} is wrong (check the axes).",
         )
-    if said:
+    if said and ":" in said:  # the structure, and what it comes from
         raise CheckFailed(
             f"{name}: {said}",
             public=f"{name}: {redact(what, bare=True)} differs from the reference.",
@@ -375,9 +375,9 @@ def compare(
             wrong = ~_isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     idx = tuple(int(i) for i in np.argwhere(wrong)[0])
     shown, wanted = two_numbers(got[idx], expected[idx])
+    said = f"{said[:-1]}; " if said else f"{what} differs from the reference, "
     raise CheckFailed(
-        f"{name}: {what} differs from the reference, first {where(idx, labels)}: "
-        f"got {shown}, expected {wanted}.",
+        f"{name}: {said}first {where(idx, labels)}: got {shown}, expected {wanted}.",
         public=f"{name}: {redact(what, bare=True)} differs from the reference.",
     )
 

@@ -17,7 +17,15 @@ def mistakes(T: int, d: int) -> list:
     sin_even = np.where(col % 2 == 0, np.sin(angle), np.cos(angle))
     by_col = pos / 10000 ** (col / d)
     shifted = (pos + 1) / 10000 ** (pair / d)
+    half = (d + 1) // 2  # sin takes the first half, cos the rest
+    halves = pos / 10000 ** (2 * np.arange(half) / d)  # (T, half)
     return [
+        (
+            "sine and cosine are laid out in two halves (the first columns sin, the rest cos, "
+            "as some libraries do); here they interleave: column 2i takes sin and column 2i+1 "
+            "cos, of the same angle pos/10000**(2i/d_model).",
+            np.concatenate([np.sin(halves), np.cos(halves)[:, : d - half]], axis=1),
+        ),
         (
             "sine and cosine are swapped: even columns 2i take sin, odd columns 2i+1 take cos.",
             np.where(col % 2 == 0, np.cos(angle), np.sin(angle)),

@@ -20,6 +20,10 @@ ALL_MASKED = (
     "a row that is entirely −∞ (fully masked) gives NaN; return zeros for it: shift such rows "
     "by 0, not by their max, and do not divide 0 by 0."
 )
+GLOBAL_MAX = (
+    "the shift subtracts the maximum of all of Z (Z.max() without an axis): a row far below "
+    "it underflows to 0/0; subtract each row's own maximum, Z.max(axis=-1, keepdims=True)."
+)
 IGNORES_AXIS = "the axis argument is ignored: softmax(Z, axis=0) normalises each column."
 
 
@@ -38,6 +42,7 @@ def mistakes(Z) -> list:
             (COLUMNS, ref.softmax(Z, axis=-2) if Z.ndim >= 2 else None),
             (OVERFLOW, naive(Z)),
             (ALL_MASKED, shifted / shifted.sum(axis=-1, keepdims=True)),
+            (GLOBAL_MAX, naive(Z - Z.max()) if Z.size else None),
         ]
 
 
@@ -72,6 +77,9 @@ class Softmax(Check):
             Call((Z + ref.causal_mask(6),)),
             Call((np.array([[0.5, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf]]),)),
             Call((np.array([[1000.0, -np.inf, 1001.0], [-np.inf, -np.inf, -np.inf]]),)),
+            # a fully masked row below rows of very different sizes: tells the global max
+            # (0/0 on the low row too) from the row max without the fully-masked guard
+            Call((np.array([[2.0, 1.0, -np.inf], [-800.0, -801.0, -802.0], [-np.inf] * 3]),)),
             Call((np.arange(12.0).reshape(3, 4) / 3,), {"axis": 0}),
             Call((batch_rng().normal(size=(2, 3, 4)) * 10,)),
         ]

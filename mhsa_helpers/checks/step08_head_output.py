@@ -30,6 +30,17 @@ def mistakes(Q, K, V, mask) -> list:
         if z is not None:
             a = ref.softmax(z + M)
             out.append((hint, a @ V, a))
+    d_k, d_v = Q.shape[-1], V.shape[-1]
+    if d_v != d_k:
+        a = ref.softmax(Z * np.sqrt(d_k) / np.sqrt(d_v) + M)
+        out.append(
+            (
+                f"the scores are divided by √d_v = √{d_v} (the size of the values); divide by "
+                f"√d_k = √{d_k}, the size of the queries and keys that the dot product sums over.",
+                a @ V,
+                a,
+            )
+        )
     A = ref.softmax(Z + M)
     out.append(
         (
@@ -133,6 +144,13 @@ class AttentionHead(Check):
         if out.shape == exp_A.shape and A.shape == exp_out.shape and out.shape != A.shape:
             raise CheckFailed(f"{self.name}: return (output, weights) in this order.")
         if mask is not None and np.isnan(out).any() and not np.isnan(exp_out).any():
+            blocked = np.broadcast_to(np.isneginf(mask), exp_A.shape)
+            subtracted = blocked.any() and not np.isfinite(A[blocked]).any()
+            if A.shape == exp_A.shape and subtracted and not np.isneginf(A).any():
+                raise CheckFailed(
+                    f"{self.name}: the mask is subtracted from the scores: add it, Z + M "
+                    "(−(−∞) is +∞, and the softmax of +∞ is NaN)."
+                )
             if np.isneginf(A).any():
                 raise CheckFailed(f"{self.name}: {MASK_AFTER} (The weights hold −∞.)")
             raise CheckFailed(

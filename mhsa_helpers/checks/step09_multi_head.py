@@ -79,6 +79,20 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         ),
         ("the scores are not scaled: divide Q·Kᵀ by √d_k.", *run(Qh, Kh, Vh, scale=1.0)),
         (
+            "W_O is transposed: the merged heads (..., T, d_model) times W_O, not W_O.T "
+            "(a weight's rows are its inputs, as in X·W_Q).",
+            *run(Qh, Kh, Vh, W_out=W_o.T),
+        ),
+        (
+            "the heads are merged in reverse order: head 1 fills the first d_k columns "
+            "before W_O, head 2 the next, … (merge_heads, no [::-1]).",
+            *(
+                run(Qh, Kh, Vh, merge=lambda H: ref.merge_heads(H[..., ::-1, :, :]))
+                if h > 1
+                else (None, None)
+            ),
+        ),
+        (
             f"the scores are divided by √T (the sequence length, {T}); divide by √d_k = √{d_k}.",
             *run(Qh, Kh, Vh, scale=math.sqrt(T)),
         ),

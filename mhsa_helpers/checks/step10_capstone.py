@@ -45,6 +45,11 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         ),
         ("the scores are not scaled: divide Q·Kᵀ by √d_k.", *run(scale=1.0)),
         (
+            "W_O is transposed: the merged heads (..., T, d_model) times W_O, not W_O.T "
+            "(a weight's rows are its inputs, as in X·W_Q).",
+            *run(W_out=W_o.T),
+        ),
+        (
             f"the scores are divided by √d_model = √{d_model}; each head divides by √d_k = √{d_k}.",
             *run(scale=math.sqrt(d_model)),
         ),

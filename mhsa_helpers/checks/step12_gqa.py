@@ -79,7 +79,8 @@ def compare_pair(name, got, expected, known, weights: str, contract: str) -> Non
             whole &= {h for h, (o, a) in parts if close(out, o, contract=contract)}
             if len(whole) == 1:
                 raise CheckFailed(f"{name}: {whole.pop()}")
-    compare(name, A, exp_A, weights, [(h, w[1]) for h, w in parts], contract=contract)
+    heads = {-3: "head", -2: "row (query)", -1: "column (key)"}
+    compare(name, A, exp_A, weights, [(h, w[1]) for h, w in parts], contract=contract, axes=heads)
     compare(name, out, exp_out, "the output", [(h, w[0]) for h, w in parts], contract=contract)
 
 

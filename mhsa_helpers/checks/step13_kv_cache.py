@@ -55,6 +55,13 @@ UNSPLIT = (
 SWAPPED = "the cache is returned as (V', K'): return (K', V'), keys first."
 NO_W_O = "the output projection W_O is missing: multiply the concatenated heads by W_O."
 NOT_SCALED = "the scores are not scaled: divide q·Kᵀ by √d_k."
+NO_CACHE = (
+    "fails on the first token, where the cache is None: with no cache, the new token's own "
+    "keys and values are the whole cache (K' = k, V' = v, shape (..., n_heads, 1, d_k)); "
+    "test `if cache is None` before unpacking or concatenating it."
+)
+#: The words of the errors that using a cache of None gives.
+_NONE_WORDS = ("nonetype", "zero-dimensional arrays cannot be concatenated")
 IN_PLACE = (
     "modified the cache passed in (in place): leave K and V as they are and build new arrays, "
     "e.g. with np.concatenate."
@@ -210,6 +217,13 @@ class DecodeStep(Check):
             modified = outcome.error is not None and "modified an input in place" in outcome.error
             if modified and call.args[1] is not None:
                 outcome = Outcome(error=f"{self.name} {IN_PLACE}")
+            raised = (outcome.code or "").startswith("raised:") and call.raises is None
+            said = (outcome.error or "").split(" raised ", 1)[-1].lower()
+            if raised and call.args[1] is None and any(w in said for w in _NONE_WORDS):
+                raise CheckFailed(
+                    f"{self.name} {NO_CACHE} ({outcome.error})",
+                    public=f"{self.name} fails on the first token, where the cache is None.",
+                )
             renamed.append(outcome)
         super().verdict(calls, renamed)
 

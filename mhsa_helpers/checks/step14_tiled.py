@@ -41,6 +41,10 @@ NEITHER_RESCALED = (
     "neither the running sum nor the running output is rescaled when the maximum grows: "
     "multiply both by exp(m_old - m_new) before adding the new block."
 )
+INVERTED = (
+    "the rescale is inverted: when the maximum grows from m_old to m_new, the old sum and "
+    "output shrink, multiply them by exp(m_old - m_new) (at most 1), not exp(m_new - m_old)."
+)
 NO_SHIFT = (
     "the scores are not shifted by the running maximum before exp, so exp overflows on "
     "scores of hundreds: use exp(S - m_new), and rescale by exp(m_old - m_new)."
@@ -103,6 +107,10 @@ def variant(Q, K, V, b, causal=False, **mistake):
             shift = np.where(np.isneginf(m_new), 0.0, m_new)
             P = np.exp(S - shift)
             r = np.exp(m - shift)
+            if mistake.get("inverted") == "guarded":  # exp(m_new - m_old), 1 on the first block
+                r = np.exp(shift - np.where(np.isneginf(m), shift, m))
+            elif mistake.get("inverted"):  # exp(m_new - m_old): inf · 0 on the first block
+                r = np.exp(shift - m)
             l = (l if mistake.get("sum") else l * r) + P.sum(axis=-1, keepdims=True)
             O = (O if mistake.get("out") else O * r) + P @ V[..., s:e, :]
             m = m_new
@@ -232,6 +240,8 @@ class TiledAttention(Check):
             (SUM_NOT_RESCALED, variant(Q, K, V, b, causal, sum=True)),
             (OUTPUT_NOT_RESCALED, variant(Q, K, V, b, causal, out=True)),
             (NEITHER_RESCALED, variant(Q, K, V, b, causal, sum=True, out=True)),
+            (INVERTED, variant(Q, K, V, b, causal, inverted="guarded")),
+            (INVERTED, variant(Q, K, V, b, causal, inverted=True)),
             (NO_SHIFT, variant(Q, K, V, b, causal, no_shift=True)),
             (LAST_BLOCK, variant(Q, K, V, b, causal, last_block=True) if T_k % b else None),
             (NOT_SCALED, variant(Q, K, V, b, causal, not_scaled=True) if Q.shape[-1] > 1 else None),

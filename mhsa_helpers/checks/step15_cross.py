@@ -29,12 +29,12 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
     d_k = d_model // h
     M = per_head(mask)
 
-    def run(q=X, k=C, v=C, scale=None, axis=-1, masked=True, W_out=W_o):
+    def run(q=X, k=C, v=C, scale=None, axis=-1, masked=True, W_out=W_o, extra=0.0):
         Qh, Kh, Vh = (ref.split_heads(S @ W, h) for S, W in ((q, W_q), (k, W_k), (v, W_v)))
         with np.errstate(all="ignore"):
             Z = Qh @ Kh.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T_q, T_k)
             try:
-                Z = Z + (M if masked else 0.0)
+                Z = Z + (M if masked else 0.0) + extra
                 heads = ref.merge_heads(ref.softmax(Z, axis=axis) @ Vh)
             except ValueError:  # these roles do not fit these shapes: a function raises
                 return None
@@ -80,6 +80,17 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
     ]
     if mask is not None:
         out.append(("the mask is ignored: add it to every head's scores.", run(masked=False)))
+    T_q, T_k = X.shape[-2], C.shape[-2]
+    if T_k > 1:
+        causal = np.where(np.arange(T_k) > np.arange(T_q)[:, None], -np.inf, 0.0)  # (T_q, T_k)
+        out.append(
+            (
+                "a causal mask is added: in cross-attention every query may read every "
+                "position of C (C is not the future of X); block only what the mask passed "
+                "in blocks.",
+                run(extra=causal),
+            )
+        )
     return out
 
 
