@@ -405,6 +405,11 @@ def _describe(a) -> str:
         return f"array of shape {a.shape}"
     if isinstance(a, np.random.Generator):
         return "rng"
+    if isinstance(a, tuple | list):  # a cache (K, V): its arrays by shape, never by repr
+        inner = ", ".join(_describe(x) for x in a)
+        return f"({inner})" if isinstance(a, tuple) else f"[{inner}]"
+    if isinstance(a, np.generic):
+        return repr(a.item())
     return repr(a)
 
 

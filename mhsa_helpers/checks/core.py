@@ -19,6 +19,7 @@ failed in the learner's terms, without the inputs, shapes or values.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import re
 import sys
@@ -286,6 +287,22 @@ def as_result(name: str, got, what: str) -> np.ndarray:
     return arr
 
 
+#: The arguments of the call being judged (set by :meth:`Check.verdict`): the precision a
+#: result must keep is the precision of its float inputs.
+_JUDGED_ARGS: contextvars.ContextVar[tuple] = contextvars.ContextVar("judged_args", default=())
+
+
+def _float_inputs(args) -> set:
+    """The dtypes of the float arrays among ``args`` (also inside tuples)."""
+    found = set()
+    for a in args:
+        if isinstance(a, tuple | list):
+            found |= _float_inputs(a)
+        elif isinstance(a, np.ndarray) and a.dtype.kind == "f":
+            found.add(a.dtype)
+    return found
+
+
 def where(idx: tuple, labels=None) -> str:
     """An entry's place as a learner reads it: named rows and columns where known.
 
@@ -333,6 +350,17 @@ def compare(
     if contract is not None and np.isnan(got).any() and not np.isnan(expected).any():
         said = redact(what, bare=True)  # a hidden test's sentence: no step number, no size
         raise CheckFailed(f"{name}: {what} contains NaN.", public=f"{name}: {said} contains NaN.")
+    narrower = (
+        got.dtype.kind == "f" == expected.dtype.kind
+        and got.dtype.itemsize < expected.dtype.itemsize
+    )
+    double = _float_inputs(_JUDGED_ARGS.get()) == {np.dtype(np.float64)}
+    if narrower and double and contract in (None, "float64") and close(got, expected, atol):
+        raise CheckFailed(
+            f"{name}: {what} comes out as {got.dtype} from {expected.dtype} inputs: compute "
+            f"and return {expected.dtype} ({got.dtype} keeps only about 7 significant digits).",
+            public=f"{name}: {redact(what, bare=True)} has a lower precision than its inputs.",
+        )
     if close(got, expected, atol, contract):
         return
     matching = [
@@ -445,6 +473,7 @@ _BATCH_TIPS = (
     (("axes don't match",), "M.swapaxes(-2, -3), not M.transpose(1, 0, 2)"),
     (("cannot reshape",), "reshape(*M.shape[:-1], h, d_k), not reshape(T, h, d_k)"),
     (("values to unpack",), "T, d = X.shape[-2:], not T, d = X.shape"),
+    (("concatenation axis",), "concatenate along axis=-2 (the token axis), not axis=1"),
     (
         ("could not be broadcast", "out of bounds for array of dimension", "index out of range"),
         "index and sum along negative axes (axis=-1, X[..., i]), not axis=1 or X[:, i]",
@@ -459,9 +488,15 @@ def batch_axes_error(call_args, error: str, core_ndim: int) -> str | None:
     batch axes (2 for X of shape (T, d_model)).
     """
     first = next((a for a in call_args if isinstance(a, np.ndarray)), None)
+    said = error.split(" raised ", 1)[-1].lower()
+    if first is not None and first.ndim == core_ndim and "not enough values to unpack" in said:
+        return (
+            f"it fails on an input without batch axes (shape {first.shape}): B, T, d = X.shape "
+            "assumes one batch axis, but the contract is (..., T, d), zero, one or two leading "
+            "axes: T, d = X.shape[-2:], and count axes from the end."
+        )
     if first is None or first.ndim <= core_ndim:
         return None
-    said = error.split(" raised ", 1)[-1].lower()
     tips = [tip for words, tip in _BATCH_TIPS if any(w in said for w in words)]
     if not tips:
         return None
@@ -594,6 +629,47 @@ class Check:
             public=f"{self.name} gives the right values, but numpy warns on the way.",
         )
 
+    def explain_error(self, call: Call, outcome: Outcome) -> CheckFailed:
+        """The failure for a call that went wrong (``outcome.error``), in the learner's terms.
+
+        The child's sentence, with what most likely caused it where the error
+        says: a batched mask without a head axis, axes counted from the front,
+        a size computed with ``/``, another exception than the one asked for.
+        """
+        code, error = outcome.code or "", outcome.error or ""
+        public = said_publicly(self.name, code)
+        said = error.split(" raised ", 1)[-1]
+        if not code.startswith("raised:"):
+            return CheckFailed(error, public=public)
+        if call.raises is not None and code != f"raised:{call.raises}":
+            why = call.context.get("why", "these inputs")
+            extra = (
+                " (an assert is not an argument check: it stops with AssertionError, and "
+                "python -O removes it)"
+                if code == "raised:AssertionError"
+                else ""
+            )
+            return CheckFailed(
+                f"{self.name} should raise {call.raises} for {why}, but raised "
+                f"{said}{extra}: check the argument first and raise {call.raises}(...) "
+                "saying what is wrong.",
+                public=f"{self.name} raises another exception than {call.raises} for a wrong "
+                "argument.",
+            )
+        if code == "raised:ValueError" and batched_mask_error(call.args, error):
+            return CheckFailed(f"{self.name}: {NO_HEAD_AXIS} ({error})", public=public)
+        if "cannot be interpreted as an integer" in said and "float" in said:
+            return CheckFailed(
+                f"{self.name}: a size or a count is a float: in Python 3, d_model / n_heads is a "
+                f"float even when it divides; use // for sizes ({error})",
+                public=public,
+            )
+        if call.raises is None:
+            batch = batch_axes_error(call.args, error, self.core_ndim)
+            if batch:
+                return CheckFailed(f"{self.name}: {batch} ({error})", public=public)
+        return CheckFailed(error, public=public)
+
     def judge_all(self, calls: list[Call], results: list) -> None:
         """Properties across all calls (by default none)."""
 
@@ -604,23 +680,21 @@ class Check:
         not decide: a later input that names one of them does; if none does,
         the failure names them all.
         """
+        token = _JUDGED_ARGS.set(())
+        try:
+            self._verdict(calls, outcomes)
+        finally:
+            _JUDGED_ARGS.reset(token)
+
+    def _verdict(self, calls: list[Call], outcomes: list[Outcome]) -> None:
+        """:meth:`verdict`, with the judged call's arguments set for :func:`compare`."""
         results, ambiguous = [], None
         for call, outcome in zip(calls, outcomes, strict=False):
             try:
+                _JUDGED_ARGS.set(call.args)
                 if outcome.error is not None:
                     self.judge_warned(call, outcome)
-                    if outcome.code == "raised:ValueError" and batched_mask_error(
-                        call.args, outcome.error
-                    ):
-                        raise CheckFailed(f"{self.name}: {NO_HEAD_AXIS} ({outcome.error})")
-                    batch = outcome.code is not None and outcome.code.startswith("raised:")
-                    said = batch and batch_axes_error(call.args, outcome.error, self.core_ndim)
-                    if said and call.raises is None:
-                        raise CheckFailed(
-                            f"{self.name}: {said} ({outcome.error})",
-                            public=said_publicly(self.name, outcome.code),
-                        )
-                    raise CheckFailed(outcome.error, public=said_publicly(self.name, outcome.code))
+                    raise self.explain_error(call, outcome)
                 if call.raises is not None:
                     self.judge_raised(call, outcome)
                 elif call.memory:

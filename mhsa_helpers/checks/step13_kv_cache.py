@@ -156,6 +156,7 @@ def _named_nan(name: str, got, known, contract) -> None:
 
 class DecodeStep(Check):
     name = "decode_step"
+    core_ndim = 1  # x: (d_model,)
     passed = (
         "token by token, the song's outputs are the rows of causal attention and the cache "
         "grows by one position at the end, at every step; batches, one head, float32 too."
