@@ -481,6 +481,14 @@ _BATCH_TIPS = (
 )
 
 
+def _batch_axes(call_args, core_ndim: int) -> str | None:
+    """ "batch axes (shape …)" if the call's first array has batch axes, else None."""
+    first = next((a for a in call_args if isinstance(a, np.ndarray)), None)
+    if first is None or first.ndim <= core_ndim:
+        return None
+    return f"batch axes (an input of shape {first.shape})"
+
+
 def batch_axes_error(call_args, error: str, core_ndim: int) -> str | None:
     """The sentence for a shape error on an input with batch axes, or None.
 
@@ -688,8 +696,9 @@ class Check:
 
     def _verdict(self, calls: list[Call], outcomes: list[Outcome]) -> None:
         """:meth:`verdict`, with the judged call's arguments set for :func:`compare`."""
-        results, ambiguous = [], None
+        results, ambiguous, plain_passed = [], None, False
         for call, outcome in zip(calls, outcomes, strict=False):
+            batched = _batch_axes(call.args, self.core_ndim)
             try:
                 _JUDGED_ARGS.set(call.args)
                 if outcome.error is not None:
@@ -706,8 +715,17 @@ class Check:
             except CheckFailed as exc:
                 said = mistake_key(str(exc))
                 if ambiguous is None or any(mistake_key(h) in said for h in ambiguous.hints):
+                    generic = any(w in str(exc) for w in ("should have shape", "differs from the"))
+                    if batched and plain_passed and generic and outcome.error is None:
+                        raise CheckFailed(
+                            f"{exc} It is right without batch axes and wrong with "
+                            f"{batched}: count axes from the end (axis=-1, swapaxes(-2, -3), "
+                            "X[..., i], concatenate(..., axis=-1)), never from the front.",
+                            public=exc.public,
+                        ) from None
                     raise
                 raise ambiguous from None
+            plain_passed = plain_passed or (batched is None and outcome.error is None)
             results.append(outcome.value)
         if ambiguous is not None:
             raise ambiguous

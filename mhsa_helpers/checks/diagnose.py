@@ -262,6 +262,8 @@ def _leak(c: _Case) -> str | None:
     zero = exp == 0  # (..., T, T) for attention weights
     if exp.ndim < 1 or zero.all() or np.all(np.abs(got[zero]) <= 1e-9 * c.scale):
         return None
+    if not np.isfinite(got[zero]).all():  # NaN or ±∞ is not a weight that leaked
+        return None
     g, e = np.where(zero, 0.0, got), np.where(zero, 0.0, exp)
     said = f"{c.what} is not 0 where the reference is exactly 0 (masked cells): the mask leaks"
     if c.eq(g, e):

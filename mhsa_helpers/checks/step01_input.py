@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
-from .core import Call, Check, compare
+from .core import Call, Check, CheckFailed, compare, said_publicly
 
 
 def mistakes(T: int, d: int) -> list:
@@ -63,3 +63,16 @@ class PositionalEncoding(Check):
     def judge(self, call, got):
         expected, known = self.catalogue(call)
         compare(self.name, got, expected, "the encoding", known)
+
+    def explain_error(self, call, outcome):
+        """As :meth:`Check.explain_error`; an error at an odd d_model names the unpaired column."""
+        d = call.args[1]
+        if (outcome.code or "").startswith("raised:") and d % 2:
+            return CheckFailed(
+                f"{self.name}: an odd d_model = {d} must work too: its last column "
+                f"{d - 1} = 2i takes sin and has no cos partner, so there is one sin column "
+                "more than cos columns (fill PE[:, 0::2] and PE[:, 1::2] from angles of "
+                f"their own widths) ({outcome.error})",
+                public=said_publicly(self.name, outcome.code),
+            )
+        return super().explain_error(call, outcome)

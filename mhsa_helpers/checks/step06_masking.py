@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
-from .core import Call, Check, CheckFailed, compare, random_shape
+from .core import Call, Check, CheckFailed, compare, random_shape, said_publicly
+
+#: A mask made by multiplying 0/1 by −∞: 0 · (−∞) is NaN.
+ZERO_TIMES_INF = (
+    "the allowed positions are NaN, not 0: 0 · (−∞) is NaN. Build the mask with "
+    "np.where(blocked, -np.inf, 0.0) instead of multiplying 0s and 1s by −∞."
+)
 
 
 def causal_mistakes(T: int) -> list:
@@ -41,6 +47,7 @@ def causal_mistakes(T: int) -> list:
             "(not 0 and 1).",
             (j > i).astype(float),
         ),
+        (ZERO_TIMES_INF, np.where(j > i, -np.inf, np.nan)),
     ]
 
 
@@ -66,6 +73,7 @@ def padding_mistakes(lengths, T: int) -> list:
             "use -np.inf for blocked positions, not a large finite number.",
             np.where(j >= L[..., None, None], -1e9, 0.0),
         ),
+        (ZERO_TIMES_INF, np.where(j >= L[..., None, None], -np.inf, np.nan)),
     ]
 
 
@@ -116,3 +124,15 @@ class PaddingMask(Check):
     def judge(self, call, got):
         expected, known = self.catalogue(call)
         compare(self.name, got, expected, "the padding mask", known)
+
+    def explain_error(self, call, outcome):
+        """As :meth:`Check.explain_error`; an error on one int length names the int case."""
+        lengths = call.args[0]
+        if (outcome.code or "").startswith("raised:") and np.ndim(lengths) == 0:
+            return CheckFailed(
+                f"{self.name}: lengths may be a single int (one sequence), not only an array: "
+                "np.asarray(lengths)[..., None, None] handles both, giving shape (1, seq_len) "
+                f"for an int ({outcome.error})",
+                public=said_publicly(self.name, outcome.code),
+            )
+        return super().explain_error(call, outcome)

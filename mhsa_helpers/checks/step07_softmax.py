@@ -34,6 +34,14 @@ def naive(Z, axis: int = -1):
         return e / e.sum(axis=axis, keepdims=True)
 
 
+def _guarded(Z, axis: int = -1):
+    """exp(Z) / sum(exp(Z)) with 0 where the sum is 0 (the guard against 0/0)."""
+    with np.errstate(all="ignore"):
+        e = np.exp(Z)
+        s = e.sum(axis=axis, keepdims=True)
+        return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+
+
 def mistakes(Z) -> list:
     """``(hint, wrong output)`` for the known mistakes on the scores ``Z``."""
     with np.errstate(all="ignore"):
@@ -43,6 +51,7 @@ def mistakes(Z) -> list:
             (OVERFLOW, naive(Z)),
             (ALL_MASKED, shifted / shifted.sum(axis=-1, keepdims=True)),
             (GLOBAL_MAX, naive(Z - Z.max()) if Z.size else None),
+            (GLOBAL_MAX, _guarded(Z - Z.max()) if Z.size else None),
         ]
 
 

@@ -20,7 +20,15 @@ from .core import (
     number,
     per_head,
     random_shape,
+    said_publicly,
     without_head_axis,
+)
+
+#: The shape of multi-query attention's shared keys and values, and how they meet the heads.
+SHARED_KV = (
+    "K = X·W_K and V = X·W_V are one shared head of width d_k, (..., T, d_k): do not split "
+    "them into heads; give them a head axis of size 1, K[..., None, :, :] of shape "
+    "(..., 1, T, d_k), so that they broadcast against every query head (..., h, T, d_k)."
 )
 
 
@@ -31,7 +39,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     d_model, d_k = X.shape[-1], Qh.shape[-1]
     M = per_head(mask)
 
-    def run(scale=None, axis=-1, use_mask=True, W_out=W_o, M=M):
+    def run(scale=None, axis=-1, use_mask=True, W_out=W_o, M=M, V=V):
         with np.errstate(all="ignore"):
             Z = Qh @ K.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
             A = ref.softmax(Z + (M if use_mask else 0.0), axis=axis)
@@ -44,6 +52,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             *run(W_out=None),
         ),
         ("the scores are not scaled: divide Q·Kᵀ by √d_k.", *run(scale=1.0)),
+        ("the shared values are computed with W_k: V = X·W_V.", *run(V=K)),
         (
             "W_O is transposed: the merged heads (..., T, d_model) times W_O, not W_O.T "
             "(a weight's rows are its inputs, as in X·W_Q).",
@@ -116,6 +125,17 @@ class MultiQueryAttention(Check):
             self.name, got, expected, known, "the attention weights (..., h, T, T)"
         )
 
+    def explain_error(self, call, outcome):
+        """As :meth:`Check.explain_error`; a shape error names the shared K and V's shape."""
+        said = (outcome.error or "").split(" raised ", 1)[-1]
+        shapes = ("mismatch in its core dimension", "could not be broadcast", "cannot reshape")
+        if (outcome.code or "").startswith("raised:") and any(w in said for w in shapes):
+            return CheckFailed(
+                f"{self.name}: {SHARED_KV} ({outcome.error})",
+                public=said_publicly(self.name, outcome.code),
+            )
+        return super().explain_error(call, outcome)
+
 
 class KVCacheSize(Check):
     name = "kv_cache_size"
@@ -153,8 +173,15 @@ class KVCacheSize(Check):
         hint = ""
         if mq and got == 2 * T * d:
             hint = " With one shared K/V head, each token caches 2·d_k numbers."
-        if got in (T * d, T * d // h):
+        elif got in (T * d, T * d // h):
             hint = " Both K and V are cached: count them twice."
+        elif got == 3 * expected // 2:
+            hint = " Only K and V are cached (the queries are used once and dropped): 2·, not 3·."
+        elif h > 1 and got == h * expected:
+            hint = (
+                f" That is n_heads = {h} times too many: each head caches d_k = d_model / "
+                "n_heads numbers per token for K and for V, not d_model."
+            )
         raise CheckFailed(
             f"{self.name}({T}, {d}, {h}, multi_query={mq}) returned {number(got)}, "
             f"expected {expected}.{hint}"

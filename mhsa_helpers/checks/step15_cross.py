@@ -13,7 +13,16 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import Call, Check, batch_rng, per_head, precision, random_shape
+from .core import (
+    Call,
+    Check,
+    CheckFailed,
+    batch_rng,
+    per_head,
+    precision,
+    random_shape,
+    said_publicly,
+)
 from .step12_gqa import as64, compare_pair
 
 
@@ -195,3 +204,17 @@ class CrossAttention(Check):
             "the attention weights (..., n_heads, T_q, T_k)",
             precision((*call.args, got)),  # float32 in or out: float32's tolerance
         )
+
+    def explain_error(self, call, outcome):
+        """As :meth:`Check.explain_error`; a reshape error with T_q ≠ T_k names C's length."""
+        X, C = call.args[:2]
+        said = (outcome.error or "").split(" raised ", 1)[-1]
+        if (outcome.code or "").startswith("raised:") and X.shape[-2] != C.shape[-2]:
+            if "cannot reshape" in said:
+                return CheckFailed(
+                    f"{self.name}: C has its own length T_k ({C.shape[-2]} here, X has "
+                    f"{X.shape[-2]}): split C's keys and values with C.shape[-2], not with "
+                    f"X's T ({outcome.error})",
+                    public=said_publicly(self.name, outcome.code),
+                )
+        return super().explain_error(call, outcome)

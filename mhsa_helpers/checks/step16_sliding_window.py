@@ -37,6 +37,12 @@ ZERO_ONE = (
 )
 
 
+NOT_ITSELF = (
+    "a token does not see itself: the window holds the token and the window − 1 tokens "
+    "before it, j ≤ i (the diagonal is 0, not −∞)."
+)
+
+
 def mistakes(T: int, w: int) -> list:
     """``(hint, wrong mask)`` for the known mistakes of a sliding-window mask."""
     i = np.arange(T)[:, None]  # (T, 1) queries
@@ -50,6 +56,8 @@ def mistakes(T: int, w: int) -> list:
         (ONE_TOO_MANY, additive((j <= i) & (j >= i - w))),
         (ONE_TOO_FEW, additive((j <= i) & (j > i - w + 1))),
         (NOT_CAUSAL, additive(np.abs(i - j) < w)),
+        (NOT_ITSELF, additive((j < i) & (j >= i - w))),
+        (NOT_ITSELF, additive((j < i) & (j > i - w))),
         (LOOKS_AHEAD, additive(allowed.T)),
         (BOOLEAN, allowed.copy()),
         (FINITE, np.where(allowed, 0.0, -1e9)),
