@@ -473,6 +473,7 @@ _BATCH_TIPS = (
     (("axes don't match",), "M.swapaxes(-2, -3), not M.transpose(1, 0, 2)"),
     (("cannot reshape",), "reshape(*M.shape[:-1], h, d_k), not reshape(T, h, d_k)"),
     (("values to unpack",), "T, d = X.shape[-2:], not T, d = X.shape"),
+    (("ellipsis",), "np.einsum('...td,de->...te', X, W), with '...' for the batch axes"),
     (("concatenation axis",), "concatenate along axis=-2 (the token axis), not axis=1"),
     (
         ("could not be broadcast", "out of bounds for array of dimension", "index out of range"),
