@@ -104,7 +104,7 @@ print("✓ query heads 1 and 2 read K/V head 1; heads 3 and 4 read K/V head 2")
 
 # %% answer="grouped_query_attention"
 def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
-    """Grouped-query attention: query head i reads K/V head i // (n_heads // n_kv_heads).
+    """Grouped-query attention: query head index i reads K/V head index i // (n_heads // n_kv_heads).
 
     Here i counts from 0, as a numpy index on the head axis (head 1 of the text is i = 0).
 

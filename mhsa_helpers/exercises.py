@@ -248,7 +248,8 @@ EXERCISES: tuple[Exercise, ...] = (
         "grouped_query_attention",
         "12_gqa",
         "(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None)",
-        "`(output, weights)`; query head i reads K/V head i // (n_heads // n_kv_heads)",
+        "`(output, weights)`; with g = n_heads // n_kv_heads, query heads 1 … g share K/V "
+        "head 1, heads g+1 … 2g K/V head 2, … (index i reads index i // g)",
         "grouped_query_attention_shares_kv_heads_in_groups",
         3,
         "Check that grouped_query_attention lets each group of consecutive query heads share "

@@ -111,9 +111,10 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
     columns = [ref.split_heads(np.repeat(M_, group, axis=-1), h) for M_ in (K, V)]
     out = [
         (
-            "query head i reads K/V head i % n_kv_heads (as np.tile gives): consecutive query "
-            "heads share a K/V head, so head i reads K/V head i // (n_heads // n_kv_heads) "
-            "(np.repeat over the head axis).",
+            "the query heads take the K/V heads in turn, as np.tile gives (index i reads index "
+            "i % n_kv_heads): consecutive query heads share one K/V head instead. With g = "
+            "n_heads // n_kv_heads, query heads 1 … g read K/V head 1, heads g+1 … 2g K/V "
+            "head 2, … (index i reads index i // g: np.repeat over the head axis).",
             run(heads=wrapped),
         ),
         (
