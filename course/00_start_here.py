@@ -61,8 +61,12 @@ fig.tight_layout()
 #
 # Run the cell below at any time: it runs the visible check of every exercise
 # on the answers saved in your notebooks (save them first) and lists which pass.
+# It is this notebook's only test (worth no points): until every exercise
+# passes, its last line says how many are left, and the toolbar's Validate
+# button on this notebook lists it as failing; Validate on any other notebook
+# runs that notebook's own tests.
 
-# %%
+# %% progress
 from mhsa_helpers.progress import show_progress
 
 show_progress()

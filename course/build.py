@@ -67,6 +67,12 @@ def test_cell_source(name: str) -> str:
     )
 
 
+#: The grade id of 00's progress report: a test cell worth 0 points, so that Validate on 00
+#: fails, as the report does, until every exercise of the course passes.
+PROGRESS_ID = "course_progress"
+PROGRESS_DOC = "Check that every exercise of the course passes (worth no points: your progress)."
+
+
 def solution_notebook(path: Path) -> nbformat.NotebookNode:
     """The instructor version of the source ``path``, with nbgrader metadata."""
     source = jupytext.read(path, fmt="py:percent")
@@ -83,6 +89,9 @@ def solution_notebook(path: Path) -> nbformat.NotebookNode:
         elif meta.get("title") == "setup":
             new = nbformat.v4.new_code_cell(f"{setup}\n\n{text}".strip())
             new.metadata["nbgrader"] = _nbgrader("setup", locked=True)
+        elif meta.get("title") == "progress":  # 00's report: a test worth no points
+            new = nbformat.v4.new_code_cell(f'"""{PROGRESS_DOC}"""\n{text}'.strip())
+            new.metadata["nbgrader"] = _nbgrader(PROGRESS_ID, grade=True, locked=True, points=0)
         elif "answer" in meta:
             new = nbformat.v4.new_code_cell(text)
             new.metadata["nbgrader"] = _nbgrader(exercise(meta["answer"]).answer_id, solution=True)

@@ -7,6 +7,7 @@ judges what they returned here.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from .answers import answer_sources
@@ -41,14 +42,25 @@ def progress(directory=".", timeout: float = 30.0) -> list[tuple[str, str, str]]
 
 
 def show_progress(directory=".") -> None:
-    """Print the progress table: one line per exercise, a tick where it passes."""
+    """Print the progress table: one line per exercise, a tick where it passes.
+
+    The last line says how many pass; while some do not, it goes to stderr,
+    which nbgrader's Validate reads as a failing test (00's only test).
+    """
     rows = progress(directory)
     done = sum(status == "pass" for *_, status in rows)
+    stem_w = max((len(stem) for stem, *_ in rows), default=0)
+    name_w = max((len(name) for _, name, _ in rows), default=0)
     for stem, name, status in rows:
         mark = "\u2713" if status == "pass" else "\u2717"
         detail = "" if status == "pass" else f"  \u2014 {_without_name(status, name)}"
-        print(f"{mark} {stem:<15} {name:<26}{detail}")
-    print(f"\n{done} of {len(rows)} exercises pass.")
+        print(f"{mark} {stem:<{stem_w}}  {name:<{name_w}}{detail}")
+    if done == len(rows):
+        print(f"\n\u2713 All {len(rows)} exercises pass.")
+        return
+    sys.stdout.flush()  # the table before the last line, in one output area's order
+    left = len(rows) - done
+    print(f"\u2717 {done} of {len(rows)} exercises pass; {left} to go.", file=sys.stderr)
 
 
 def _without_name(status: str, name: str) -> str:

@@ -62,9 +62,28 @@ def test_hidden_check_fails_the_mistake(mistake):
         checks.check_hidden(name, load(source, name))
 
 
-def test_unimplemented_answer_says_so():
+def test_unimplemented_answer_says_so_as_ordinary_output_worth_zero():
+    """Not written yet is no error of the learner's: a ✗ line, shown as output, worth 0."""
+
     def softmax(Z, axis=-1):
         raise NotImplementedError()
+
+    for said in (checks.check("softmax", softmax), checks.check_hidden("softmax", softmax)):
+        assert not said and repr(said) == "0"  # nbgrader's partial grade: 0 points
+        assert str(said).startswith("\u2717 softmax is not implemented yet"), str(said)
+        assert "not implemented yet" in said._repr_html_() and "<pre" in said._repr_html_()
+
+
+def test_a_function_that_stops_half_way_is_a_failure_not_a_not_yet():
+    """Only an untouched function is "not yet": NotImplementedError on a later call fails."""
+
+    def softmax(Z, axis=-1):
+        if Z.ndim > 2:
+            raise NotImplementedError("batches later")
+        m = Z.max(axis=axis, keepdims=True)  # right on every other call
+        E = np.exp(Z - np.where(np.isneginf(m), 0.0, m))
+        total = E.sum(axis=axis, keepdims=True)
+        return np.divide(E, total, out=np.zeros_like(E), where=total > 0)
 
     with pytest.raises(AssertionError, match="not implemented yet"):
         checks.check("softmax", softmax)

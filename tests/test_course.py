@@ -81,14 +81,16 @@ def test_graded_cells_carry_the_registrys_ids_and_points():
         nb = nbformat.read(str(nc.SOLUTIONS / f"{stem}.ipynb"), as_version=4)
         meta = [c.metadata.get("nbgrader", {}) for c in nb.cells]
         answers = [m["grade_id"] for m in meta if m.get("solution")]
-        tests = [(m["grade_id"], m["points"]) for m in meta if m.get("grade")]
+        tests = [(m["grade_id"], m["points"]) for m in meta if m.get("grade") and m["points"]]
         exercises = of_notebook(stem)
         assert answers == [e.answer_id for e in exercises], stem
         assert tests == [(e.grade_id, e.points) for e in exercises], stem
+        free = [(m["grade_id"], m["locked"]) for m in meta if m.get("grade") and not m["points"]]
+        assert free == ([("course_progress", True)] if stem == "00_start_here" else []), stem
         for c, m in zip(nb.cells, meta, strict=True):
             if m.get("solution"):
                 assert c.source.index('"""') < c.source.index("### BEGIN SOLUTION"), stem
-            if m.get("grade"):
+            if m.get("grade") and m["points"]:
                 assert c.source.startswith('"""Check that'), (stem, c.source[:40])
                 assert "### BEGIN HIDDEN TESTS" in c.source, stem
         setup = [m for m in meta if m.get("grade_id") == "setup"]
@@ -186,9 +188,45 @@ def test_run_all_reaches_the_end_of_a_fresh_student_notebook(stem, tmp_path):
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     ).execute()  # raises if a cell without the raises-exception tag fails
     for cell in nb.cells:
-        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
-        graded = cell.metadata.get("nbgrader", {}).get("grade")
-        assert not errors or graded, (stem, cell.source[:60])
-        for error in errors:
-            (line,) = error.traceback
-            assert line.startswith("\u2717 ") and "not implemented yet" in line, line
+        outputs = cell.get("outputs", [])
+        errors = [o for o in outputs if o.output_type == "error"]
+        assert not errors, (stem, cell.source[:60], errors)  # no error box on a fresh notebook
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and meta.get("points"):  # "not yet": a ✗ line worth 0 points
+            (result,) = [o for o in outputs if o.output_type == "execute_result"]
+            assert result.data["text/plain"] == "0", result.data
+            assert "\u2717 " in result.data["text/html"], result.data
+            assert "not implemented yet" in result.data["text/html"], result.data
+        elif meta.get("grade"):  # 00's progress: the last line on stderr, Validate's failure
+            said = [o.text for o in outputs if o.output_type == "stream" and o.name == "stderr"]
+            assert said and "0 of 19 exercises pass" in said[-1], outputs
+
+
+@pytest.mark.slow
+def test_validate_on_00_agrees_with_the_progress_report(tmp_path):
+    """Validate on 00 fails while the report counts exercises to go, and passes when none."""
+    import io
+
+    from nbgrader.validator import Validator
+
+    from tests.test_nbgrader_config import course_config
+
+    def validate(folder) -> str:
+        out = io.StringIO()
+        validator = Validator(config=course_config())
+        validator.stream = out
+        validator.validate_and_print(str(folder / "00_start_here.ipynb"))
+        return out.getvalue()
+
+    untouched, finished = tmp_path / "untouched", tmp_path / "finished"
+    for folder, source in ((untouched, nc.STUDENT), (finished, nc.SOLUTIONS)):
+        folder.mkdir()
+        for p in source.glob("*.ipynb"):
+            (folder / p.name).write_bytes(p.read_bytes())
+    (finished / "00_start_here.ipynb").write_bytes(
+        (nc.STUDENT / "00_start_here.ipynb").read_bytes()
+    )
+    said = validate(untouched)
+    assert "The following cell failed" in said and "0 of 19 exercises pass; 19 to go" in said, said
+    said = validate(finished)
+    assert "Success! Your notebook passes all the tests." in said, said

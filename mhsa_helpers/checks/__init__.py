@@ -26,7 +26,7 @@ import pkgutil
 import secrets
 
 from ..run import Job
-from .core import Check, CheckFailed, blind
+from .core import Check, CheckFailed, NotYet, blind
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.name.startswith("step"):
@@ -54,9 +54,14 @@ __all__ = [
 ]
 
 
-def check(name: str, fn) -> None:
-    """The visible test of exercise ``name`` on the learner's function ``fn``."""
-    CHECKS[name].run(fn)
+def check(name: str, fn) -> NotYet | None:
+    """The visible test of exercise ``name`` on the learner's function ``fn``.
+
+    Prints a ✓ line when ``fn`` passes; raises :class:`CheckFailed` naming the
+    mistake when it does not; returns :class:`~.core.NotYet` (shown as a ✗
+    line, worth 0 points) when ``fn`` is not written yet.
+    """
+    return CHECKS[name].run(fn)
 
 
 def hidden_seed(key: bytes, name: str) -> int:
@@ -67,7 +72,7 @@ def hidden_seed(key: bytes, name: str) -> int:
     return int.from_bytes(hmac.new(key, name.encode(), hashlib.sha256).digest()[:16], "little")
 
 
-def check_hidden(name: str, fn) -> None:
+def check_hidden(name: str, fn) -> NotYet | None:
     """The hidden test of exercise ``name``: random inputs from the course's key.
 
     The key comes from :data:`KEY_VARIABLE` (the grading kernel sets it from
@@ -77,7 +82,7 @@ def check_hidden(name: str, fn) -> None:
     """
     key = os.environ.get(KEY_VARIABLE)
     seed = hidden_seed(bytes.fromhex(key), name) if key else secrets.randbits(128)
-    CHECKS[name].run(fn, seed=seed, hidden=True)
+    return CHECKS[name].run(fn, seed=seed, hidden=True)
 
 
 def job(stem: str, sources: list, tests: list) -> Job:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import html
 import re
 import sys
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ __all__ = [
     "Call",
     "Check",
     "CheckFailed",
+    "NotYet",
     "Opaque",
     "Outcome",
     "as_pair",
@@ -734,16 +736,21 @@ class Check:
             raise CheckFailed(f"{self.name}: the check stopped before all of its calls ran.")
         self.judge_all(calls, results)
 
-    def run(self, fn, seed: int | None = None, hidden: bool = False) -> None:
+    def run(self, fn, seed: int | None = None, hidden: bool = False) -> NotYet | None:
         """Run and judge here (the notebook's way); print a tick when ``fn`` passes.
 
         With ``hidden``, the outcomes are judged as a hidden test reads them
-        (:func:`blind`) and a failure says only its public sentence.
+        (:func:`blind`) and a failure says only its public sentence. A
+        function not written yet (its first call raises ``NotImplementedError``)
+        is no failure of the learner's: the check returns :class:`NotYet`,
+        which the notebook shows as ordinary output.
         """
         guard_numpy()
         calls = self.calls(seed)
         with np.errstate(all="ignore"):
             outcomes = run_calls(self.name, fn, calls)
+        if outcomes and outcomes[0].code == "not-implemented":
+            return NotYet(outcomes[0].error)
         try:
             self.verdict(calls, [blind(o) for o in outcomes] if hidden else outcomes)
         except CheckFailed as exc:
@@ -751,6 +758,40 @@ class Check:
                 raise CheckFailed(f"{exc.public} (hidden tests)") from None
             raise
         print(f"\u2713 {self.name}: {self.passed if seed is None else self.passed_hidden}")
+
+
+#: The style of printed output (JupyterLab's own variables, with fallbacks).
+_PLAIN_OUTPUT = (
+    "margin: 0; padding: 0; background: none; white-space: pre-wrap; "
+    "font-family: var(--jp-code-font-family, monospace); font-size: var(--jp-code-font-size, 13px)"
+)
+
+
+class NotYet:
+    """A check's answer for a function not written yet: a ✗ line shown as ordinary output.
+
+    Returned by a test cell, it shows as its sentence (HTML, not an error
+    box); its plain text is ``0``, which nbgrader reads as the test cell's
+    partial grade, so Validate counts the exercise as not passing, as the
+    progress report does. It is false in a condition.
+    """
+
+    def __init__(self, sentence: str):
+        self.sentence = sentence
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "0"
+
+    def __str__(self) -> str:
+        return f"\u2717 {self.sentence}"
+
+    def _repr_html_(self) -> str:
+        """The ✗ line as the notebook shows printed text."""
+        text = html.escape(str(self))
+        return f'<pre style="{_PLAIN_OUTPUT}">{text}</pre>'
 
 
 #: What a hidden test says of a call that went wrong, by the child's error code.
