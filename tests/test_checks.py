@@ -9,6 +9,7 @@ from mhsa_helpers import checks
 from mhsa_helpers.answers import answer_namespace, load_answers
 from mhsa_helpers.checks.core import run_calls
 from mhsa_helpers.exercises import EXERCISES, names
+from tests.fresh_mistakes import CORRECT, FRESH
 from tests.mistakes import HOSTILE, MISTAKES, WARNING_BUT_CORRECT
 from tests.nbgrader_course import SOLUTIONS
 from tests.oracles import hidden
@@ -422,3 +423,22 @@ def test_init_weights_must_draw_from_the_given_rng(source):
     """The red team's passes: a fixed seed of one's own, or no randomness at all."""
     with pytest.raises(AssertionError, match="draw every value from the `rng`"):
         checks.check("init_weights", load(source, "init_weights"))
+
+
+@pytest.mark.parametrize("mistake", sorted(FRESH))
+def test_a_fresh_mistake_is_told_its_slip(mistake):
+    """Mistakes written without reading the checks: each named by catalogue or diagnosis."""
+    _, name, source, hint = FRESH[mistake]
+    with pytest.raises(AssertionError) as info:
+        checks.check(name, load(source, name))
+    assert hint in str(info.value), str(info.value)
+    assert "array([" not in str(info.value)  # shapes, never numpy's reprs
+
+
+@pytest.mark.parametrize("answer", sorted(CORRECT))
+def test_a_right_answer_written_unusually_passes(answer, capsys):
+    _, name, source = CORRECT[answer]
+    fn = load(source, name)
+    checks.check(name, fn)
+    checks.check_hidden(name, fn)
+    assert capsys.readouterr().out.count("\u2713") == 2

@@ -12,6 +12,7 @@ from nbclient import NotebookClient
 
 from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
 from tests import nbgrader_course as nc
+from tests.fresh_mistakes import FRESH
 from tests.mistakes import MISTAKES, WARNING_BUT_CORRECT
 
 STEMS = [nb.stem for nb in NOTEBOOKS]
@@ -103,7 +104,8 @@ def test_graded_cells_carry_the_registrys_ids_and_points():
 # The catalogue is proved in-process in tests/test_checks.py and tests/test_catalogue.py;
 # here every listed mistake goes through a real kernel and nbgrader, proving that the
 # notebook's test cell carries its own hint into the graded notebook.
-DELIVERED = sorted(MISTAKES)
+LISTED = MISTAKES | FRESH  # the catalogue's, and those written without reading the checks
+DELIVERED = sorted(LISTED)
 # A right answer that says which program runs it: the grading kernel, whatever the notebook names.
 PROBE_STEM = "07_softmax"
 PROBE = "import sys\nprint('run by', sys.argv[0])\n" + (
@@ -120,7 +122,7 @@ def graded(tmp_path_factory):
     nc.submit(course, "untouched", {s: nc.student_notebook(s) for s in STEMS})
     nc.submit(course, "perfect", {s: nc.student_notebook(s, "solution") for s in STEMS})
     for mistake in DELIVERED:
-        stem, name, source, _ = MISTAKES[mistake]
+        stem, name, source, _ = LISTED[mistake]
         nc.submit(course, f"m_{mistake}", {stem: nc.student_notebook(stem, {name: source})})
     stem, name, source = WARNING_BUT_CORRECT
     nc.submit(course, "warnings", {stem: nc.student_notebook(stem, {name: source})})
@@ -152,7 +154,7 @@ def test_solutions_score_full_marks(graded):
 @pytest.mark.parametrize("mistake", DELIVERED)
 def test_a_mistake_loses_marks_and_gets_its_hint(graded, mistake):
     course, s = graded
-    stem, _, _, hint = MISTAKES[mistake]
+    stem, _, _, hint = LISTED[mistake]
     score, max_score = s[f"m_{mistake}"][stem]
     assert score < max_score, (mistake, score, max_score)
     assert hint in nc.cell_outputs_text(course, f"m_{mistake}", stem), mistake

@@ -349,6 +349,8 @@ def compare(
     """
     got = as_result(name, got, what)
     expected = np.asarray(expected)
+    if contract is None and _float_inputs(_JUDGED_ARGS.get()) == {np.dtype(np.float32)}:
+        contract = "float32"  # single precision in: the contract's float32 tolerance
     if contract is not None and np.isnan(got).any() and not np.isnan(expected).any():
         said = redact(what, bare=True)  # a hidden test's sentence: no step number, no size
         raise CheckFailed(f"{name}: {what} contains NaN.", public=f"{name}: {said} contains NaN.")

@@ -51,6 +51,12 @@ def merge_mistakes(H) -> list:
             np.concatenate(list(np.moveaxis(H, -3, 0)), axis=-2),
         ),
         (
+            "the heads' columns are interleaved (column c from head c % h, as moving the head "
+            "axis last gives): each head fills its own block of d_k columns side by side; "
+            "swap axes -3 and -2, then reshape.",
+            np.moveaxis(H, -3, -1).reshape(*lead, T, h * d_k) if h > 1 and d_k > 1 else None,
+        ),
+        (
             "the heads are merged in reverse order: head 1 fills the first d_k columns "
             "(0:d_k), head 2 the next, … ; merge_heads must undo split_heads exactly.",
             ref.merge_heads(H[..., ::-1, :, :]) if H.shape[-3] > 1 else None,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import reference as ref
 from ..examples import get_example
 from .core import Call, Check, batch_rng, compare, random_shape
@@ -48,7 +50,7 @@ class AttentionScores(Check):
     name = "attention_scores"
     passed = (
         "Z = Q·Kᵀ/√d_k on the song's and the question's head 1, the six students and a batch "
-        "with T_q ≠ T_k."
+        "with T_q ≠ T_k, in float64 and float32."
     )
     passed_hidden = "matches on random shapes, batch axes and T_q != T_k."
 
@@ -70,7 +72,8 @@ class AttentionScores(Check):
             (ref.split_heads(Qq, 2)[0], ref.split_heads(Kq, 2)[0]),
             context={"d_model": q.d_model, "labels": ("query", q.tokens, "key", q.tokens)},
         )
-        return [head, students, question, batch]
+        single = Call(tuple(M.astype(np.float32) for M in batch.args))  # float32 in
+        return [head, students, question, batch, single]
 
     def hidden(self, rng):
         calls = []

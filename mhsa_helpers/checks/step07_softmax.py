@@ -73,7 +73,9 @@ def nan_patterns(Z, got) -> list:
 
 class Softmax(Check):
     name = "softmax"
-    passed = "rows sum to 1, stable for large scores, zeros for a fully masked row, batches."
+    passed = (
+        "rows sum to 1, stable for large scores, zeros for a fully masked row, batches, float32."
+    )
     passed_hidden = "matches on random, large and masked scores with batch axes."
 
     def visible(self):
@@ -92,6 +94,7 @@ class Softmax(Check):
             Call((np.array([[1000.0, -np.inf, 1001.0], [-np.inf, -np.inf, -np.inf]]),)),
             Call((np.arange(12.0).reshape(3, 4) / 3,), {"axis": 0}),
             Call((batch_rng().normal(size=(2, 3, 4)) * 10,)),
+            Call(((batch_rng().normal(size=(2, 3, 4)) * 10).astype(np.float32),)),  # float32
         ]
 
     def hidden(self, rng):

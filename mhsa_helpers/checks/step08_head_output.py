@@ -98,7 +98,10 @@ def _song_head_1():
 
 class AttentionHead(Check):
     name = "attention_head"
-    passed = "output and weights match: students, song head 1, causal and padding masks, a batch."
+    passed = (
+        "output and weights match: students, song head 1, causal and padding masks, a batch "
+        "with a mask per sequence, float32."
+    )
     passed_hidden = "matches on random shapes with and without masks."
 
     def visible(self):
@@ -110,6 +113,8 @@ class AttentionHead(Check):
             Call((Q, K, V, ref.causal_mask(6))),
             Call((Q, K, V, ref.padding_mask(4, 6))),
             Call((*_batch(), ref.causal_mask(4))),
+            Call((*_batch(), ref.padding_mask(np.array([4, 2]), 4))),  # a mask per sequence
+            Call((*(M.astype(np.float32) for M in _batch()), ref.causal_mask(4))),  # float32
         ]
 
     def hidden(self, rng):

@@ -128,7 +128,8 @@ def _per_sequence(T: int, B: int = 2) -> np.ndarray:
 class MultiHeadSelfAttention(Check):
     name = "multi_head_self_attention"
     passed = (
-        "the layer matches on the song (1, 2, 4 heads, causal), the question sentence and a batch."
+        "the layer matches on the song (1, 2, 4 heads, causal), the question sentence, batches "
+        "with a mask per sequence, and float32."
     )
     passed_hidden = "matches on random shapes, batch axes and heads."
 
@@ -146,6 +147,15 @@ class MultiHeadSelfAttention(Check):
             # axis lines the batch up with the heads, silently
             Call((rng.normal(size=(2, 5, 6)), *Ws, 2, _per_sequence(5))),
             Call((rng.normal(size=(3, 5, 6)), *Ws, 2, _per_sequence(5, 3))),
+            # single precision in: judged with the contract's float32 tolerance
+            Call(
+                (
+                    rng.normal(size=(2, 5, 6)).astype(np.float32),
+                    *(W.astype(np.float32) for W in Ws),
+                    3,
+                    ref.causal_mask(5),
+                )
+            ),
         ]
 
     def hidden(self, rng):
