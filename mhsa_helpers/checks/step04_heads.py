@@ -77,12 +77,18 @@ def _song_q():
 
 class SplitHeads(Check):
     name = "split_heads"
-    passed = "splits the song's Q into 1, 2 and 4 heads, and a batch into 3 heads."
+    passed = "splits the song's Q into 1, 2 and 4 heads, a batch into 3, an odd d_model = 5 into 5."
     passed_hidden = "splits random batched inputs correctly."
 
     def visible(self):
         batch = batch_rng().normal(size=(2, 5, 6))  # batch axis, d_k = 2 with 3 heads
-        return [*(Call((_song_q(), h)) for h in (2, 4, 1)), Call((batch, 3))]
+        odd = batch_rng().normal(size=(3, 5))  # an odd d_model: 5 heads of 1 column, or one
+        return [
+            *(Call((_song_q(), h)) for h in (2, 4, 1)),
+            Call((batch, 3)),
+            Call((odd, 5)),
+            Call((odd, 1)),
+        ]
 
     def hidden(self, rng):
         return [Call(_random_input(rng)) for _ in range(4)]

@@ -129,7 +129,7 @@ class MultiHeadSelfAttention(Check):
     name = "multi_head_self_attention"
     passed = (
         "the layer matches on the song (1, 2, 4 heads, causal), the question sentence, batches "
-        "with a mask per sequence, and float32."
+        "with a mask per sequence, an odd d_model = 5, and float32."
     )
     passed_hidden = "matches on random shapes, batch axes and heads."
 
@@ -138,6 +138,10 @@ class MultiHeadSelfAttention(Check):
         q = get_example("question")
         rng = batch_rng()
         Ws = [rng.normal(size=(6, 6)) / math.sqrt(6) for _ in range(4)]
+        odd, W5 = (
+            rng.normal(size=(4, 5)),
+            [rng.normal(size=(5, 5)) / math.sqrt(5) for _ in range(4)],
+        )
         return [
             *(Call((e.X, *e.weights, h)) for h in (2, 1, 4)),
             Call((e.X, *e.weights, 2, ref.causal_mask(6))),
@@ -147,6 +151,8 @@ class MultiHeadSelfAttention(Check):
             # axis lines the batch up with the heads, silently
             Call((rng.normal(size=(2, 5, 6)), *Ws, 2, _per_sequence(5))),
             Call((rng.normal(size=(3, 5, 6)), *Ws, 2, _per_sequence(5, 3))),
+            # an odd d_model = 5: one head, or five heads of one column
+            *(Call((odd, *W5, h)) for h in (1, 5)),
             # single precision in: judged with the contract's float32 tolerance
             Call(
                 (
