@@ -773,3 +773,135 @@ def sliding_window_mask(seq_len: int, window: int) -> np.ndarray:
     i = np.arange(T)[:, None]  # (T, 1): queries
     j = np.arange(T)[None, :]  # (1, T): keys
     return np.where((j <= i) & (j > i - w), 0.0, -np.inf)
+
+
+# --------------------------------------------------------------------------
+# after the extensions: the backward pass (LEARNING.md)
+# --------------------------------------------------------------------------
+def _unbroadcast(g: np.ndarray, shape: tuple) -> np.ndarray:
+    """``g`` summed over the axes along which an array of ``shape`` was broadcast to it."""
+    extra = g.ndim - len(shape)
+    g = g.sum(axis=tuple(range(extra))) if extra > 0 else g
+    ones = tuple(k for k, n in enumerate(shape) if n == 1 and g.shape[k] != 1)
+    return g.sum(axis=ones, keepdims=True) if ones else g
+
+
+def softmax_backward(A, dA, axis: int = -1) -> np.ndarray:
+    """The gradient with respect to the scores ``Z``, given ``A = softmax(Z, axis)`` and ``dA``.
+
+    ``dZ = A * (dA - sum(dA * A, axis, keepdims=True))``: the Jacobian of the
+    softmax, ``diag(a) - a aᵀ`` for each slice ``a``, applied to ``dA``
+    without building it. A fully masked row (all-zero ``A``) gives a zero row.
+
+    Parameters
+    ----------
+    A : ndarray of shape (..., T_q, T_k)
+        The softmax's output.
+    dA : ndarray of the same shape as A
+        The gradient of a loss with respect to ``A``.
+    axis : int, default=-1
+        The axis the softmax normalised.
+
+    Returns
+    -------
+    dZ : ndarray of the same shape as A
+    """
+    A, dA = _as_array(A, "A"), _as_array(dA, "dA")
+    if A.shape != dA.shape:
+        raise ValueError(f"dA must have the shape of A, {A.shape}, but got shape {dA.shape}.")
+    if A.ndim == 0:
+        raise ValueError("A must have at least one axis, but got a scalar.")
+    if not -A.ndim <= axis < A.ndim:
+        raise ValueError(
+            f"axis must lie in [-{A.ndim}, {A.ndim}) for A of shape {A.shape}, but got {axis}."
+        )
+    return A * (dA - (dA * A).sum(axis=axis, keepdims=True))
+
+
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    """The gradients of one head, ``output = softmax(Q·Kᵀ/√d_k + mask)·V``, from ``dOut``.
+
+    Forward again (``Z``, ``A``), then backward through ``A @ V``, the softmax
+    (:func:`softmax_backward`), the mask (a blocked position has ``A = 0``,
+    so no gradient passes it) and the scale ``1/√d_k``.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (..., T_q, d_k)
+    K : ndarray of shape (..., T_k, d_k)
+    V : ndarray of shape (..., T_k, d_v)
+    dOut : ndarray of shape (..., T_q, d_v)
+        The gradient of a loss with respect to the output.
+    mask : ndarray broadcastable to (..., T_q, T_k), optional
+        Additive mask (0 or -inf), with or without the head axis of Q.
+
+    Returns
+    -------
+    dQ : ndarray of the shape of Q
+    dK : ndarray of the shape of K
+    dV : ndarray of the shape of V
+        Each summed over the axes along which its input was broadcast.
+    """
+    Q, K, V = _as_array(Q, "Q"), _as_array(K, "K"), _as_array(V, "V")
+    out, A = attention_head(Q, K, V, mask)  # (..., T_q, d_v), (..., T_q, T_k)
+    dOut = _as_array(dOut, "dOut")
+    if dOut.shape != out.shape:
+        raise ValueError(
+            f"dOut must have the shape of the output, {out.shape}, but got shape {dOut.shape}."
+        )
+    scale = np.sqrt(Q.shape[-1])
+    dV = A.swapaxes(-1, -2) @ dOut  # (..., T_k, d_v)
+    dZ = softmax_backward(A, dOut @ V.swapaxes(-1, -2)) / scale  # (..., T_q, T_k)
+    dQ = dZ @ K  # (..., T_q, d_k)
+    dK = dZ.swapaxes(-1, -2) @ Q  # (..., T_k, d_k)
+    return _unbroadcast(dQ, Q.shape), _unbroadcast(dK, K.shape), _unbroadcast(dV, V.shape)
+
+
+def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads: int, dOut, mask=None):
+    """The gradients of :func:`multi_head_self_attention`'s output with respect to X and weights.
+
+    Backward through ``W_o``, :func:`merge_heads` (its inverse is
+    :func:`split_heads`), every head (:func:`attention_head_backward`),
+    :func:`split_heads` (inverse :func:`merge_heads`) and the three projections.
+
+    Parameters
+    ----------
+    X : ndarray of shape (..., T, d_model)
+    W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
+    n_heads : int
+        Must divide ``d_model``.
+    dOut : ndarray of shape (..., T, d_model)
+        The gradient of a loss with respect to the layer's output.
+    mask : ndarray broadcastable to (..., T, T), optional
+        The forward pass's additive mask (a head axis is inserted).
+
+    Returns
+    -------
+    dX : ndarray of shape (..., T, d_model)
+    grads : tuple of 4 ndarrays of shape (d_model, d_model)
+        ``(dW_q, dW_k, dW_v, dW_o)``, summed over the leading batch axes.
+    """
+    Q, K, V = project_qkv(X, W_q, W_k, W_v)  # (..., T, d_model) each
+    X = _as_array(X, "X")
+    W_o = _check_weight(W_o, Q.shape[-1], "W_o")
+    d_model = X.shape[-1]
+    h, _ = _heads_for(d_model, n_heads)
+    dOut = _as_array(dOut, "dOut")
+    if dOut.shape != Q.shape:
+        raise ValueError(
+            f"dOut must have the shape of the output, {Q.shape}, but got shape {dOut.shape}."
+        )
+    Qh, Kh, Vh = (split_heads(M, h) for M in (Q, K, V))  # (..., h, T, d_k) each
+    heads, _ = attention_head(Qh, Kh, Vh, _mask_per_head(mask))  # (..., h, T, d_k)
+    merged = merge_heads(heads)  # (..., T, d_model)
+    dMerged = dOut @ W_o.T  # (..., T, d_model)
+    dQh, dKh, dVh = attention_head_backward(
+        Qh, Kh, Vh, split_heads(dMerged, h), _mask_per_head(mask)
+    )
+    dQ, dK, dV = (merge_heads(G) for G in (dQh, dKh, dVh))  # (..., T, d_model) each
+
+    def total(A, B):  # Aᵀ·B summed over every leading axis: (d_model, d_model)
+        return A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
+
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T  # (..., T, d_model)
+    return dX, (total(X, dQ), total(X, dK), total(X, dV), total(merged, dOut))
