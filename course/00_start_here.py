@@ -15,8 +15,9 @@
 #
 # Each exercise is a cell with a function whose body is
 # `raise NotImplementedError()`. Replace that line with your code and run the
-# **test cell** below it. You get either a line starting with ✓, or an error
-# whose last line says in one sentence what is most likely wrong (for example
+# **test cell** below it. You get a line starting with ✓ when your function
+# passes, a line starting with ✗ while it is not written yet, or an error whose
+# last line says in one sentence what is most likely wrong (for example
 # *"divided by √T (the sequence length) … divide by √d_k"*). Instructors may
 # run more (hidden) tests of the same functions on other shapes and values.
 #

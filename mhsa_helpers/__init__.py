@@ -3,6 +3,7 @@
 from .examples import EXAMPLES, Example, get_example
 from .reference import (
     attention_head,
+    attention_head_backward,
     attention_scores,
     causal_mask,
     cross_attention,
@@ -12,6 +13,7 @@ from .reference import (
     kv_cache_size,
     merge_heads,
     multi_head_self_attention,
+    multi_head_self_attention_backward,
     multi_query_attention,
     padding_mask,
     positional_encoding,
@@ -19,6 +21,7 @@ from .reference import (
     rotary_embedding,
     sliding_window_mask,
     softmax,
+    softmax_backward,
     split_heads,
     tiled_attention,
 )
@@ -27,6 +30,7 @@ __all__ = [
     "EXAMPLES",
     "Example",
     "attention_head",
+    "attention_head_backward",
     "attention_scores",
     "causal_mask",
     "cross_attention",
@@ -37,6 +41,7 @@ __all__ = [
     "kv_cache_size",
     "merge_heads",
     "multi_head_self_attention",
+    "multi_head_self_attention_backward",
     "multi_query_attention",
     "padding_mask",
     "positional_encoding",
@@ -44,6 +49,7 @@ __all__ = [
     "rotary_embedding",
     "sliding_window_mask",
     "softmax",
+    "softmax_backward",
     "split_heads",
     "tiled_attention",
 ]

@@ -110,6 +110,7 @@ NOTEBOOKS: tuple[Notebook, ...] = (
     Notebook("14_tiled", "extension: tiled attention with an online softmax"),
     Notebook("15_cross", "extension: cross-attention"),
     Notebook("16_sliding_window", "extension: sliding-window masks"),
+    Notebook("17_backward", "the backward pass: gradients of the softmax, a head, the layer"),
 )
 
 EXERCISES: tuple[Exercise, ...] = (
@@ -292,6 +293,36 @@ EXERCISES: tuple[Exercise, ...] = (
         "sliding_window_mask_keeps_the_last_window_keys",
         2,
         "Check that sliding_window_mask lets query i see keys i-window+1 … i, and nothing else.",
+    ),
+    Exercise(
+        "softmax_backward",
+        "17_backward",
+        "(A, dA, axis=-1)",
+        "`dZ`, the shape of `A`: `A * (dA − sum(dA * A, axis))`",
+        "softmax_backward_keeps_the_row_sum_term",
+        3,
+        "Check that softmax_backward gives dZ = A·(dA − Σ dA·A) along the softmax's axis, as "
+        "central differences do.",
+    ),
+    Exercise(
+        "attention_head_backward",
+        "17_backward",
+        "(Q, K, V, dOut, mask=None)",
+        "`(dQ, dK, dV)`, the shapes of `Q`, `K`, `V`; no gradient through a blocked position",
+        "attention_head_backward_matches_central_differences",
+        3,
+        "Check that attention_head_backward gives dQ, dK and dV through the scale, the mask and "
+        "the softmax, as central differences do.",
+    ),
+    Exercise(
+        "multi_head_self_attention_backward",
+        "17_backward",
+        "(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None)",
+        "`(dX, (dW_q, dW_k, dW_v, dW_o))`, each weight's gradient summed over batch axes",
+        "multi_head_self_attention_backward_matches_central_differences",
+        3,
+        "Check that multi_head_self_attention_backward gives dX and the four weights' gradients "
+        "through split and merge, as central differences do.",
     ),
 )
 

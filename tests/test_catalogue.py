@@ -35,6 +35,9 @@ def same(a, b) -> bool:
 
 def test_the_catalogued_checks():
     assert set(CATALOGUED) == {
+        "softmax_backward",
+        "attention_head_backward",
+        "multi_head_self_attention_backward",
         "positional_encoding",
         "project_qkv",
         "split_heads",

@@ -194,7 +194,7 @@ def test_a_result_of_the_wrong_shape_fails():
         "return mh.merge_heads(A @ Vh) @ W_o, A",
         "return mh.merge_heads(A @ Vh) @ W_o, A[..., 0, :, :]",
     )
-    with pytest.raises(AssertionError, match="is missing the head axis: it holds only head 1"):
+    with pytest.raises(AssertionError, match="the head axis is missing, it holds only head 1"):
         checks.check(NAME, load(source))
 
 

@@ -349,7 +349,7 @@ def compare(
     """
     got = as_result(name, got, what)
     expected = np.asarray(expected)
-    if contract is None and _float_inputs(_JUDGED_ARGS.get()) == {np.dtype(np.float32)}:
+    if contract is None and precision(_JUDGED_ARGS.get()) == "float32":
         contract = "float32"  # single precision in: the contract's float32 tolerance
     if contract is not None and np.isnan(got).any() and not np.isnan(expected).any():
         said = redact(what, bare=True)  # a hidden test's sentence: no step number, no size
@@ -425,7 +425,10 @@ def compare_head_outputs(
     """
     out, A = as_pair(name, got)
     exp_out, exp_A = expected
-    compare(name, A, exp_A, weights, [(h, a) for h, _, a in known], labels=labels[0])
+    axes = {-2: "row (query)", -1: "column (key)"}
+    if np.ndim(exp_A) >= 3 and "h," in weights:  # (..., h, T, T): the heads' weights
+        axes[-3] = "head"
+    compare(name, A, exp_A, weights, [(h, a) for h, _, a in known], labels=labels[0], axes=axes)
     compare(name, out, exp_out, "the output", [(h, o) for h, o, _ in known], labels=labels[1])
 
 
@@ -633,7 +636,11 @@ class Check:
         except AmbiguousMistake:
             raise
         except CheckFailed as exc:  # the mistake, and the warning it gave on the way
-            raise CheckFailed(f"{exc} (numpy warned on the way: {warning})", exc.public) from None
+            warning = warning.split(" (in these checks", 1)[0]
+            raise CheckFailed(
+                f"{exc} (numpy warned on the way, and a warning counts as an error: {warning})",
+                exc.public,
+            ) from None
         raise CheckFailed(
             f"{self.name} gives the right values, but numpy warns on the way: "
             f"{warning}. Avoid the operation that warns (for "

@@ -146,13 +146,13 @@ def _shape(c: _Case) -> str | None:
         for k in ks:
             for i in range(exp.shape[k]):
                 if c.eq(got, np.take(exp, i, axis=k)):
-                    held = f": it holds only {c.label(k, i)}" if exp.shape[k] > 1 else ""
-                    return f"{what} is missing {c.axis(k)}{held}{shapes}."
+                    held = f", it holds only {c.label(k, i)}" if exp.shape[k] > 1 else ""
+                    return f"{what}: {c.axis(k)} is missing{held}{shapes}."
             for how, reduce in (("summed", np.sum), ("averaged", np.mean)):
                 if c.eq(got, reduce(exp, axis=k)):
                     return f"{what} is {how} over {c.axis(k)}, which should stay{shapes}."
         if ks:
-            return f"{what} is missing {c.axis(ks[0])}{shapes}."
+            return f"{what}: {c.axis(ks[0])} is missing{shapes}."
     if got.ndim == exp.ndim + 1:  # an extra axis
         ks = [k for k in range(got.ndim) if got.shape[:k] + got.shape[k + 1 :] == exp.shape]
         for k in ks:
