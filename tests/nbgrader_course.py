@@ -78,7 +78,10 @@ def grade(course: Path, *args: str, check: bool = True) -> subprocess.CompletedP
 
 
 def grades(course: Path, db: str | None = None) -> dict:
-    """{(student, notebook, grade_id): score} for every graded cell in the gradebook."""
+    """{(student, notebook, grade_id): score} for every graded cell worth points.
+
+    00's progress report is a graded cell worth none (Validate's test of 00): it is left out.
+    """
     from nbgrader.api import Gradebook
 
     out = {}
@@ -90,7 +93,8 @@ def grades(course: Path, db: str | None = None) -> dict:
                 continue
             for nb in sub.notebooks:
                 for g in nb.grades:
-                    out[(student.id, nb.name, g.name)] = g.score
+                    if g.max_score:
+                        out[(student.id, nb.name, g.name)] = g.score
     return out
 
 
