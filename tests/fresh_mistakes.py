@@ -1253,3 +1253,561 @@ def positional_encoding(seq_len, d_model):
 """,
     ),
 }
+
+
+#: The backward pass (17_backward): written the same way, without reading its checks.
+FRESH |= {
+    # Drops the row-sum term: returns A * dA instead of A * (dA - sum(dA * A)).
+    "backward_sb_no_rowsum": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    # d softmax / dz is just softmax itself, like exp
+    return A * dA
+""",
+        "misses the row-sum term",
+    ),
+    # Subtracts the row sum of dA instead of the row sum of dA * A.
+    "backward_sb_sum_dA_only": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    return A * (dA - np.sum(dA, axis=axis, keepdims=True))
+""",
+        "the row sum must weigh dA by A",
+    ),
+    # Hard-codes the last axis for the sum and ignores the axis argument.
+    "backward_sb_axis_ignored": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    # rows of the attention matrix are the last axis
+    s = np.sum(dA * A, axis=-1, keepdims=True)
+    return A * (dA - s)
+""",
+        "the axis argument is ignored",
+    ),
+    # Sums without keepdims=True, so the row sums broadcast along the wrong axis (or fail to
+    # broadcast).
+    "backward_sb_no_keepdims": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    s = np.sum(dA * A, axis=axis)
+    return A * (dA - s)
+""",
+        "keepdims=True is missing",
+    ),
+    # Uses only the diagonal of the Jacobian, a(1 - a), as for a sigmoid, dropping the off-
+    # diagonal -a_i a_j terms.
+    "backward_sb_sigmoid_diag": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    # derivative of a_j w.r.t. z_j is a_j (1 - a_j)
+    return dA * A * (1 - A)
+""",
+        "only the Jacobian's diagonal",
+    ),
+    # Takes the coupling sum along axis -2 (down the columns) instead of along the softmax's axis.
+    "backward_sb_column_sum": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    # sum over the keys... the columns are axis -2
+    return A * (dA - np.sum(dA * A, axis=-2, keepdims=True))
+""",
+        "runs along the wrong axis",
+    ),
+    # Computes the right values but overwrites the caller's dA in place.
+    "backward_sb_inplace": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    # save memory: reuse dA's buffer
+    dA -= np.sum(dA * A, axis=axis, keepdims=True)
+    dA *= A
+    return dA
+""",
+        "modified an input in place",
+    ),
+    # Divides the scores' gradient by d_k instead of sqrt(d_k).
+    "backward_ah_divide_by_dk": (
+        "17_backward",
+        "attention_head_backward",
+        """def attention_head_backward(Q, K, V, dOut, mask=None):
+    def softmax_backward(A, dA, axis=-1):
+        return A * (dA - np.sum(dA * A, axis=axis, keepdims=True))
+
+    d_k = Q.shape[-1]
+    _, A = mh.attention_head(Q, K, V, mask)
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dZ = softmax_backward(A, dOut @ np.swapaxes(V, -1, -2)) / d_k
+    dQ = dZ @ K
+    dK = np.swapaxes(dZ, -1, -2) @ Q
+    return dQ, dK, dV
+""",
+        "divided by d_k",
+    ),
+    # Applies the 1/sqrt(d_k) scale to dQ but forgets it in dK.
+    "backward_ah_dK_unscaled": (
+        "17_backward",
+        "attention_head_backward",
+        """def attention_head_backward(Q, K, V, dOut, mask=None):
+    def softmax_backward(A, dA, axis=-1):
+        return A * (dA - np.sum(dA * A, axis=axis, keepdims=True))
+
+    s = np.sqrt(Q.shape[-1])
+    _, A = mh.attention_head(Q, K, V, mask)
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dZ = softmax_backward(A, dOut @ np.swapaxes(V, -1, -2))
+    dQ = dZ @ K / s
+    dK = np.swapaxes(dZ, -1, -2) @ Q
+    return dQ, dK, dV
+""",
+        "dK misses the 1/√d_k",
+    ),
+    # Computes dK as dZ @ Q instead of dZ^T @ Q (shapes only agree when T_q == T_k).
+    "backward_ah_dK_no_transpose": (
+        "17_backward",
+        "attention_head_backward",
+        """def attention_head_backward(Q, K, V, dOut, mask=None):
+    def softmax_backward(A, dA, axis=-1):
+        return A * (dA - np.sum(dA * A, axis=axis, keepdims=True))
+
+    s = np.sqrt(Q.shape[-1])
+    _, A = mh.attention_head(Q, K, V, mask)
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dZ = softmax_backward(A, dOut @ np.swapaxes(V, -1, -2)) / s
+    dQ = dZ @ K
+    dK = dZ @ Q
+    return dQ, dK, dV
+""",
+        "dK = dZ·Q",
+    ),
+    # Computes dV as A @ dOut instead of A^T @ dOut.
+    "backward_ah_dV_no_transpose": (
+        "17_backward",
+        "attention_head_backward",
+        """def attention_head_backward(Q, K, V, dOut, mask=None):
+    def softmax_backward(A, dA, axis=-1):
+        return A * (dA - np.sum(dA * A, axis=axis, keepdims=True))
+
+    s = np.sqrt(Q.shape[-1])
+    _, A = mh.attention_head(Q, K, V, mask)
+    dV = A @ dOut
+    dZ = softmax_backward(A, dOut @ np.swapaxes(V, -1, -2)) / s
+    dQ = dZ @ K
+    dK = np.swapaxes(dZ, -1, -2) @ Q
+    return dQ, dK, dV
+""",
+        "dV = A·dOut",
+    ),
+    # Recomputes the attention weights without the mask, so blocked positions pass gradient.
+    "backward_ah_unmasked_A": (
+        "17_backward",
+        "attention_head_backward",
+        """def attention_head_backward(Q, K, V, dOut, mask=None):
+    def softmax_backward(A, dA, axis=-1):
+        return A * (dA - np.sum(dA * A, axis=axis, keepdims=True))
+
+    s = np.sqrt(Q.shape[-1])
+    # the mask is a constant, it has no gradient, so the backward does not need it
+    A = mh.softmax(Q @ np.swapaxes(K, -1, -2) / s)
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dZ = softmax_backward(A, dOut @ np.swapaxes(V, -1, -2)) / s
+    dQ = dZ @ K
+    dK = np.swapaxes(dZ, -1, -2) @ Q
+    return dQ, dK, dV
+""",
+        "gradient flows through blocked positions",
+    ),
+    # Transposes with .T, which reverses every axis and breaks (or scrambles) inputs with batch or
+    # head axes.
+    "backward_ah_dotT_2d_only": (
+        "17_backward",
+        "attention_head_backward",
+        """def attention_head_backward(Q, K, V, dOut, mask=None):
+    def softmax_backward(A, dA, axis=-1):
+        return A * (dA - np.sum(dA * A, axis=axis, keepdims=True))
+
+    s = np.sqrt(Q.shape[-1])
+    _, A = mh.attention_head(Q, K, V, mask)
+    dV = A.T @ dOut
+    dZ = softmax_backward(A, dOut @ V.T) / s
+    dQ = dZ @ K
+    dK = dZ.T @ Q
+    return dQ, dK, dV
+""",
+        "not K.T",
+    ),
+    # Recomputes the softmax by hand without the fully-masked-row guard, so an all -inf row gives
+    # NaN (and a RuntimeWarning).
+    "backward_ah_naive_softmax": (
+        "17_backward",
+        "attention_head_backward",
+        """def attention_head_backward(Q, K, V, dOut, mask=None):
+    def softmax_backward(A, dA, axis=-1):
+        return A * (dA - np.sum(dA * A, axis=axis, keepdims=True))
+
+    s = np.sqrt(Q.shape[-1])
+    Z = Q @ np.swapaxes(K, -1, -2) / s
+    if mask is not None:
+        Z = Z + mask
+    E = np.exp(Z - Z.max(axis=-1, keepdims=True))
+    A = E / E.sum(axis=-1, keepdims=True)
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dZ = softmax_backward(A, dOut @ np.swapaxes(V, -1, -2)) / s
+    dQ = dZ @ K
+    dK = np.swapaxes(dZ, -1, -2) @ Q
+    return dQ, dK, dV
+""",
+        "contains NaN",
+    ),
+    # dX follows only the query path, dropping the key and value paths dK W_k^T + dV W_v^T.
+    "backward_mb_dX_only_Q": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    def attention_head_backward(Q, K, V, dOut, mask=None):
+        s = np.sqrt(Q.shape[-1])
+        _, A = mh.attention_head(Q, K, V, mask)
+        dV = np.swapaxes(A, -1, -2) @ dOut
+        dA = dOut @ np.swapaxes(V, -1, -2)
+        dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+        return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, dV
+
+    d_model = X.shape[-1]
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
+    if mask is not None and np.ndim(mask) > 2:
+        mask = np.expand_dims(mask, -3)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+    dH = mh.split_heads(dOut @ W_o.T, n_heads)
+    dQ, dK, dV = (mh.merge_heads(G) for G in attention_head_backward(Qh, Kh, Vh, dH, mask))
+    flat = lambda M: M.reshape(-1, d_model)
+    dX = dQ @ W_q.T  # X -> Q -> output
+    return dX, (flat(X).T @ flat(dQ), flat(X).T @ flat(dK), flat(X).T @ flat(dV),
+                flat(merged).T @ flat(dOut))
+""",
+        "only the path through the queries",
+    ),
+    # Weight gradients keep the batch axes, shape (..., d_model, d_model), instead of being summed
+    # over them.
+    "backward_mb_weights_not_summed": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    def attention_head_backward(Q, K, V, dOut, mask=None):
+        s = np.sqrt(Q.shape[-1])
+        _, A = mh.attention_head(Q, K, V, mask)
+        dV = np.swapaxes(A, -1, -2) @ dOut
+        dA = dOut @ np.swapaxes(V, -1, -2)
+        dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+        return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, dV
+
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
+    if mask is not None and np.ndim(mask) > 2:
+        mask = np.expand_dims(mask, -3)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+    dH = mh.split_heads(dOut @ W_o.T, n_heads)
+    dQ, dK, dV = (mh.merge_heads(G) for G in attention_head_backward(Qh, Kh, Vh, dH, mask))
+    Xt = np.swapaxes(X, -1, -2)
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    return dX, (Xt @ dQ, Xt @ dK, Xt @ dV, np.swapaxes(merged, -1, -2) @ dOut)
+""",
+        "keep the batch axes",
+    ),
+    # dW_o is computed as dOut^T M, the transpose of M^T dOut.
+    "backward_mb_dWo_transposed": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    def attention_head_backward(Q, K, V, dOut, mask=None):
+        s = np.sqrt(Q.shape[-1])
+        _, A = mh.attention_head(Q, K, V, mask)
+        dV = np.swapaxes(A, -1, -2) @ dOut
+        dA = dOut @ np.swapaxes(V, -1, -2)
+        dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+        return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, dV
+
+    d_model = X.shape[-1]
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
+    if mask is not None and np.ndim(mask) > 2:
+        mask = np.expand_dims(mask, -3)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+    dH = mh.split_heads(dOut @ W_o.T, n_heads)
+    dQ, dK, dV = (mh.merge_heads(G) for G in attention_head_backward(Qh, Kh, Vh, dH, mask))
+    flat = lambda M: M.reshape(-1, d_model)
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    dW_o = flat(dOut).T @ flat(merged)
+    return dX, (flat(X).T @ flat(dQ), flat(X).T @ flat(dK), flat(X).T @ flat(dV), dW_o)
+""",
+        "W_O's gradient is transposed",
+    ),
+    # Backpropagates through each weight with W instead of W^T (dOut @ W_o and dQ @ W_q, ...).
+    "backward_mb_W_not_transposed": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    def attention_head_backward(Q, K, V, dOut, mask=None):
+        s = np.sqrt(Q.shape[-1])
+        _, A = mh.attention_head(Q, K, V, mask)
+        dV = np.swapaxes(A, -1, -2) @ dOut
+        dA = dOut @ np.swapaxes(V, -1, -2)
+        dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+        return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, dV
+
+    d_model = X.shape[-1]
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
+    if mask is not None and np.ndim(mask) > 2:
+        mask = np.expand_dims(mask, -3)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+    dH = mh.split_heads(dOut @ W_o, n_heads)
+    dQ, dK, dV = (mh.merge_heads(G) for G in attention_head_backward(Qh, Kh, Vh, dH, mask))
+    flat = lambda M: M.reshape(-1, d_model)
+    dX = dQ @ W_q + dK @ W_k + dV @ W_v
+    return dX, (flat(X).T @ flat(dQ), flat(X).T @ flat(dK), flat(X).T @ flat(dV),
+                flat(merged).T @ flat(dOut))
+""",
+        "instead of their transposes",
+    ),
+    # Merges the heads' gradients back with a bare reshape to X.shape instead of merge_heads (no
+    # swap of the head and token axes).
+    "backward_mb_reshape_no_transpose": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    def attention_head_backward(Q, K, V, dOut, mask=None):
+        s = np.sqrt(Q.shape[-1])
+        _, A = mh.attention_head(Q, K, V, mask)
+        dV = np.swapaxes(A, -1, -2) @ dOut
+        dA = dOut @ np.swapaxes(V, -1, -2)
+        dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+        return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, dV
+
+    d_model = X.shape[-1]
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
+    if mask is not None and np.ndim(mask) > 2:
+        mask = np.expand_dims(mask, -3)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+    dH = mh.split_heads(dOut @ W_o.T, n_heads)
+    # back to (..., T, d_model)
+    dQ, dK, dV = (G.reshape(X.shape) for G in attention_head_backward(Qh, Kh, Vh, dH, mask))
+    flat = lambda M: M.reshape(-1, d_model)
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    return dX, (flat(X).T @ flat(dQ), flat(X).T @ flat(dK), flat(X).T @ flat(dV),
+                flat(merged).T @ flat(dOut))
+""",
+        "bare reshape",
+    ),
+    # Passes a per-sequence mask (..., T, T) to the heads without inserting a head axis, so its
+    # batch axis lines up with the head axis.
+    "backward_mb_mask_no_head_axis": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    def attention_head_backward(Q, K, V, dOut, mask=None):
+        s = np.sqrt(Q.shape[-1])
+        _, A = mh.attention_head(Q, K, V, mask)
+        dV = np.swapaxes(A, -1, -2) @ dOut
+        dA = dOut @ np.swapaxes(V, -1, -2)
+        dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+        return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, dV
+
+    d_model = X.shape[-1]
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)  # the mask broadcasts
+    merged = mh.merge_heads(heads)
+    dH = mh.split_heads(dOut @ W_o.T, n_heads)
+    dQ, dK, dV = (mh.merge_heads(G) for G in attention_head_backward(Qh, Kh, Vh, dH, mask))
+    flat = lambda M: M.reshape(-1, d_model)
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    return dX, (flat(X).T @ flat(dQ), flat(X).T @ flat(dK), flat(X).T @ flat(dV),
+                flat(merged).T @ flat(dOut))
+""",
+        "no head axis",
+    ),
+    # Overwrites the caller's mask in place, replacing -inf with -1e9 (which also turns a fully
+    # masked row into uniform weights).
+    "backward_mb_mask_inplace_large_neg": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    def attention_head_backward(Q, K, V, dOut, mask=None):
+        s = np.sqrt(Q.shape[-1])
+        _, A = mh.attention_head(Q, K, V, mask)
+        dV = np.swapaxes(A, -1, -2) @ dOut
+        dA = dOut @ np.swapaxes(V, -1, -2)
+        dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+        return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, dV
+
+    d_model = X.shape[-1]
+    if mask is not None:
+        mask[np.isneginf(mask)] = -1e9  # avoid -inf - -inf = nan in the gradients
+        if mask.ndim > 2:
+            mask = np.expand_dims(mask, -3)
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+    dH = mh.split_heads(dOut @ W_o.T, n_heads)
+    dQ, dK, dV = (mh.merge_heads(G) for G in attention_head_backward(Qh, Kh, Vh, dH, mask))
+    flat = lambda M: M.reshape(-1, d_model)
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    return dX, (flat(X).T @ flat(dQ), flat(X).T @ flat(dK), flat(X).T @ flat(dV),
+                flat(merged).T @ flat(dOut))
+""",
+        "modified an input in place",
+    ),
+    # Uses the mask in the forward pass but forgets to pass it to the heads' backward.
+    "backward_mb_backward_unmasked": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    def attention_head_backward(Q, K, V, dOut, mask=None):
+        s = np.sqrt(Q.shape[-1])
+        _, A = mh.attention_head(Q, K, V, mask)
+        dV = np.swapaxes(A, -1, -2) @ dOut
+        dA = dOut @ np.swapaxes(V, -1, -2)
+        dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+        return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, dV
+
+    d_model = X.shape[-1]
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
+    if mask is not None and np.ndim(mask) > 2:
+        mask = np.expand_dims(mask, -3)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+    dH = mh.split_heads(dOut @ W_o.T, n_heads)
+    dQ, dK, dV = (mh.merge_heads(G) for G in attention_head_backward(Qh, Kh, Vh, dH))
+    flat = lambda M: M.reshape(-1, d_model)
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    return dX, (flat(X).T @ flat(dQ), flat(X).T @ flat(dK), flat(X).T @ flat(dV),
+                flat(merged).T @ flat(dOut))
+""",
+        "the heads' backward gets no mask",
+    ),
+}
+
+CORRECT |= {
+    # Builds the full per-row Jacobian diag(a) - a a^T and applies it with einsum, after moving
+    # the softmax axis last.
+    "backward_sb_jacobian_einsum": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    a = np.moveaxis(A, axis, -1)
+    g = np.moveaxis(dA, axis, -1)
+    n = a.shape[-1]
+    J = a[..., :, None] * np.eye(n) - a[..., :, None] * a[..., None, :]  # diag(a) - a a^T
+    dz = np.einsum("...ij,...j->...i", J, g)
+    return np.moveaxis(dz, -1, axis)
+""",
+    ),
+    # Every product written with einsum and the softmax backward inlined.
+    "backward_ah_einsum": (
+        "17_backward",
+        "attention_head_backward",
+        """def attention_head_backward(Q, K, V, dOut, mask=None):
+    _, A = mh.attention_head(Q, K, V, mask)
+    dA = np.einsum("...qv,...kv->...qk", dOut, V)
+    dZ = A * (dA - np.einsum("...qk,...qk->...q", dA, A)[..., None])
+    dZ = dZ / np.sqrt(Q.shape[-1])
+    dQ = np.einsum("...qk,...kd->...qd", dZ, K)
+    dK = np.einsum("...qk,...qd->...kd", dZ, Q)
+    dV = np.einsum("...qk,...qv->...kv", A, dOut)
+    return dQ, dK, dV
+""",
+    ),
+    # Keeps the inputs' dtype throughout (float32 in, float32 out), multiplying by a dtype-matched
+    # 1/sqrt(d_k).
+    "backward_ah_float32_native": (
+        "17_backward",
+        "attention_head_backward",
+        """def attention_head_backward(Q, K, V, dOut, mask=None):
+    Q, K, V, dOut = (np.asarray(M) for M in (Q, K, V, dOut))
+    dtype = np.result_type(Q, K, V, dOut)
+    scale = np.asarray(1 / np.sqrt(Q.shape[-1]), dtype=dtype)
+    _, A = mh.attention_head(Q, K, V, mask)
+    A = A.astype(dtype, copy=False)
+    Kt = np.swapaxes(K, -1, -2)
+    dV = np.matmul(np.swapaxes(A, -1, -2), dOut)
+    dA = np.matmul(dOut, np.swapaxes(V, -1, -2))
+    dZ = A * (dA - (dA * A).sum(axis=-1, keepdims=True)) * scale
+    dQ = np.matmul(dZ, np.swapaxes(Kt, -1, -2))
+    dK = np.matmul(np.swapaxes(dZ, -1, -2), Q)
+    return dQ.astype(dtype), dK.astype(dtype), dV.astype(dtype)
+""",
+    ),
+    # Loops over heads with column slices (no split/merge, mask used as given per head) and sums
+    # weight gradients with tensordot.
+    "backward_mb_loop_over_heads": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    def head_backward(q, k, v, g, m):
+        s = np.sqrt(q.shape[-1])
+        _, A = mh.attention_head(q, k, v, m)
+        dA = g @ np.swapaxes(v, -1, -2)
+        dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+        return dZ @ k, np.swapaxes(dZ, -1, -2) @ q, np.swapaxes(A, -1, -2) @ g
+
+    d_model = X.shape[-1]
+    d_k = d_model // n_heads
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    merged = np.zeros_like(Q)
+    dQ, dK, dV = np.zeros_like(Q), np.zeros_like(K), np.zeros_like(V)
+    dM = dOut @ W_o.T
+    for i in range(n_heads):  # head i owns columns i*d_k:(i+1)*d_k
+        c = slice(i * d_k, (i + 1) * d_k)
+        out, _ = mh.attention_head(Q[..., c], K[..., c], V[..., c], mask)
+        merged[..., c] = out
+        dQ[..., c], dK[..., c], dV[..., c] = head_backward(
+            Q[..., c], K[..., c], V[..., c], dM[..., c], mask)
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    lead = tuple(range(X.ndim - 2))
+    def total(A, B):
+        return np.tensordot(A, B, axes=(lead + (X.ndim - 2,), lead + (X.ndim - 2,)))
+    return dX, (total(X, dQ), total(X, dK), total(X, dV), total(merged, dOut))
+""",
+    ),
+    # All products written as einsum (weight gradients over the flattened batch), the head axis
+    # inserted with m[..., None, :, :].
+    "backward_mb_einsum_weights": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    def attention_head_backward(Q, K, V, dOut, mask=None):
+        _, A = mh.attention_head(Q, K, V, mask)
+        dA = np.einsum("...qv,...kv->...qk", dOut, V)
+        dZ = A * (dA - np.einsum("...qk,...qk->...q", dA, A)[..., None]) / np.sqrt(Q.shape[-1])
+        return (np.einsum("...qk,...kd->...qd", dZ, K),
+                np.einsum("...qk,...qd->...kd", dZ, Q),
+                np.einsum("...qk,...qv->...kv", A, dOut))
+
+    m = None if mask is None else np.asarray(mask)
+    if m is not None and m.ndim > 2:
+        m = m[..., None, :, :]
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in mh.project_qkv(X, W_q, W_k, W_v))
+    merged = mh.merge_heads(mh.attention_head(Qh, Kh, Vh, m)[0])
+    dH = mh.split_heads(np.einsum("...ti,ji->...tj", dOut, W_o), n_heads)
+    dQ, dK, dV = map(mh.merge_heads, attention_head_backward(Qh, Kh, Vh, dH, m))
+    dX = sum(np.einsum("...tj,ij->...ti", G, W) for G, W in ((dQ, W_q), (dK, W_k), (dV, W_v)))
+    d = X.shape[-1]
+    w = lambda A, B: np.einsum("ni,nj->ij", A.reshape(-1, d), B.reshape(-1, d))
+    return dX, (w(X, dQ), w(X, dK), w(X, dV), w(merged, dOut))
+""",
+    ),
+}

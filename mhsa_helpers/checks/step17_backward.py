@@ -78,6 +78,18 @@ DX_NOT_TRANSPOSED = (
     "dX multiplies by the weights instead of their transposes: Q = X·W_Q, so "
     "dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."
 )
+ALL_NOT_TRANSPOSED = (
+    "the backward multiplies by the weights instead of their transposes: out = M·W_O gives "
+    "dM = dOut·W_Oᵀ, and Q = X·W_Q gives dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."
+)
+BARE_RESHAPE = (
+    "the heads' gradients are put back with a bare reshape: merge_heads (swap the head and "
+    "token axes, then reshape) undoes split_heads, in the backward as in the forward."
+)
+UNMASKED_BACK = (
+    "the heads' backward gets no mask: pass the forward's mask (with its head axis) to "
+    "attention_head_backward too, or gradient flows through blocked positions."
+)
 DW_NOT_SUMMED = (
     "the weights' gradients keep the batch axes: one W is shared by every sequence, so sum "
     "over them: dW_Q = Σ Xᵀ·dQ over the batch, shape (d_model, d_model)."
@@ -332,20 +344,25 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
     with np.errstate(all="ignore"):
         heads, _ = ref.attention_head(Qh, Kh, Vh, M)
         merged = ref.merge_heads(heads)  # (..., T, d_model)
-        dMerged = dOut @ W_o.T  # (..., T, d_model)
+        dMerged = dOut @ (W_o if mistake.get("all_not_t") else W_o.T)  # (..., T, d_model)
         dH = ref.split_heads(dMerged, h)  # (..., h, T, d_k)
+        M_back = None if mistake.get("unmasked_back") else M
         if mistake.get("head"):
-            dQh, dKh, dVh = head_variant(Qh, Kh, Vh, dH, M, **mistake["head"])
+            dQh, dKh, dVh = head_variant(Qh, Kh, Vh, dH, M_back, **mistake["head"])
         else:
-            dQh, dKh, dVh = ref.attention_head_backward(Qh, Kh, Vh, dH, M)
-        dQ, dK, dV = (ref.merge_heads(G) for G in (dQh, dKh, dVh))  # (..., T, d_model)
+            dQh, dKh, dVh = ref.attention_head_backward(Qh, Kh, Vh, dH, M_back)
+        if mistake.get("bad_merge"):  # a bare reshape: the head and token axes not swapped
+            dQ, dK, dV = (G.reshape(X.shape) for G in (dQh, dKh, dVh))
+        else:
+            dQ, dK, dV = (ref.merge_heads(G) for G in (dQh, dKh, dVh))  # (..., T, d_model)
 
     def total(A, B):
         if mistake.get("not_summed"):
             return A.swapaxes(-1, -2) @ B  # (..., d_model, d_model)
         return A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
 
-    t = (lambda W: W) if mistake.get("dx_not_t") else (lambda W: W.T)
+    not_t = mistake.get("dx_not_t") or mistake.get("all_not_t")
+    t = (lambda W: W) if not_t else (lambda W: W.T)
     dX = dQ @ t(W_q) + dK @ t(W_k) + dV @ t(W_v)
     if mistake.get("one_path"):
         dX = dQ @ W_q.T
@@ -364,13 +381,18 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         (DW_O_TRANSPOSED, layer_variant(*args, dwo_t=True)),
         (DX_ONE_PATH, layer_variant(*args, one_path=True)),
         (DX_NOT_TRANSPOSED, layer_variant(*args, dx_not_t=True)),
+        (ALL_NOT_TRANSPOSED, layer_variant(*args, all_not_t=True)),
         (DW_TRANSPOSED, layer_variant(*args, dw_t=True)),
         (HEAD_NO_ROW_SUM, layer_variant(*args, head={"no_row_sum": True})),
         (SCALED_BY_D_K, layer_variant(*args, head={"by_d_k": True}) if d_k > 1 else None),
         (NOT_SCALED, layer_variant(*args, head={"scale": True}) if d_k > 1 else None),
     ]
+    if h > 1:
+        out.append((BARE_RESHAPE, layer_variant(*args, bad_merge=True)))
     if X.ndim > 2:
         out.append((DW_NOT_SUMMED, layer_variant(*args, not_summed=True)))
+    if mask is not None and np.isneginf(mask).any():
+        out.append((UNMASKED_BACK, layer_variant(*args, unmasked_back=True)))
     return out
 
 
