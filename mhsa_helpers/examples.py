@@ -6,6 +6,7 @@ every number the course *shows* is computed from them.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass, field
 
@@ -23,6 +24,7 @@ __all__ = [
     "sentence",
     "song",
     "students",
+    "trained",
 ]
 
 
@@ -44,6 +46,11 @@ class Example:
         One label per column of ``X``.
     source : str
         Where the data come from, and what was chosen by the course.
+    n_heads : int, optional
+        The only number of heads the weights make sense with (trained
+        weights); any divisor of ``d_model`` when not given.
+    head_notes : tuple of str
+        What each head does, where the course measured it (trained weights).
     """
 
     name: str
@@ -56,6 +63,8 @@ class Example:
     W_o: np.ndarray
     features: list = field(default_factory=list)
     source: str = ""
+    n_heads: int | None = None
+    head_notes: tuple = ()
 
     @property
     def T(self) -> int:
@@ -67,7 +76,9 @@ class Example:
 
     @property
     def head_choices(self) -> list:
-        """Numbers of heads that divide ``d_model``."""
+        """Numbers of heads that divide ``d_model``; only ``n_heads`` when it is given."""
+        if self.n_heads is not None:
+            return [self.n_heads]
         return [h for h in range(1, self.d_model + 1) if self.d_model % h == 0]
 
     @property
@@ -275,11 +286,59 @@ def sentence(kind: str) -> Example:
     )
 
 
+# --------------------------------------------------------------------------
+# Weights learned by the course's training notebook (18_training)
+# --------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _trained_data() -> dict:
+    """The shipped file, read once (the explorer asks for its example on every change)."""
+    from . import training
+
+    return training.load_trained()
+
+
+def trained() -> Example:
+    """A two-head layer trained to reverse 8 letters, on one held-out sequence.
+
+    Loaded from ``mhsa_helpers/data/trained.npz``, which
+    ``python -m mhsa_helpers.training`` rebuilds (fixed seed).
+    """
+    from . import training
+
+    data = _trained_data()
+    h = data["n_heads"]
+    patterns = zip(data["head_patterns"], data["head_shares"], strict=True)
+    notes = tuple(training.head_sentence(k, p, share) for k, (p, share) in enumerate(patterns))
+    d = data["X"].shape[1]
+    return Example(
+        name="trained",
+        title=f'Trained to reverse: "{" ".join(data["tokens"])}"',
+        tokens=list(data["tokens"]),
+        X=_readonly(data["X"]),
+        W_q=_readonly(data["W_q"]),
+        W_k=_readonly(data["W_k"]),
+        W_v=_readonly(data["W_v"]),
+        W_o=_readonly(data["W_o"]),
+        features=[f"dim {i}" for i in range(d)],
+        source=(
+            f"Learned, not chosen: a one-layer attention model with {h} heads, trained "
+            f"by the course (notebook 18_training, {data['steps']} steps of Adam, seed "
+            f"{data['seed']}) to reverse sequences of {len(data['tokens'])} letters "
+            f"{training.VOCAB[0]}-{training.VOCAB[-1]}. X is the layer's input (letter "
+            "embedding + learned position embedding) for a held-out sequence; the weights "
+            "are the layer's. Rebuilt by `python -m mhsa_helpers.training`."
+        ),
+        n_heads=h,
+        head_notes=notes,
+    )
+
+
 _BUILDERS = {
     "song": song,
     "students": students,
     "simple": lambda: sentence("simple"),
     "question": lambda: sentence("question"),
+    "trained": trained,
 }
 EXAMPLES = tuple(_BUILDERS)
 

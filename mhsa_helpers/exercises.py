@@ -111,6 +111,9 @@ NOTEBOOKS: tuple[Notebook, ...] = (
     Notebook("15_cross", "extension: cross-attention"),
     Notebook("16_sliding_window", "extension: sliding-window masks"),
     Notebook("17_backward", "the backward pass: gradients of the softmax, a head, the layer"),
+    Notebook(
+        "18_training", "training a tiny transformer with your backward pass: what its heads learn"
+    ),
 )
 
 EXERCISES: tuple[Exercise, ...] = (
