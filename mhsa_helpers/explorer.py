@@ -426,6 +426,9 @@ class Explorer:
                     f"<span style='color:#D55E00'>The reference instead of your <code>{n}</code>, "
                     f"which {'raised ' if kind == 'raised' else ''}{text}.</span>"
                 )
+        e = self.example
+        if e.head_notes and self.heads_w.value == e.n_heads:  # trained heads: what each learned
+            lines.append("Learned: " + "; ".join(e.head_notes) + ".")
         special = self._special_note()
         if special:
             lines.append(

@@ -170,3 +170,10 @@ def test_layer_functions_keep_the_learners_only_where_the_check_passes():
     _, bwd, said = tr.layer_functions({"multi_head_self_attention_backward": wrong})
     assert bwd is ref.multi_head_self_attention_backward
     assert "instead of yours" in said
+
+
+def test_the_explorer_says_what_each_trained_head_learned():
+    ex = Explorer(example="trained", step=7)
+    e = mh.get_example("trained")
+    assert e.head_notes and all(note in ex.status_w.value for note in e.head_notes)
+    assert "mirror position" in ex.status_w.value
