@@ -326,7 +326,7 @@ def test_feedback_hides_hidden_tests_and_shows_hints(hostile):
     text = html.read_text()
     assert "check_hidden" not in text and "BEGIN HIDDEN TESTS" not in text
     assert "hidden tests: not shown" in text
-    assert "differs from the reference" in text  # the parent's verdict, as the test's output
+    assert "softmax(Z) is all zeros" in text  # the parent's verdict, as the test's output
 
 
 # --------------------------------------------------------------------------
