@@ -8,7 +8,6 @@ every widget offers its current picture to static viewers (:func:`bundle`).
 
 from __future__ import annotations
 
-import html
 import re
 
 import numpy as np
@@ -53,7 +52,8 @@ def learner_or_reference(name: str, functions, cache: dict) -> tuple:
     failed = check_sentence(name, fn, cache)
     if failed is None:
         return fn, f"Drawn with <b>your</b> <code>{name}</code>."
-    said = re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(failed))  # `code` as code
+    text = failed.replace("&", "&amp;").replace("<", "&lt;")  # the sentence as text
+    said = re.sub(r"`([^`]*)`", r"<code>\1</code>", text)  # `code` shown as code
     return getattr(ref, name), (
         f"<span style='color:#D55E00'>The course's <code>{name}</code> instead of yours, "
         f"whose check fails: {said}</span>"
