@@ -1811,3 +1811,30 @@ CORRECT |= {
 """,
     ),
 }
+
+#: Those that also go through real nbgrader and grading kernels (tests/test_course.py): the
+#: cases issue 23 lists and one slip per backward function; all of them are judged
+#: in-process in tests/test_checks.py. (Each costs one notebook's run in the slow suite.)
+THROUGH_KERNELS = (
+    "merge_heads_reversed_head_order",
+    "multi_head_self_attention_W_o_transposed",
+    "tiled_attention_inverted_rescale",
+    "cross_attention_causal_mask_added",
+    "positional_encoding_sin_cos_halves",
+    "softmax_global_max",
+    "decode_step_cache_none_not_handled",
+    "attention_scores_K_dot_T",
+    "split_heads_hardcoded_transpose",
+    "init_weights_fan_in_only",
+    "attention_head_float32_compute",
+    "multi_head_self_attention_mask_without_head_axis",
+    "grouped_query_attention_mask_without_head_axis",
+    "kv_cache_size_float_division",
+    "grouped_query_attention_assert_not_valueerror",
+    "tiled_attention_zero_block_size_zerodivision",
+    "softmax_modifies_input",
+    "attention_head_scales_Q_in_place",
+    "backward_sb_no_rowsum",
+    "backward_ah_dK_unscaled",
+    "backward_mb_dWo_transposed",
+)
