@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import mhsa_helpers as mh
-from mhsa_helpers import svg
-from mhsa_helpers.explorer import STEPS, USED, Explorer
 from mhsa_helpers.plots import HEAD_COLOURS
+from mhsa_helpers.widgets import svg
+from mhsa_helpers.widgets.explorer import STEPS, USED, Explorer
 
 
 def my_softmax(Z, axis=-1):
@@ -201,7 +201,7 @@ def test_the_most_heads_stay_readable():
 
 def test_head_colours_read_on_white():
     """No head colour is as light as the old yellow: titles sit on chips of the colour."""
-    from mhsa_helpers.svg import text_colour
+    from mhsa_helpers.widgets.svg import text_colour
 
     assert "#F0E442" not in HEAD_COLOURS
     for colour in HEAD_COLOURS:

@@ -20,7 +20,7 @@ from html import escape
 import matplotlib
 import numpy as np
 
-from .plots import DIVERGING, HEAD_COLOURS, SEQUENTIAL
+from ..plots import DIVERGING, HEAD_COLOURS, SEQUENTIAL
 
 __all__ = [
     "HEIGHT",

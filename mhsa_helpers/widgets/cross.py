@@ -6,18 +6,18 @@ read the question ("Where did the cat sit ?") and draws each head's
 real (the rest are padding, hidden by ``padding_mask``). It runs the
 learner's own ``cross_attention`` (``functions=globals()``) only while its
 check passes, and says which function drew the picture
-(:class:`mhsa_helpers.widget_gqa.ExtensionWidget`).
+(:class:`mhsa_helpers.widgets.gqa.ExtensionWidget`).
 """
 
 from __future__ import annotations
 
 import ipywidgets as widgets
 
-from . import reference as ref
+from .. import reference as ref
+from ..examples import get_example
+from ..plots import HEAD_COLOURS
 from . import svg
-from .examples import get_example
-from .plots import HEAD_COLOURS
-from .widget_gqa import ExtensionWidget
+from .gqa import ExtensionWidget
 
 __all__ = ["CrossWidget"]
 

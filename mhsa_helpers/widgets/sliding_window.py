@@ -12,9 +12,9 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from . import reference as ref
+from .. import reference as ref
+from ..examples import get_example
 from . import svg
-from .examples import get_example
 from .live import bundle, learner_or_reference
 
 __all__ = ["SlidingWindowWidget"]

@@ -22,12 +22,12 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from . import reference as ref
+from .. import reference as ref
+from ..examples import EXAMPLES, get_example
+from ..exercises import names
+from ..plots import HEAD_COLOURS
 from . import svg
-from .examples import EXAMPLES, get_example
-from .exercises import names
 from .live import bundle, check_sentence
-from .plots import HEAD_COLOURS
 
 __all__ = ["STEPS", "USED", "Explorer"]
 
