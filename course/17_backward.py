@@ -19,10 +19,19 @@
 
 # %% setup
 from mhsa_helpers.gradcheck import central_differences, relative_error
+from mhsa_helpers.widgets.live import check_sentence
 from mhsa_helpers.plots import heads_figure
 
 song = mh.get_example("song")
 rng = np.random.default_rng(0)
+
+
+def mine_or_course(name):
+    """Your function if it passes its check, else the course's (and say which)."""
+    fn = globals().get(name)
+    said = check_sentence(name, fn, {}) if fn is not None else "not defined"
+    print(f"{name}: {'yours' if said is None else 'the course’s (yours does not pass yet)'}")
+    return fn if said is None else getattr(mh, name)
 
 # %% [markdown]
 # ## 1. Checking a gradient
@@ -48,8 +57,8 @@ rng = np.random.default_rng(0)
 x = rng.normal(size=(2, 3))
 G = rng.normal(size=(2, 3))
 numeric = central_differences(lambda v: v**2, x, G)
-print("relative error of 2·x·G against central differences:", relative_error(2 * x * G, numeric))
-print("and of a wrong gradient, x·G:", relative_error(x * G, numeric))
+print(f"relative error of 2·x·G against central differences: {relative_error(2 * x * G, numeric):.1e}")
+print(f"and of a wrong gradient, x·G: {relative_error(x * G, numeric):.2f}")
 
 # %% [markdown]
 # ## 2. The softmax's backward
@@ -106,25 +115,15 @@ def softmax_backward(A, dA, axis=-1):
 # written): each row of $dZ$ sums to zero, and the masked cells get none.
 
 # %%
-def mine_or_course(name):
-    """Your function if it passes its check above, else the course's (and say which)."""
-    from mhsa_helpers.widgets.live import check_sentence
-
-    fn = globals().get(name)
-    said = check_sentence(name, fn, {}) if fn is not None else "not defined"
-    print(f"{name}: {'yours' if said is None else 'the course’s (yours does not pass yet)'}")
-    return fn if said is None else getattr(mh, name)
-
-
 Q, K, V = mh.project_qkv(song.X, song.W_q, song.W_k, song.W_v)
 Z = mh.attention_scores(Q, K) + mh.causal_mask(song.T)
 A = mh.softmax(Z)
 dA = rng.normal(size=A.shape)
 dZ = mine_or_course("softmax_backward")(A, dA)
-print("relative error against central differences:",
-      relative_error(dZ, central_differences(mh.softmax, Z, dA)))
-print("row sums of dZ:", np.round(dZ.sum(axis=-1), 12))
-print("gradient on masked cells:", np.abs(dZ[np.isneginf(Z)]).max())
+err = relative_error(dZ, central_differences(mh.softmax, Z, dA))
+print(f"relative error against central differences: {err:.1e}")
+print(f"largest |row sum| of dZ: {np.abs(dZ.sum(axis=-1)).max():.1e}")
+print(f"largest |gradient| on masked cells: {np.abs(dZ[np.isneginf(Z)]).max():.1e}")
 
 # %% [markdown]
 # ## 3. One head's backward
@@ -187,21 +186,19 @@ def attention_head_backward(Q, K, V, dOut, mask=None):
 
 # %% [markdown]
 # Where the gradient goes: for the song's first head, a causal mask and a
-# random $dOut$, the size of $dZ$ (the scores' gradient) and of the weights
-# $A$. The blocked cells above the diagonal carry neither.
+# random $dOut$, the weights $A$ and the size of $dZ$, the gradient of the
+# scores $Z$ (before the division by $\sqrt{d_k}$ that $dQ$ and $dK$ then take).
+# The blocked cells above the diagonal carry neither; each figure has its own
+# colour scale.
 
 # %%
 Qh, Kh, Vh = (mh.split_heads(M, 2)[0] for M in (Q, K, V))  # head 1: (T, d_k) each
 mask = mh.causal_mask(song.T)
 dOut = rng.normal(size=Vh.shape)
 _, A1 = mh.attention_head(Qh, Kh, Vh, mask)
-dZ1 = mh.softmax_backward(A1, dOut @ Vh.T) / np.sqrt(Qh.shape[-1])
-heads_figure(
-    np.stack([A1, np.abs(dZ1)]),
-    song.tokens,
-    song.tokens,
-    titles=["weights A (head 1)", "|dZ|, the scores' gradient"],
-)
+dZ1 = mh.softmax_backward(A1, dOut @ Vh.T)  # (T, T): the gradient of the scores Z
+heads_figure(A1[None], song.tokens, song.tokens, titles=["weights A (head 1)"], vmin=0, vmax=1)
+heads_figure(np.abs(dZ1)[None], song.tokens, song.tokens, titles=["|dZ|, the scores' gradient"])
 dQ, dK, dV = mine_or_course("attention_head_backward")(Qh, Kh, Vh, dOut, mask)
 for name, got, x in (("dQ", dQ, Qh), ("dK", dK, Kh), ("dV", dV, Vh)):
     forward = {
@@ -221,12 +218,13 @@ for name, got, x in (("dQ", dQ, Qh), ("dK", dK, Kh), ("dV", dV, Vh)):
 # H = \operatorname{head}(\operatorname{split}(Q), \operatorname{split}(K),
 # \operatorname{split}(V)), \qquad \text{out} = \operatorname{merge}(H)\, W_O.$$
 #
-# Backward, in reverse order. With $M = \operatorname{merge}(H)$:
+# Backward, in reverse order. With $C = \operatorname{merge}(H)$ the
+# concatenated heads:
 #
-# $$dW_O = M^\top dOut, \qquad dM = dOut\, W_O^\top.$$
+# $$dW_O = C^\top dOut, \qquad dC = dOut\, W_O^\top.$$
 #
 # `split_heads` and `merge_heads` only move numbers around, so each one's
-# backward is the other: $dH = \operatorname{split}(dM)$, and the heads'
+# backward is the other: $dH = \operatorname{split}(dC)$, and the heads'
 # gradients $dQ_h, dK_h, dV_h$ (your `attention_head_backward`) merge back into
 # $dQ, dK, dV$ of shape `(..., T, d_model)`. Then the projections:
 #

@@ -209,8 +209,9 @@ print(np.round(per_query, 2))
 # ### Two heads, one job?
 #
 # The layer's output is the concatenated heads times $W_O$, which is a sum of
-# one term per head: with $W_O^{(k)}$ the rows $k\,d_k$ to $(k+1)\,d_k - 1$ of
-# $W_O$,
+# one term per head: with $W_O^{(k)}$ the $d_k$ rows of $W_O$ that head $k$'s
+# columns meet (head 1 the rows $0$ to $d_k - 1$, head 2 the rows $d_k$ to
+# $2d_k - 1$, counting rows from 0 as numpy does),
 #
 # $$\text{out} = [\text{head}_1 \,|\, \text{head}_2]\, W_O = \text{head}_1 W_O^{(1)} + \text{head}_2 W_O^{(2)} .$$
 #

@@ -827,7 +827,7 @@ def layer_functions(functions=None, cache: dict | None = None) -> tuple:
     for name in ("multi_head_self_attention", "multi_head_self_attention_backward"):
         fn, sentence = learner_or_reference(name, functions, cache)
         chosen.append(fn)
-        said.append(sentence.replace("Drawn with", "Trained with"))
+        said.append(sentence.replace("Drawn with", "Trains with"))
     return chosen[0], chosen[1], "<br>".join(said)
 
 

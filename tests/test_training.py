@@ -162,7 +162,7 @@ def test_layer_functions_keep_the_learners_only_where_the_check_passes():
     fwd, bwd, said = tr.layer_functions({})
     assert fwd is ref.multi_head_self_attention
     assert bwd is ref.multi_head_self_attention_backward
-    assert said.count("Trained with the course's") == 2
+    assert said.count("Trains with the course's") == 2
 
     def wrong(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
         return np.zeros_like(X), tuple(np.zeros_like(W) for W in (W_q, W_k, W_v, W_o))

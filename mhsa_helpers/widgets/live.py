@@ -8,6 +8,8 @@ every widget offers its current picture to static viewers (:func:`bundle`).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .. import reference as ref
@@ -50,9 +52,11 @@ def learner_or_reference(name: str, functions, cache: dict) -> tuple:
     failed = check_sentence(name, fn, cache)
     if failed is None:
         return fn, f"Drawn with <b>your</b> <code>{name}</code>."
+    text = failed.replace("&", "&amp;").replace("<", "&lt;")  # the sentence as text
+    said = re.sub(r"`([^`]*)`", r"<code>\1</code>", text)  # `code` shown as code
     return getattr(ref, name), (
         f"<span style='color:#D55E00'>The course's <code>{name}</code> instead of yours, "
-        f"whose check fails: {failed}</span>"
+        f"whose check fails: {said}</span>"
     )
 
 
