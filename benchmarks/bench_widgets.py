@@ -11,7 +11,7 @@ import argparse
 import statistics
 import time
 
-from mhsa_helpers.explorer import Explorer
+from mhsa_helpers.widgets.explorer import Explorer
 
 
 def timed(ex, widget, values, repeats):

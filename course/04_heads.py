@@ -95,7 +95,7 @@ heads_figure(Qh, song.tokens, ["c0", "c1"], "Q split into 2 heads");
 # *query* view shows Q, K and V with each head's columns in its colour.
 
 # %%
-from mhsa_helpers.explorer import Explorer
+from mhsa_helpers.widgets.explorer import Explorer
 
 Explorer(functions=globals(), step=4, controls=("heads", "query", "view"))
 

@@ -139,7 +139,7 @@ check_shape(mh.padding_mask(np.array([6, 4, 2]), T), (3, 1, T))
 # `causal_mask` and `padding_mask` once their checks pass.
 
 # %%
-from mhsa_helpers.explorer import Explorer
+from mhsa_helpers.widgets.explorer import Explorer
 
 Explorer(functions=globals(), step=6, controls=("mask", "query"))
 

@@ -75,7 +75,7 @@ print("column sums, head 1:", A[0].sum(axis=-2).round(3))
 # every key.
 
 # %%
-from mhsa_helpers.explorer import Explorer
+from mhsa_helpers.widgets.explorer import Explorer
 
 Explorer(functions=globals(), step=7, controls=("heads", "mask", "query", "view"))
 

@@ -88,7 +88,7 @@ print("step by step == mh.multi_head_self_attention:", np.allclose(output, ref_o
 # query token's output embedding with its input embedding.
 
 # %%
-from mhsa_helpers.explorer import Explorer
+from mhsa_helpers.widgets.explorer import Explorer
 
 Explorer(functions=globals(), step=9, controls=("heads", "mask", "query"))
 

@@ -12,8 +12,8 @@
 # %% setup
 from mhsa_helpers.answers import learner_functions, load_answers
 from mhsa_helpers.capstone import compare_layer
-from mhsa_helpers.explorer import Explorer
 from mhsa_helpers.plots import heads_figure, heatmap
+from mhsa_helpers.widgets.explorer import Explorer
 
 song = mh.get_example("song")
 students = mh.get_example("students")

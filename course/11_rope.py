@@ -196,6 +196,6 @@ print("the same with an added positional encoding:", f"{spread:.2f}")
 # drawn).
 
 # %%
-from mhsa_helpers.widget_rope import RopeWidget
+from mhsa_helpers.widgets.rope import RopeWidget
 
 RopeWidget(functions=globals())

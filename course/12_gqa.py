@@ -15,7 +15,7 @@
 import matplotlib.pyplot as plt
 
 from mhsa_helpers.plots import heads_figure, heatmap
-from mhsa_helpers.widget_gqa import GQAWidget
+from mhsa_helpers.widgets.gqa import GQAWidget
 
 q = mh.get_example("question")
 

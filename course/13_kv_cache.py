@@ -98,7 +98,7 @@ def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
 # slider says which function drew the picture).
 
 # %%
-from mhsa_helpers.widget_kv_cache import DecodeWidget
+from mhsa_helpers.widgets.kv_cache import DecodeWidget
 
 DecodeWidget(functions=globals())
 

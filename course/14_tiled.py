@@ -124,7 +124,7 @@ def tiled_attention(Q, K, V, block_size, causal=False):
 # compared with the last step (the line under the sliders says so).
 
 # %%
-from mhsa_helpers.widget_tiled import TiledWidget
+from mhsa_helpers.widgets.tiled import TiledWidget
 
 TiledWidget(functions=globals())
 

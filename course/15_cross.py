@@ -12,7 +12,7 @@
 
 # %% setup
 from mhsa_helpers.plots import heads_figure, heatmap
-from mhsa_helpers.widget_cross import CrossWidget
+from mhsa_helpers.widgets.cross import CrossWidget
 
 x = mh.get_example("simple")  # "The cat sat on the mat": the sequence that asks
 c = mh.get_example("question")  # "Where did the cat sit ?": the memory it reads

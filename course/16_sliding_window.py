@@ -104,7 +104,7 @@ print("weight outside the window:", A_window[outside].sum())
 # under the slider says which one is drawn).
 
 # %%
-from mhsa_helpers.widget_sliding_window import SlidingWindowWidget
+from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
 
 SlidingWindowWidget(functions=globals())
 

@@ -19,8 +19,8 @@
 
 # %% setup
 from mhsa_helpers.gradcheck import central_differences, relative_error
-from mhsa_helpers.live import check_sentence
 from mhsa_helpers.plots import heads_figure
+from mhsa_helpers.widgets.live import check_sentence
 
 song = mh.get_example("song")
 rng = np.random.default_rng(0)

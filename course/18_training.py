@@ -22,9 +22,9 @@ from IPython.display import HTML, display
 
 from mhsa_helpers import training as tr
 from mhsa_helpers.answers import learner_functions
-from mhsa_helpers.explorer import Explorer
 from mhsa_helpers.gradcheck import relative_error
 from mhsa_helpers.plots import HEAD_COLOURS, heads_figure
+from mhsa_helpers.widgets.explorer import Explorer
 
 T, V = tr.SEQ_LEN, len(tr.VOCAB)
 

@@ -810,7 +810,7 @@ def layer_functions(functions=None, cache: dict | None = None) -> tuple:
     functions : mapping, optional
         The learner's functions by name (:func:`mhsa_helpers.answers.learner_functions`).
     cache : dict, optional
-        Checks already run (see :func:`mhsa_helpers.live.learner_or_reference`).
+        Checks already run (see :func:`mhsa_helpers.widgets.live.learner_or_reference`).
 
     Returns
     -------
@@ -820,7 +820,7 @@ def layer_functions(functions=None, cache: dict | None = None) -> tuple:
     status : str
         HTML: one sentence per function saying whose was used, and why.
     """
-    from .live import learner_or_reference
+    from .widgets.live import learner_or_reference
 
     cache = {} if cache is None else cache
     chosen, said = [], []

@@ -4,7 +4,7 @@ import nbformat
 
 from mhsa_helpers.answers import learner_functions, load_answers
 from mhsa_helpers.capstone import compare_layer
-from mhsa_helpers.explorer import Explorer
+from mhsa_helpers.widgets.explorer import Explorer
 from tests import nbgrader_course as nc
 
 MH_LAYER = """

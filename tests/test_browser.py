@@ -17,7 +17,7 @@ import nbformat
 import PIL.Image
 import pytest
 
-from mhsa_helpers import svg
+from mhsa_helpers.widgets import svg
 from tests import lab_harness as lab
 
 pytestmark = pytest.mark.slow  # JupyterLab in Chromium
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow  # JupyterLab in Chromium
 OUT = lab.ROOT / "test-output" / "browser"
 WRONG = "explorer_wrong_softmax.ipynb"
 WRONG_SOFTMAX = '''import numpy as np
-from mhsa_helpers.explorer import Explorer
+from mhsa_helpers.widgets.explorer import Explorer
 
 def softmax(Z, axis=-1):
     """A learner's softmax over the columns (its check says so)."""

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import mhsa_helpers as mh
-from mhsa_helpers import svg
-from mhsa_helpers.explorer import STEPS, USED, Explorer
 from mhsa_helpers.plots import HEAD_COLOURS
+from mhsa_helpers.widgets import svg
+from mhsa_helpers.widgets.explorer import STEPS, USED, Explorer
 
 
 def my_softmax(Z, axis=-1):
@@ -201,7 +201,7 @@ def test_the_most_heads_stay_readable():
 
 def test_head_colours_read_on_white():
     """No head colour is as light as the old yellow: titles sit on chips of the colour."""
-    from mhsa_helpers.svg import text_colour
+    from mhsa_helpers.widgets.svg import text_colour
 
     assert "#F0E442" not in HEAD_COLOURS
     for colour in HEAD_COLOURS:
@@ -215,9 +215,25 @@ def test_blocked_cells_are_hatched_and_allowed_mask_cells_white():
     picture = png(ex)
     blocked = len(re.findall(r"fill='url\(#blocked-\w+\)'><title>", picture))  # cells only
     assert blocked == 3 * 15  # the mask and two heads, 15 cells above the diagonal each
-    assert "a blocked (masked) position" in picture
+    assert "blocked by the mask" in picture
     mask_panel = picture.split("mask M")[0]  # cells are drawn before their title
     assert mask_panel.count("fill='#ffffff'>") >= 21  # 21 allowed cells, white
+
+
+@pytest.mark.parametrize("mask", ["causal", "padding"])
+def test_blocked_weights_are_drawn_blocked_not_as_a_learned_zero(mask):
+    """Step 7: a weight the mask blocks is hatched, with no number, like its −∞ score."""
+    ex = Explorer(example="song", n_heads=2, step=7, mask=mask)
+    picture = png(ex)
+    M = ex.compute()["M"]
+    cells = re.findall(r"fill='([^']+)'><title>([^<]*)</title>", picture)
+    hatched = [t for f, t in cells if f.startswith("url(#blocked")]
+    assert len(hatched) == 2 * int(np.isneginf(M).sum())  # every blocked cell, in both heads
+    assert all(t.endswith("blocked by the mask") for t in hatched)
+    shown = [t for f, t in cells if not f.startswith("url(")]  # the allowed weights
+    assert len(shown) == 2 * int((M == 0).sum())  # each with its number, even one near 0
+    assert all(t.rsplit(": ", 1)[-1].replace(".", "").isdigit() for t in shown)
+    assert "blocked by the mask (score −∞, weight 0, no number)" in picture  # the legend
 
 
 def test_the_query_view_shows_each_heads_weights_as_line_widths():

@@ -202,7 +202,7 @@ def test_a_result_of_the_wrong_shape_fails():
 # the live widget: the learner's function only where its check passes
 # --------------------------------------------------------------------------
 def test_the_widget_draws_a_passing_answer_and_replaces_a_failing_one():
-    from mhsa_helpers.widget_cross import CrossWidget
+    from mhsa_helpers.widgets.cross import CrossWidget
 
     functions = {NAME: load(RIGHT)}
     w = CrossWidget(functions=functions)
@@ -213,7 +213,7 @@ def test_the_widget_draws_a_passing_answer_and_replaces_a_failing_one():
 
 
 def test_the_widget_hides_the_padded_memory():
-    from mhsa_helpers.widget_cross import CrossWidget
+    from mhsa_helpers.widgets.cross import CrossWidget
 
     w = CrossWidget()
     for n in range(1, w.c.T + 1):

@@ -238,7 +238,7 @@ def test_an_integer_result_fails():
 # the live widget: the learner's function only where its check passes
 # --------------------------------------------------------------------------
 def test_the_widget_draws_a_passing_answer_and_replaces_a_failing_one():
-    from mhsa_helpers.widget_gqa import GQAWidget
+    from mhsa_helpers.widgets.gqa import GQAWidget
 
     functions = {NAME: load(RIGHT)}
     w = GQAWidget(functions=functions)
@@ -249,7 +249,7 @@ def test_the_widget_draws_a_passing_answer_and_replaces_a_failing_one():
 
 
 def test_the_widget_slider_regroups_the_heads():
-    from mhsa_helpers.widget_gqa import GQAWidget
+    from mhsa_helpers.widgets.gqa import GQAWidget
 
     w = GQAWidget()
     pictures = {}

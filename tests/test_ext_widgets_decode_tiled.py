@@ -5,10 +5,10 @@ import re
 import numpy as np
 
 import mhsa_helpers as mh
-from mhsa_helpers import svg
 from mhsa_helpers.checks.step13_kv_cache import PREPENDED
-from mhsa_helpers.widget_kv_cache import DecodeWidget
-from mhsa_helpers.widget_tiled import TiledWidget, online_softmax
+from mhsa_helpers.widgets import svg
+from mhsa_helpers.widgets.kv_cache import DecodeWidget
+from mhsa_helpers.widgets.tiled import TiledWidget, online_softmax
 from tests.test_ext_widgets import load
 
 DECODE = """

@@ -6,7 +6,7 @@ import pytest
 import mhsa_helpers as mh
 from mhsa_helpers import reference as ref
 from mhsa_helpers import training as tr
-from mhsa_helpers.explorer import Explorer
+from mhsa_helpers.widgets.explorer import Explorer
 
 #: Held-out sequences drawn with a seed that neither training nor the shipped file used.
 OTHER_SEED = 20240917

@@ -25,12 +25,12 @@ from html import escape
 import ipywidgets as widgets
 import numpy as np
 
-from . import reference as ref
+from .. import reference as ref
+from ..examples import get_example
+from ..plots import HEAD_COLOURS
 from . import svg
-from .examples import get_example
+from .kv_cache import _not_yet_legend, _text
 from .live import bundle, learner_or_reference
-from .plots import HEAD_COLOURS
-from .widget_kv_cache import _not_yet_legend, _text
 
 __all__ = ["OnlineStep", "TiledWidget", "online_softmax"]
 

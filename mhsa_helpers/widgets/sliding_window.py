@@ -12,9 +12,9 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from . import reference as ref
+from .. import reference as ref
+from ..examples import get_example
 from . import svg
-from .examples import get_example
 from .live import bundle, learner_or_reference
 
 __all__ = ["SlidingWindowWidget"]
@@ -53,7 +53,9 @@ class SlidingWindowWidget:
         seen = int((M[-1] == 0).sum())
         panels = [
             svg.Panel(M, f"mask, window = {w}", e.tokens, e.tokens, "query", "key", neutral=True),
-            svg.Panel(A, "attention weights", e.tokens, e.tokens, "query", "key"),
+            svg.Panel(
+                A, "attention weights", e.tokens, e.tokens, "query", "key", blocked=np.isneginf(M)
+            ),
         ]
         self.figure.value = svg.grid(
             panels, svg.step_scale([A], fixed=(0.0, 1.0)), "weight", f"window {w}"

@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from . import reference as ref
+from .. import reference as ref
 
 __all__ = ["bundle", "check_sentence", "learner_or_reference"]
 
@@ -26,8 +26,8 @@ def check_sentence(name: str, fn, cache: dict) -> str | None:
     cached = cache.get(name)
     if cached is not None and cached[0] is fn:
         return cached[1]
-    from .checks import CHECKS, CheckFailed
-    from .checks.core import run_calls
+    from ..checks import CHECKS, CheckFailed
+    from ..checks.core import run_calls
 
     check = CHECKS[name]
     calls = check.calls()

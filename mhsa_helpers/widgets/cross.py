@@ -6,18 +6,19 @@ read the question ("Where did the cat sit ?") and draws each head's
 real (the rest are padding, hidden by ``padding_mask``). It runs the
 learner's own ``cross_attention`` (``functions=globals()``) only while its
 check passes, and says which function drew the picture
-(:class:`mhsa_helpers.widget_gqa.ExtensionWidget`).
+(:class:`mhsa_helpers.widgets.gqa.ExtensionWidget`).
 """
 
 from __future__ import annotations
 
 import ipywidgets as widgets
+import numpy as np
 
-from . import reference as ref
+from .. import reference as ref
+from ..examples import get_example
+from ..plots import HEAD_COLOURS
 from . import svg
-from .examples import get_example
-from .plots import HEAD_COLOURS
-from .widget_gqa import ExtensionWidget
+from .gqa import ExtensionWidget
 
 __all__ = ["CrossWidget"]
 
@@ -42,7 +43,11 @@ class CrossWidget(ExtensionWidget):
         self.n_heads = n_heads
         T_k = self.c.T
         self.length_w = widgets.IntSlider(
-            value=length or T_k, min=1, max=T_k, description="memory length"
+            value=length or T_k,
+            min=1,
+            max=T_k,
+            description="C's length",
+            style={"description_width": "initial"},  # the whole label, never "memory l…"
         )
         super().__init__(functions, controls=(self.length_w,))
         self.update()
@@ -55,15 +60,17 @@ class CrossWidget(ExtensionWidget):
 
     def panels(self, result) -> tuple[list, str]:
         _, A = result
+        blocked = np.broadcast_to(np.arange(self.c.T) >= self.length_w.value, A.shape[-2:])
         shown = [
             svg.Panel(
                 A[i],
-                f"head {i + 1}",
+                f"head {i + 1}: X \u2193 reads C \u2192",  # rows X's queries, columns C's keys
                 self.x.tokens,
                 self.c.tokens,
                 "query (X)",
                 "key (C)",
                 colour=HEAD_COLOURS[i % len(HEAD_COLOURS)],
+                blocked=blocked,
             )
             for i in range(self.n_heads)
         ]

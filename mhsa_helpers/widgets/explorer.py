@@ -22,12 +22,12 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from . import reference as ref
+from .. import reference as ref
+from ..examples import EXAMPLES, get_example
+from ..exercises import names
+from ..plots import HEAD_COLOURS
 from . import svg
-from .examples import EXAMPLES, get_example
-from .exercises import names
 from .live import bundle, check_sentence
-from .plots import HEAD_COLOURS
 
 __all__ = ["STEPS", "USED", "Explorer"]
 
@@ -310,8 +310,9 @@ class Explorer:
             ]
             return panels, None, "score"
         if step == 7:
+            blocked = np.broadcast_to(np.isneginf(s["M"]), s["A"].shape[-2:])  # (T, T)
             panels = [
-                P(s["A"][i], f"A, {t}", tok, tok, qk, colour=c, highlight=q)
+                P(s["A"][i], f"A, {t}", tok, tok, qk, colour=c, highlight=q, blocked=blocked)
                 for i, (t, c) in enumerate(head)
             ]
             return panels, (0.0, 1.0), "weight"
@@ -442,7 +443,9 @@ class Explorer:
             return
         e = self.example
         h = self.heads_w.value
-        self.length_w.disabled = self.mask_w.value != "padding"
+        padding = self.mask_w.value == "padding"  # the length slider only with its mask
+        self.length_w.disabled = not padding
+        self.length_w.layout.display = "" if padding else "none"
         self.prev_w.disabled = self.step_w.value == 1
         self.next_w.disabled = self.step_w.value == len(STEPS)
         self.figure.value = self.render()

@@ -20,11 +20,11 @@ from html import escape
 import ipywidgets as widgets
 import numpy as np
 
-from . import reference as ref
+from .. import reference as ref
+from ..examples import get_example
+from ..plots import HEAD_COLOURS
 from . import svg
-from .examples import get_example
 from .live import bundle, learner_or_reference
-from .plots import HEAD_COLOURS
 
 __all__ = ["DecodeWidget", "decode_all"]
 

@@ -19,11 +19,11 @@ import math
 import ipywidgets as widgets
 import numpy as np
 
-from . import reference as ref
+from .. import reference as ref
+from ..examples import get_example
+from ..plots import HEAD_COLOURS
 from . import svg
-from .examples import get_example
 from .live import bundle, check_sentence
-from .plots import HEAD_COLOURS
 
 __all__ = ["ExtensionWidget", "GQAWidget"]
 

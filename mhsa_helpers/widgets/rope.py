@@ -12,10 +12,10 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
+from ..examples import get_example
+from ..plots import DIVERGING
 from . import svg
-from .examples import get_example
 from .live import bundle, learner_or_reference
-from .plots import DIVERGING
 
 __all__ = ["RopeWidget"]
 

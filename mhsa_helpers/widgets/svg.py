@@ -20,7 +20,7 @@ from html import escape
 import matplotlib
 import numpy as np
 
-from .plots import DIVERGING, HEAD_COLOURS, SEQUENTIAL
+from ..plots import DIVERGING, HEAD_COLOURS, SEQUENTIAL
 
 __all__ = [
     "HEIGHT",
@@ -101,6 +101,9 @@ class Panel:
     blocks: list = field(default_factory=list)
     neutral: bool = False  # finite entries white (a mask: 0 allowed, −∞ blocked)
     row_labels: bool = True
+    #: Cells the mask blocks (booleans of M's shape): drawn hatched, with no number, like a
+    #: −∞ score, so that a blocked weight never looks like a learned weight near 0.
+    blocked: np.ndarray | None = None
 
 
 LABELS, GAP, BELOW = 64.0, 22.0, 76.0  # row labels; between panels; title + column labels
@@ -155,10 +158,13 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
             v = M[r, c]
             cx, cy = x + c * s, y + r * s
             tip = f"{p.row_kind} {p.rows[r]}, {p.col_kind} {p.cols[c]}: {_fmt(v)}"
-            if np.isnan(v):
+            if np.isnan(v):  # a learner's bug shows even where the mask blocks
                 fill, mark = NAN_FILL, "NaN"
             elif np.isposinf(v):
                 fill, mark = INF_FILL, "\u221e"
+            elif p.blocked is not None and p.blocked[r, c]:
+                fill, mark = "url(#blocked)", None
+                tip = f"{p.row_kind} {p.rows[r]}, {p.col_kind} {p.cols[c]}: blocked by the mask"
             elif np.isneginf(v):
                 fill, mark = "url(#blocked)", None
             else:
@@ -264,7 +270,7 @@ def colourbar(scale: Scale, label: str, y: float | None = None, h: float | None 
 def _legend(kinds: set[str], y: float) -> list[str]:
     """Swatches for the special values present: blocked, NaN, +∞."""
     items = [
-        ("blocked", "url(#blocked)", "−∞: a blocked (masked) position"),
+        ("blocked", "url(#blocked)", "blocked by the mask (score −∞, weight 0, no number)"),
         ("nan", NAN_FILL, "NaN: not a number (0/0, ∞−∞)"),
         ("inf", INF_FILL, "+∞"),
     ]
@@ -279,9 +285,9 @@ def _legend(kinds: set[str], y: float) -> list[str]:
     return out
 
 
-def special_kinds(matrices) -> set[str]:
-    """Which special values (blocked −∞, NaN, +∞) occur in ``matrices``."""
-    kinds = set()
+def special_kinds(matrices, blocked=()) -> set[str]:
+    """Which special values (blocked −∞, NaN, +∞) occur in ``matrices`` or ``blocked`` cells."""
+    kinds = {"blocked"} if any(b is not None and np.any(b) for b in blocked) else set()
     for M in matrices:
         M = np.asarray(M, float)
         if np.isneginf(M).any():
@@ -329,7 +335,7 @@ def grid(panels: list[Panel], scale: Scale, bar_label: str, label: str) -> str:
         body += panel_svg(p, box[0] + LABELS + col * step_x, box[1] + row * step_y, s, scale)
     n_rows = math.ceil(len(panels) / ncol)
     body += colourbar(scale, bar_label, box[1], n_rows * step_y - BELOW)
-    body += _legend(special_kinds(p.M for p in panels), HEIGHT - 14)
+    body += _legend(special_kinds((p.M for p in panels), (p.blocked for p in panels)), HEIGHT - 14)
     return picture(body, label)
 
 
