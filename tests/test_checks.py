@@ -432,6 +432,7 @@ def test_a_fresh_mistake_is_told_its_slip(mistake):
     with pytest.raises(AssertionError) as info:
         checks.check(name, load(source, name))
     assert hint in str(info.value), str(info.value)
+    assert " Or: " not in str(info.value)  # the slip named, and no other beside it
     assert "array([" not in str(info.value)  # shapes, never numpy's reprs
 
 
