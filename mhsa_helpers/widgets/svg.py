@@ -35,7 +35,7 @@ __all__ = [
     "step_scale",
 ]
 
-WIDTH, HEIGHT = 1000, 600  # CSS pixels, the same for every picture
+WIDTH, HEIGHT = 920, 520  # CSS pixels, the same for every picture: fits a 1400x900 JupyterLab
 FONT = "font-family='DejaVu Sans, Arial, sans-serif'"
 NAN_FILL, INF_FILL = "#ff00ff", "#000000"
 _COLOURBAR = (WIDTH - 78, 40, 14, HEIGHT - 150)  # x, y, width, height
