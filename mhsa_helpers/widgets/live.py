@@ -4,17 +4,107 @@ The explorer and the extensions' companion widgets share these: a function's
 check runs once per definition (:func:`check_sentence`), the learner's
 function is used only while it passes (:func:`learner_or_reference`), and
 every widget offers its current picture to static viewers (:func:`bundle`).
+
+They also share one frame (:class:`Frame`) that keeps a widget on one screen:
+controls in at most two compact rows, one status line, the picture at its
+fixed size and a fixed-height box of notes under it, so that nothing moves
+or grows when a control changes.
 """
 
 from __future__ import annotations
 
 import re
+from html import escape
 
+import ipywidgets as widgets
 import numpy as np
 
 from .. import reference as ref
+from . import svg
 
-__all__ = ["bundle", "check_sentence", "learner_or_reference"]
+__all__ = ["Frame", "bundle", "check_sentence", "compact", "learner_or_reference", "plain"]
+
+#: Heights in CSS px of a frame's parts: one status line and the notes box under the picture.
+STATUS_HEIGHT, NOTES_HEIGHT = 26, 62
+#: The picture appears with a short fade, so that a step reads as a change of the same place.
+_STYLE = (
+    "<style>@keyframes mhsa-in{from{opacity:.55}to{opacity:1}}"
+    "svg.mhsa-figure{animation:mhsa-in 160ms ease-out}"
+    ".mhsa-status{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}"
+    ".mhsa-notes{font-size:13px;line-height:1.35;overflow-wrap:normal;word-break:normal}"
+    "</style>"
+)
+
+
+def plain(html: str) -> str:
+    """The text of an HTML fragment, for a tooltip."""
+    return escape(re.sub(r"<[^>]+>", "", html), quote=True)
+
+
+def compact(control, width: str | None = None, label: str = "52px"):
+    """Style ``control`` to sit in a row with others: a short label, buttons as wide as their text.
+
+    Returns ``control``.
+    """
+    control.style.description_width = label
+    if isinstance(control, widgets.ToggleButtons):
+        control.style.button_width = "auto"
+    control.layout.width = width or "auto"
+    control.layout.margin = "2px 10px 2px 0"
+    return control
+
+
+class Frame:
+    """A widget on one screen: controls, one status line, the picture, a notes box.
+
+    Parameters
+    ----------
+    rows : list of lists of widgets
+        The controls, one list per row (at most two rows keep the frame short).
+    title : bool
+        Whether there is a title line (a step's name) above the status line.
+
+    Attributes
+    ----------
+    status_w, figure, notes_w, title_w : ipywidgets.HTML
+        The status line (one line: what drew the picture; the whole sentence in
+        its tooltip), the picture (:data:`svg.WIDTH` x :data:`svg.HEIGHT`), the
+        notes under it (why a function was replaced, what special values mean)
+        and the title line (None without a title).
+    widget : ipywidgets.VBox
+        The whole frame, of one height whatever its controls show.
+    """
+
+    def __init__(self, rows, title: bool = False, extra=()):
+        line = widgets.Layout(height=f"{STATUS_HEIGHT}px", overflow="hidden", width="100%")
+        self.title_w = widgets.HTML(layout=widgets.Layout(height="24px", overflow="hidden"))
+        self.status_w = widgets.HTML(layout=line)
+        self.figure = widgets.HTML(
+            layout=widgets.Layout(width=f"{svg.WIDTH}px", height=f"{svg.HEIGHT}px")
+        )
+        self.notes_w = widgets.HTML(
+            layout=widgets.Layout(
+                height=f"{NOTES_HEIGHT}px", overflow_y="auto", width=f"{svg.WIDTH}px"
+            )
+        )
+        boxes = [
+            widgets.HBox(list(r), layout=widgets.Layout(flex_flow="row nowrap", height="36px"))
+            for r in rows
+        ]
+        head = [self.title_w] if title else []
+        self.widget = widgets.VBox(
+            [widgets.HTML(_STYLE), *boxes, *head, self.status_w, *extra, self.figure, self.notes_w],
+            layout=widgets.Layout(width=f"{svg.WIDTH + 8}px"),
+        )
+
+    def status(self, line: str, full: str | None = None) -> None:
+        """Set the status line; ``full`` (HTML) is its tooltip where the line is cut."""
+        tip = plain(full if full is not None else line)
+        self.status_w.value = f"<div class='mhsa-status' title='{tip}'>{line}</div>"
+
+    def notes(self, lines) -> None:
+        """Set the notes under the picture (HTML lines; none leaves the box empty)."""
+        self.notes_w.value = "<div class='mhsa-notes'>" + "<br>".join(lines) + "</div>"
 
 
 def check_sentence(name: str, fn, cache: dict) -> str | None:
