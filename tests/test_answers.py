@@ -44,4 +44,5 @@ def test_unwritten_answers_are_left_to_the_reference(tmp_path):
     save(tmp_path, "07_softmax", None)  # the untouched student version
     functions = learner_functions(tmp_path)
     ex = Explorer(functions=functions, step=7)
-    assert "softmax</code> is not implemented yet" in ex.status_w.value
+    assert "<code>softmax</code> (not written yet)" in ex.status_w.value
+    assert "softmax</code> is not implemented yet" in ex.notes_w.value

@@ -46,23 +46,23 @@ def test_controls_change_the_picture_and_the_status():
     ex = Explorer(step=7)
     before = png(ex)
     ex.heads_w.value = 4
-    assert "<b>h = 4</b>" in ex.status_w.value
+    assert "<b>h = 4</b>" in ex.title_w.value
     after_heads = png(ex)
     assert after_heads != before
     ex.mask_w.value = "causal"
-    assert png(ex) != after_heads and "mask: causal" in ex.status_w.value
+    assert png(ex) != after_heads and "mask: causal" in ex.title_w.value
     ex.query_w.value = 3
-    assert "query: 'for'" in ex.status_w.value
+    assert "query: 'for'" in ex.title_w.value
 
 
 def test_padding_length_slider_only_for_padding():
     ex = Explorer(step=6)
-    assert ex.length_w.disabled
+    assert ex.length_w.disabled and ex.length_w.layout.visibility == "hidden"
     ex.mask_w.value = "padding"
-    assert not ex.length_w.disabled
+    assert not ex.length_w.disabled and ex.length_w.layout.visibility == "visible"
     a = png(ex)
     ex.length_w.value = 2
-    assert png(ex) != a and "length 2" in ex.status_w.value
+    assert png(ex) != a and "length 2" in ex.title_w.value
 
 
 def test_prev_next_walk_the_steps():
@@ -88,7 +88,7 @@ def test_runs_the_learners_functions_that_pass_their_checks_and_names_them():
     assert calls, "the learner's softmax was never called"
     assert png(mine) == png(Explorer(step=7))
     assert "Drawn with <b>your</b> <code>softmax</code>" in mine.status_w.value
-    assert mine.anyway_w.layout.display == "none"  # nothing failing: no box
+    assert mine.anyway_w.layout.visibility == "hidden"  # nothing failing: no box
 
 
 def test_a_failing_function_is_replaced_by_the_reference_and_its_hint_shown():
@@ -97,24 +97,26 @@ def test_a_failing_function_is_replaced_by_the_reference_and_its_hint_shown():
 
     ex = Explorer(functions={"softmax": softmax}, step=7)
     assert png(ex) == png(Explorer(step=7))  # the reference is drawn
-    status = ex.status_w.value
-    assert "The reference instead of your <code>softmax</code>" in status
-    assert "each column sums to 1" in status  # the check's own sentence
-    assert ex.anyway_w.layout.display == ""
+    assert "the reference instead of your <code>softmax</code>" in ex.status_w.value
+    notes = ex.notes_w.value
+    assert "The reference instead of your <code>softmax</code>" in notes
+    assert "each column sums to 1" in notes  # the check's own sentence
+    assert ex.anyway_w.layout.visibility == "visible"
     ex.anyway_w.value = True  # the learner asks to see their version
     assert png(ex) != png(Explorer(step=7))
-    assert "Drawn with your failing <code>softmax</code>" in ex.status_w.value
+    assert "drawn with your failing <code>softmax</code>" in ex.status_w.value
+    assert "Drawn with your failing <code>softmax</code>" in ex.notes_w.value
 
 
 def test_a_redefined_function_is_checked_again_and_used():
     space = {"softmax": lambda Z, axis=-1: my_softmax(Z, axis=-2)}
     ex = Explorer(functions=space, step=7)
-    assert "check fails" in ex.status_w.value
+    assert "check fails" in ex.notes_w.value
 
     space["softmax"] = my_softmax  # the learner fixes the cell and runs it again
     ex.query_w.value = 1
     assert "Drawn with <b>your</b> <code>softmax</code>" in ex.status_w.value
-    assert "check fails" not in ex.status_w.value
+    assert "check fails" not in ex.notes_w.value
 
 
 def test_nan_from_the_learners_code_is_drawn_apart_and_named():
@@ -123,7 +125,7 @@ def test_nan_from_the_learners_code_is_drawn_apart_and_named():
     ex = Explorer(functions=nan_softmax, step=7, mask="causal")
     ex.anyway_w.value = True
     assert svg.NAN_FILL in png(ex) and ">NaN<" in png(ex)
-    assert "NaN (drawn magenta)" in ex.status_w.value
+    assert "NaN (drawn magenta)" in ex.notes_w.value
     assert "NaN: not a number" in png(ex)  # the legend names it
 
 
@@ -138,9 +140,10 @@ def test_unwritten_or_failing_functions_fall_back_to_the_reference():
         functions={"split_heads": split_heads, "attention_scores": attention_scores}, step=5
     )
     assert png(ex) == png(Explorer(step=5))
-    assert "Your <code>split_heads</code> is not implemented yet" in ex.status_w.value
-    assert ex.anyway_w.layout.display == ""  # attention_scores is written, and fails
-    assert "your <code>attention_scores</code>, whose check fails" in ex.status_w.value
+    assert "<code>split_heads</code> (not written yet)" in ex.status_w.value
+    assert "Your <code>split_heads</code> is not implemented yet" in ex.notes_w.value
+    assert ex.anyway_w.layout.visibility == "visible"  # attention_scores is written, and fails
+    assert "your <code>attention_scores</code>, whose check fails" in ex.notes_w.value
 
 
 def test_static_fallback_in_the_mimebundle():
@@ -151,14 +154,38 @@ def test_static_fallback_in_the_mimebundle():
     assert data["image/svg+xml"] == png(ex)
 
 
-def test_values_table_lists_the_query_row():
-    ex = Explorer(step=7, mask="causal")
-    ex.query_w.value = 0
-    # the first token attends only to itself under the causal mask
-    assert "row of the query 'List'" in ex.values_w.value
-    assert ex.values_w.value.count("<td") == 2 * 6
-    first_row = ex.values_w.value.split("</tr>")[1]  # [0] is the header of key tokens
-    assert first_row.count(">1.00<") == 1 and first_row.count(">0.00<") == 5
+def cells(picture: str) -> list[tuple[str, str]]:
+    """``(link classes, tip text)`` of every cell of a picture."""
+    return re.findall(
+        r"<g class='cell ([^']*)' tabindex='0'>.*?<text class='tip'[^>]*>([^<]*)<", picture
+    )
+
+
+def test_a_cell_names_its_value_and_meaning_and_links_its_query_and_key():
+    """A weight's cell: its tip says head, query, key, value and meaning; its links light up."""
+    ex = Explorer(step=7, mask="causal", n_heads=2)
+    picture = png(ex)
+    got = dict(cells(picture))
+    assert len(cells(picture)) == 2 * 6 * 6  # every cell of both heads
+    tip = next(t for c, t in cells(picture) if c == "q3 k1")
+    w = ex.compute()["A"][0, 3, 1]
+    assert tip.startswith(f"A, head 1: query &#x27;for&#x27;, key &#x27;new&#x27; = {w:.2f}")
+    assert "share of the key" in tip
+    assert "blocked by the mask" in got["q0 k5"]  # causal: 'List' reads no later key
+    scope = re.search(r"id='(mhsa-[0-9a-f]+)'", picture).group(1)
+    for link in ("q3", "k1"):  # pointing at it keeps its query's row and key's column lit
+        assert f"#{scope}:has(.{link}:hover) .{link}" in picture
+        assert f"#{scope}:has(.{link}:focus) .{link}" in picture
+
+
+def test_the_query_view_links_each_line_to_its_key_rows_within_its_head():
+    ex = Explorer(view="query", n_heads=2)
+    ex.query_w.value = 2
+    picture = png(ex)
+    assert "<g class='link q2h2 k4h2' tabindex='0'>" in picture  # head 2: 'ideas' -> 'a'
+    k_row = [c for c, _ in cells(picture) if "k4h2" in c.split()]
+    assert len(k_row) == 2 * 2  # K and V: token 'a''s two columns of head 2
+    assert len([c for c, _ in cells(picture) if "q2h2" in c.split()]) == 2  # Q's row, head 2
 
 
 def size(picture: str) -> tuple[str, str]:
@@ -213,11 +240,12 @@ def test_head_colours_read_on_white():
 def test_blocked_cells_are_hatched_and_allowed_mask_cells_white():
     ex = Explorer(step=6, mask="causal")
     picture = png(ex)
-    blocked = len(re.findall(r"fill='url\(#blocked-\w+\)'><title>", picture))  # cells only
+    blocked = len(re.findall(r"fill='url\(#blocked-\w+\)'/><text class='tip'", picture))
     assert blocked == 3 * 15  # the mask and two heads, 15 cells above the diagonal each
     assert "blocked by the mask" in picture
-    mask_panel = picture.split("mask M")[0]  # cells are drawn before their title
-    assert mask_panel.count("fill='#ffffff'>") >= 21  # 21 allowed cells, white
+    cells = re.findall(r"fill='([^']+)'/><text class='tip'[^>]*>([^<]*)</text>", picture)
+    mask = [f for f, t in cells if t.startswith("mask M:")]
+    assert mask.count("#ffffff") == 21 and len(mask) == 36  # 21 allowed cells, white
 
 
 @pytest.mark.parametrize("mask", ["causal", "padding"])
@@ -226,13 +254,14 @@ def test_blocked_weights_are_drawn_blocked_not_as_a_learned_zero(mask):
     ex = Explorer(example="song", n_heads=2, step=7, mask=mask)
     picture = png(ex)
     M = ex.compute()["M"]
-    cells = re.findall(r"fill='([^']+)'><title>([^<]*)</title>", picture)
+    cells = re.findall(r"fill='([^']+)'/><text class='tip'[^>]*>([^<]*)</text>", picture)
     hatched = [t for f, t in cells if f.startswith("url(#blocked")]
     assert len(hatched) == 2 * int(np.isneginf(M).sum())  # every blocked cell, in both heads
-    assert all(t.endswith("blocked by the mask") for t in hatched)
+    assert all(t.endswith("blocked by the mask (score −∞, weight 0)") for t in hatched)
     shown = [t for f, t in cells if not f.startswith("url(")]  # the allowed weights
     assert len(shown) == 2 * int((M == 0).sum())  # each with its number, even one near 0
-    assert all(t.rsplit(": ", 1)[-1].replace(".", "").isdigit() for t in shown)
+    values = [re.search(r" = ([^:]*): ", t).group(1) for t in shown]
+    assert all(v.replace(".", "").isdigit() for v in values), values
     assert "blocked by the mask (score −∞, weight 0, no number)" in picture  # the legend
 
 
@@ -275,9 +304,10 @@ def test_the_status_names_only_the_functions_of_the_steps_shown():
         return my_softmax(Z, axis=-2)
 
     ex = Explorer(functions={"softmax": softmax}, step=3)
-    assert "softmax" not in ex.status_w.value  # step 3 is drawn before any softmax
+    assert "softmax" not in ex.status_w.value + ex.notes_w.value  # step 3: before any softmax
     ex.step_w.value = 7
-    assert "The reference instead of your <code>softmax</code>" in ex.status_w.value
+    assert "the reference instead of your <code>softmax</code>" in ex.status_w.value
+    assert "The reference instead of your <code>softmax</code>" in ex.notes_w.value
     ex.step_w.value = 5
     ex.view_w.value = "query"  # the query's view shows the weights: softmax counts
     assert "<code>softmax</code>" in ex.status_w.value

@@ -47,7 +47,8 @@ def test_the_explorer_accepts_the_trained_example():
     picture = ex.figure.value
     for k in range(tr.N_HEADS):
         assert f"A, head {k + 1}" in picture
-    assert "Trained to reverse" in ex.status_w.value
+    assert ex.example_w.label.startswith("Trained to reverse")
+    assert "Learned: head 1: the mirror position" in ex.notes_w.value
     ex.example_w.value = "song"  # away and back: the head count follows the example
     assert ex.heads_w.value in mh.get_example("song").head_choices
     ex.example_w.value = "trained"

@@ -27,7 +27,7 @@ from ..examples import EXAMPLES, get_example
 from ..exercises import names
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import bundle, check_sentence
+from .live import Frame, bundle, check_sentence, compact
 
 __all__ = ["STEPS", "USED", "Explorer"]
 
@@ -43,11 +43,12 @@ STEPS = (
     "9. Concatenate the heads, project with W_O",
 )
 MASKS = ("none", "causal", "padding")
+MASK_TIPS = [
+    "no mask: every query reads every key",
+    "causal: a query reads only itself and the keys before it",
+    "padding: keys past the sentence's length are blocked",
+]
 VIEWS = ("matrices", "query")
-
-
-def _fmt(v) -> str:
-    return "\u2212\u221e" if np.isneginf(v) else f"{v:.2f}"
 
 
 #: The course functions the explorer runs, in the order it runs them.
@@ -72,6 +73,21 @@ STEP_OF = {
     "softmax": 7,
     "attention_head": 8,
     "merge_heads": 9,
+}
+
+
+#: What a cell of each matrix means, shown with its value when the learner points at it.
+MEANING = {
+    "Q": "what the token looks for (its query), one column",
+    "K": "what the token offers to be found by (its key), one column",
+    "V": "what the token passes on when read (its value), one column",
+    "Z": "how well the query matches the key, (Q row · K row) / √d_k",
+    "M": "0: the query may read the key; −∞: blocked",
+    "ZM": "the score after the mask",
+    "A": "the share of the key's value in the query's output (each row sums to 1)",
+    "AV": "the head's output for the token: its row of A times this column of V",
+    "concat": "the heads' outputs side by side",
+    "out": "the layer's output: the concatenated row times this column of W_O",
 }
 
 
@@ -140,35 +156,64 @@ class Explorer:
         self._checked = {}  # name -> (function, the check's sentence or None)
         self.notes = {}
         e = get_example(example)
-        self.example_w = widgets.Dropdown(
-            options=list(EXAMPLES), value=example, description="example"
+        self.example_w = compact(
+            widgets.Dropdown(
+                options=[(get_example(n).title, n) for n in EXAMPLES],
+                value=example,
+                description="example",
+            ),
+            "262px",
+            "58px",
         )
-        self.heads_w = widgets.ToggleButtons(
-            options=e.head_choices,
-            description="heads",
-            value=n_heads or e.head_choices[min(1, len(e.head_choices) - 1)],
+        self.heads_w = compact(
+            widgets.ToggleButtons(
+                options=e.head_choices,
+                description="heads",
+                value=n_heads or e.head_choices[min(1, len(e.head_choices) - 1)],
+            ),
+            "206px",  # room for four choices, whatever the example allows
+            "44px",
+            button=34,
         )
-        self.mask_w = widgets.ToggleButtons(options=MASKS, value=mask, description="mask")
-        self.length_w = widgets.IntSlider(
-            value=max(1, e.T - 2), min=1, max=e.T, description="length", disabled=mask != "padding"
+        self.mask_w = compact(
+            widgets.ToggleButtons(
+                options=MASKS, value=mask, description="mask", tooltips=MASK_TIPS
+            ),
+            None,
+            "38px",
+            button=66,
         )
-        self.query_w = widgets.ToggleButtons(
-            options=self._token_options(e), value=query, description="query"
+        self.length_w = compact(
+            widgets.IntSlider(
+                value=max(1, e.T - 2), min=1, max=e.T, description="length", readout=True
+            ),
+            "170px",
+            "46px",
         )
-        self.view_w = widgets.ToggleButtons(options=VIEWS, value=view, description="view")
-        self.prev_w = widgets.Button(description="\u25c0 Prev")
-        self.next_w = widgets.Button(description="Next \u25b6")
-        self.step_w = widgets.IntSlider(value=step, min=1, max=len(STEPS), description="step")
+        self.query_w = compact(
+            widgets.Dropdown(options=self._token_options(e), value=query, description="query"),
+            "200px",
+            "58px",
+        )
+        self.view_w = compact(
+            widgets.ToggleButtons(options=VIEWS, value=view, description="view"),
+            None,
+            "36px",
+            button=72,
+        )
+        self.prev_w = compact(widgets.Button(description="\u25c0 Prev"), "76px")
+        self.next_w = compact(widgets.Button(description="Next \u25b6"), "76px")
+        self.step_w = compact(
+            widgets.IntSlider(value=step, min=1, max=len(STEPS), description="step"),
+            "220px",
+            "40px",
+        )
         self.anyway_w = widgets.Checkbox(
             value=False,
             description="draw my failing functions anyway",
             indent=False,
-            layout=widgets.Layout(display="none"),
+            layout=widgets.Layout(visibility="hidden", width="270px", flex="0 0 auto"),
         )
-        self.title_w = widgets.HTML()
-        self.status_w = widgets.HTML()
-        self.figure = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
-        self.values_w = widgets.HTML()
         for w in (
             self.heads_w,
             self.mask_w,
@@ -182,18 +227,20 @@ class Explorer:
         self.example_w.observe(self._on_example, names="value")
         self.prev_w.on_click(lambda _: self._move(-1))
         self.next_w.on_click(lambda _: self._move(+1))
-        rows = {
-            "example": [self.example_w],
-            "heads": [self.heads_w],
-            "mask": [widgets.HBox([self.mask_w, self.length_w])],
-            "query": [self.query_w],
-            "view": [self.view_w],
-            "step": [widgets.HBox([self.prev_w, self.next_w, self.step_w])],
-        }
-        shown = [w for c in controls for w in rows[c]]
-        self.widget = widgets.VBox(
-            [*shown, self.title_w, self.status_w, self.anyway_w, self.figure, self.values_w]
-        )
+        first = {"example": [self.example_w], "heads": [self.heads_w]}
+        first["mask"] = [self.mask_w, self.length_w]
+        second = {"query": [self.query_w], "view": [self.view_w]}
+        second["step"] = [self.prev_w, self.next_w, self.step_w]
+        rows = [
+            [w for c in controls if c in first for w in first[c]],
+            [w for c in controls if c in second for w in second[c]],
+        ]
+        self.frame = Frame([r for r in rows if r], title=True, beside_status=[self.anyway_w])
+        self.title_w = self.frame.title_w
+        self.status_w = self.frame.status_w
+        self.figure = self.frame.figure
+        self.notes_w = self.frame.notes_w
+        self.widget = self.frame.widget
         self._busy = False
         self.update()
 
@@ -277,7 +324,7 @@ class Explorer:
         h = self.heads_w.value
         d_k = e.d_model // h
         tok, feat = e.tokens, e.features
-        kcols = [f"c{i}" for i in range(d_k)]
+        kcols = [f"v{j + 1}" for j in range(d_k)]  # a head's value columns, from 1
         step, q = self.step_w.value, self.query_w.value
         head = [(f"head {i + 1}", _colour(i)) for i in range(h)]
 
@@ -286,45 +333,93 @@ class Explorer:
 
         qk = ("query", "key")
         if step == 1:
-            return [P(s["X"], "X (input)", tok, feat, highlight=q)], None, "X"
+            meaning = "the token's input embedding, one feature"
+            return [P(s["X"], "X (input)", tok, feat, highlight=q, meaning=meaning)], None, "X"
         if step == 2:
             ws = ("W_Q", "W_K", "W_V", "W_O")
-            return [P(W, n, feat, feat) for n, W in zip(ws, e.weights, strict=True)], None, "W"
+            meaning = "how much the input feature (row) adds to the output column"
+            panels = [
+                P(W, n, feat, feat, ("feature", "column"), meaning=meaning)
+                for n, W in zip(ws, e.weights, strict=True)
+            ]
+            return panels, None, "W"
         if step in (3, 4):
             blocks = _blocks(h, d_k) if step == 4 else []
             return (
-                [P(s[n], n, tok, feat, highlight=q, blocks=blocks) for n in "QKV"],
+                [
+                    P(s[n], n, tok, feat, highlight=q, blocks=blocks, meaning=MEANING[n])
+                    for n in "QKV"
+                ],
                 None,
                 "Q, K, V",
             )
         if step == 5:
             panels = [
-                P(s["Z"][i], f"Z, {t}", tok, tok, qk, colour=c, highlight=q)
+                P(s["Z"][i], f"Z, {t}", tok, tok, qk, colour=c, highlight=q, meaning=MEANING["Z"])
                 for i, (t, c) in enumerate(head)
             ]
             return panels, None, "score"
         if step == 6:
-            panels = [P(s["M"], "mask M", tok, tok, qk, highlight=q, neutral=True)] + [
-                P(s["ZM"][i], f"Z + M, {t}", tok, tok, qk, colour=c, highlight=q)
+            mask = P(
+                s["M"], "mask M", tok, tok, qk, highlight=q, neutral=True, meaning=MEANING["M"]
+            )
+            panels = [mask] + [
+                P(
+                    s["ZM"][i],
+                    f"Z + M, {t}",
+                    tok,
+                    tok,
+                    qk,
+                    colour=c,
+                    highlight=q,
+                    meaning=MEANING["ZM"],
+                )
                 for i, (t, c) in enumerate(head)
             ]
             return panels, None, "score"
         if step == 7:
             blocked = np.broadcast_to(np.isneginf(s["M"]), s["A"].shape[-2:])  # (T, T)
             panels = [
-                P(s["A"][i], f"A, {t}", tok, tok, qk, colour=c, highlight=q, blocked=blocked)
+                P(
+                    s["A"][i],
+                    f"A, {t}",
+                    tok,
+                    tok,
+                    qk,
+                    colour=c,
+                    highlight=q,
+                    blocked=blocked,
+                    meaning=MEANING["A"],
+                )
                 for i, (t, c) in enumerate(head)
             ]
             return panels, (0.0, 1.0), "weight"
         if step == 8:
             panels = [
-                P(s["heads"][i], f"A·V, {t}", tok, kcols, colour=c, highlight=q)
+                P(
+                    s["heads"][i],
+                    f"A·V, {t}",
+                    tok,
+                    kcols,
+                    ("token", "value column"),
+                    colour=c,
+                    highlight=q,
+                    meaning=MEANING["AV"],
+                )
                 for i, (t, c) in enumerate(head)
             ]
             return panels, None, "value"
         panels = [
-            P(s["concat"], "concatenated heads", tok, feat, highlight=q, blocks=_blocks(h, d_k)),
-            P(s["out"], "output = concat · W_O", tok, feat, highlight=q),
+            P(
+                s["concat"],
+                "concatenated heads",
+                tok,
+                feat,
+                highlight=q,
+                blocks=_blocks(h, d_k),
+                meaning=MEANING["concat"],
+            ),
+            P(s["out"], "output = concat · W_O", tok, feat, highlight=q, meaning=MEANING["out"]),
             P(
                 np.stack([s["X"][q], s["out"][q]]),
                 f"'{tok[q]}': input vs output",
@@ -334,24 +429,6 @@ class Explorer:
             ),
         ]
         return panels, None, "value"
-
-    def _values_table(self, panels, q) -> str:
-        """HTML table of the query token's row in every panel that highlights it."""
-        rows = [p for p in panels if p.highlight is not None]
-        if not rows:
-            return ""
-        token = self.example.tokens[q]
-        html = [
-            f"<table class='mhsa-values'><caption>row of the query '{token}'</caption>",
-            "<tr><th></th>" + "".join(f"<th>{c}</th>" for c in rows[0].cols) + "</tr>",
-        ]
-        for p in rows:
-            style = f" style='color:{p.colour}'" if p.colour else ""
-            cells = "".join(
-                f"<td title='{c}'>{_fmt(v)}</td>" for c, v in zip(p.cols, p.M[q], strict=True)
-            )
-            html.append(f"<tr><th{style}>{p.title}</th>{cells}</tr>")
-        return "".join(html) + "</table>"
 
     def render(self) -> str:
         """Recompute and return the current picture as SVG text."""
@@ -370,16 +447,16 @@ class Explorer:
                     "column",
                     highlight=q,
                     blocks=_blocks(h, e.d_model // h),
+                    meaning=MEANING[n],
+                    links=("q" if n == "Q" else "k", None),
                 )
                 for n in "QKV"
             ]
             self._drawn = [s["ZM"][:, q], s["A"][:, q]]
-            self.values_w.value = ""
             return svg.query_view(e.tokens, q, qkv, s["ZM"][:, q], s["A"][:, q], label)
         panels, fixed, bar = self.panels(s)
         self._drawn = [p.M for p in panels]
         self._titles = [p.title for p in panels]
-        self.values_w.value = self._values_table(panels, q)
         scale = svg.step_scale([p.M for p in panels], fixed)
         return svg.grid(panels, scale, bar, label)
 
@@ -396,16 +473,47 @@ class Explorer:
                     notes.append(f"{where}: {int(mask.sum())} {kind} (drawn {colour})")
         return "; ".join(notes)
 
-    def _status_notes(self) -> str:
-        """What the picture was drawn with: only the functions of the steps it shows."""
+    def _status_notes(self) -> tuple[str, list[str]]:
+        """The status line and the notes: only the functions of the steps the picture shows.
+
+        The line names the learner's functions drawn and those replaced by the
+        reference; the notes say why each was replaced, what special values
+        mean and, for trained heads, what each head learned.
+        """
         shown = 7 if self.view_w.value == "query" else self.step_w.value
         notes = {n: v for n, v in self.notes.items() if STEP_OF[n] <= shown}
-        used = [n for n in USED if notes.get(n, ("",))[0] == "used"]
-        lines = []
+        code = ", ".join
+        used = [f"<code>{n}</code>" for n in USED if notes.get(n, ("",))[0] == "used"]
+        mine_failing = [
+            f"<code>{n}</code>" for n in USED if notes.get(n, ("",))[0] == "drawn failing"
+        ]
+        unwritten = [f"<code>{n}</code>" for n in USED if notes.get(n, ("",))[0] == "unwritten"]
+        replaced = [
+            f"<code>{n}</code>"
+            for n in USED
+            if notes.get(n, ("",))[0] in ("failing", "raised", "shape")
+        ]
+        parts = []
         if used:
-            lines.append(
-                "Drawn with <b>your</b> " + ", ".join(f"<code>{n}</code>" for n in used) + "."
+            parts.append("Drawn with <b>your</b> " + code(used))
+        if mine_failing:
+            parts.append(
+                "<span style='color:#D55E00'>drawn with your failing "
+                + code(mine_failing)
+                + "</span>"
             )
+        if replaced:
+            parts.append(
+                "<span style='color:#D55E00'>the reference instead of your "
+                + code(replaced)
+                + " (see below)</span>"
+            )
+        if unwritten:
+            parts.append("the reference for " + code(unwritten) + " (not written yet)")
+        if not parts:
+            parts.append("Drawn with the reference functions")
+        line = " · ".join(parts) + "."
+        lines = []
         for n in USED:
             kind, text = notes.get(n, (None, None))
             if kind == "unwritten":
@@ -429,45 +537,43 @@ class Explorer:
                 )
         e = self.example
         if e.head_notes and self.heads_w.value == e.n_heads:  # trained heads: what each learned
-            lines.append("Learned: " + "; ".join(e.head_notes) + ".")
+            lines.insert(0, "Learned: " + "; ".join(e.head_notes) + ".")
         special = self._special_note()
         if special:
-            lines.append(
-                f"<span class='mhsa-special' style='color:#b000b0'>\u26a0 {special}.</span>"
+            lines.insert(
+                0, f"<span class='mhsa-special' style='color:#b000b0'>\u26a0 {special}.</span>"
             )
-        return "<br>".join(lines)
+        return line, lines
 
     def update(self):
-        """Bring the title, status line and picture up to date with the controls."""
+        """Bring the title, status line, picture and notes up to date with the controls."""
         if self._busy:
             return
         e = self.example
         h = self.heads_w.value
         padding = self.mask_w.value == "padding"  # the length slider only with its mask
         self.length_w.disabled = not padding
-        self.length_w.layout.display = "" if padding else "none"
+        self.length_w.layout.visibility = "visible" if padding else "hidden"
         self.prev_w.disabled = self.step_w.value == 1
         self.next_w.disabled = self.step_w.value == len(STEPS)
         self.figure.value = self.render()
         if self.view_w.value == "query":  # the same whatever the step
-            self.title_w.value = (
-                "<b>The query's view</b>: Q, K, V split into heads (steps 3–4), and the "
-                "query's scores Z + M and weights A against every key, per head (steps 5–7)"
-            )
+            title = "<b>The query's view</b> (steps 3–7)"
         else:
-            self.title_w.value = f"<b>Step {STEPS[self.step_w.value - 1]}</b>"
+            title = f"<b>Step {STEPS[self.step_w.value - 1]}</b>"
         mask = self.mask_w.value
         if mask == "padding":
             mask += f" (length {self.length_w.value})"
-        status = (
-            f"<span class='mhsa-status'>{e.title} · <b>h = {h}</b> heads of "
+        self.title_w.value = (
+            f"<div class='mhsa-title'>{title} · <b>h = {h}</b> heads of "
             f"d_k = {e.d_model // h} · mask: {mask} · query: "
-            f"'{e.tokens[self.query_w.value]}'</span>"
+            f"'{e.tokens[self.query_w.value]}'</div>"
         )
-        notes = self._status_notes()
-        self.status_w.value = status + (f"<br>{notes}" if notes else "")
+        line, notes = self._status_notes()
+        self.frame.status(line, line + " " + " ".join(notes))
+        self.frame.notes(notes)
         failing = any(k in ("failing", "drawn failing") for k, _ in self.notes.values())
-        self.anyway_w.layout.display = "" if failing or self.anyway_w.value else "none"
+        self.anyway_w.layout.visibility = "visible" if failing or self.anyway_w.value else "hidden"
 
     # ------------------------------------------------------------------ events
     def _on_change(self, _change):

@@ -30,8 +30,13 @@ STATUS_HEIGHT, NOTES_HEIGHT = 26, 62
 _STYLE = (
     "<style>@keyframes mhsa-in{from{opacity:.55}to{opacity:1}}"
     "svg.mhsa-figure{animation:mhsa-in 160ms ease-out}"
-    ".mhsa-status{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}"
+    ".mhsa-status,.mhsa-title{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}"
     ".mhsa-notes{font-size:13px;line-height:1.35;overflow-wrap:normal;word-break:normal}"
+    # ipywidgets 8 stacks a toggle group's label above its buttons: here they share a line
+    ".mhsa-frame .widget-toggle-buttons{display:flex;align-items:center}"
+    ".mhsa-frame .widget-toggle-buttons>div{display:flex;flex-wrap:nowrap}"
+    ".mhsa-frame .widget-toggle-buttons .widget-label{flex:0 0 auto;margin-right:4px}"
+    ".mhsa-frame .widget-toggle-button{padding:0 4px}"
     "</style>"
 )
 
@@ -41,16 +46,20 @@ def plain(html: str) -> str:
     return escape(re.sub(r"<[^>]+>", "", html), quote=True)
 
 
-def compact(control, width: str | None = None, label: str = "52px"):
-    """Style ``control`` to sit in a row with others: a short label, buttons as wide as their text.
+def compact(control, width: str | None = None, label: str = "52px", button: int = 64):
+    """Style ``control`` to sit in a row with others: a short label, narrow buttons.
 
-    Returns ``control``.
+    Toggle buttons get ``button`` CSS px each and a width that holds them all
+    on one line (never squeezed by the row). Returns ``control``.
     """
     control.style.description_width = label
     if isinstance(control, widgets.ToggleButtons):
-        control.style.button_width = "auto"
+        control.style.button_width = f"{button}px"
+        n = len(control.options)
+        width = width or f"{int(label.removesuffix('px')) + n * (button + 4) + 8}px"
     control.layout.width = width or "auto"
-    control.layout.margin = "2px 10px 2px 0"
+    control.layout.flex = "0 0 auto"
+    control.layout.margin = "2px 6px 2px 0"
     return control
 
 
@@ -63,6 +72,10 @@ class Frame:
         The controls, one list per row (at most two rows keep the frame short).
     title : bool
         Whether there is a title line (a step's name) above the status line.
+    extra : list of widgets
+        Widgets between the status line and the picture (each of a fixed height).
+    beside_status : list of widgets
+        Widgets at the right end of the status line (e.g. a check box).
 
     Attributes
     ----------
@@ -75,7 +88,7 @@ class Frame:
         The whole frame, of one height whatever its controls show.
     """
 
-    def __init__(self, rows, title: bool = False, extra=()):
+    def __init__(self, rows, title: bool = False, extra=(), beside_status=()):
         line = widgets.Layout(height=f"{STATUS_HEIGHT}px", overflow="hidden", width="100%")
         self.title_w = widgets.HTML(layout=widgets.Layout(height="24px", overflow="hidden"))
         self.status_w = widgets.HTML(layout=line)
@@ -84,7 +97,7 @@ class Frame:
         )
         self.notes_w = widgets.HTML(
             layout=widgets.Layout(
-                height=f"{NOTES_HEIGHT}px", overflow_y="auto", width=f"{svg.WIDTH}px"
+                height=f"{NOTES_HEIGHT}px", overflow="hidden auto", width=f"{svg.WIDTH}px"
             )
         )
         boxes = [
@@ -92,10 +105,19 @@ class Frame:
             for r in rows
         ]
         head = [self.title_w] if title else []
+        status = self.status_w
+        if beside_status:
+            self.status_w.layout.width = "auto"
+            self.status_w.layout.flex = "1 1 auto"
+            status = widgets.HBox(
+                [self.status_w, *beside_status],
+                layout=widgets.Layout(height=f"{STATUS_HEIGHT}px", overflow="hidden"),
+            )
         self.widget = widgets.VBox(
-            [widgets.HTML(_STYLE), *boxes, *head, self.status_w, *extra, self.figure, self.notes_w],
+            [widgets.HTML(_STYLE), *boxes, *head, status, *extra, self.figure, self.notes_w],
             layout=widgets.Layout(width=f"{svg.WIDTH + 8}px"),
         )
+        self.widget.add_class("mhsa-frame")
 
     def status(self, line: str, full: str | None = None) -> None:
         """Set the status line; ``full`` (HTML) is its tooltip where the line is cut."""

@@ -8,12 +8,21 @@ picture, first visits included, is quick. Every picture has a fixed size
 Special values are never painted like ordinary ones: −∞ (a blocked position)
 is hatched, NaN is magenta with "NaN", +∞ black with "∞"; a legend under the
 picture names each kind present.
+
+Panels are linked: every cell carries classes naming the tokens it belongs to
+(``q3``: query token 3's row, ``k5``: key token 5, ``t2``: token 2 as a row of
+X, Q, K or V; ``q3h1``: the same within head 1's columns). Hovering or
+focusing a cell shows its value and meaning on the picture's top line and
+dims every cell that shares none of its classes, so the query's row and the
+key's column light up in every panel, the way the numbers flow (a CSS rule
+per class, written into the picture: no script runs).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass, field
 from html import escape
 
@@ -104,6 +113,18 @@ class Panel:
     #: Cells the mask blocks (booleans of M's shape): drawn hatched, with no number, like a
     #: −∞ score, so that a blocked weight never looks like a learned weight near 0.
     blocked: np.ndarray | None = None
+    #: What a cell's value means, after "value": e.g. "how much the query takes from the key".
+    meaning: str = ""
+    #: Link prefixes of rows and columns ("q" query, "k" key, "t" token; None: no link);
+    #: by default from the kinds: a "query" axis links as "q", "key" as "k", "token" as "t".
+    links: tuple | None = None
+
+    def link_prefixes(self) -> tuple:
+        """``(row prefix, column prefix)`` of the cells' link classes."""
+        if self.links is not None:
+            return self.links
+        kind = {"query": "q", "key": "k", "token": "t"}
+        return kind.get(self.row_kind), kind.get(self.col_kind)
 
 
 LABELS, GAP, BELOW = 64.0, 22.0, 76.0  # row labels; between panels; title + column labels
@@ -130,6 +151,42 @@ def _layout(panels, box):
     return -best[1], best[0]
 
 
+def _links(row_link, r: int, col_link, c: int, head: int | None) -> str:
+    """The link classes of cell (r, c): its row's and column's tokens, within a head if any."""
+    names = []
+    for prefix, i in ((row_link, r), (col_link, c)):
+        if prefix:
+            names.append(f"{prefix}{i}")
+            if head is not None:
+                names.append(f"{prefix}{i}h{head}")
+    return " ".join(names)
+
+
+def _link_style(inner: str, uid: str) -> str:
+    """CSS linking the cells of one picture: hover or focus one, dim those it shares nothing with.
+
+    One rule per link class present (a few dozen): cheap to write and to match.
+    """
+    classes = sorted(
+        {c for m in re.findall(r"class='(?:cell|link) ([^']*)'", inner) for c in m.split()}
+    )
+    scope = f"#mhsa-{uid}"
+    lit = ",".join(f"{scope}:has(.{c}:hover) .{c},{scope}:has(.{c}:focus) .{c}" for c in classes)
+    return (
+        f"<style>{scope} .tip{{display:none;pointer-events:none}}"
+        f"{scope} :is(.cell,.link):is(:hover,:focus) .tip{{display:inline}}"
+        f"{scope} .cell,{scope} .link{{transition:opacity 120ms}}"
+        f"{scope} .cell:focus{{outline:none}}"
+        f"{scope} .cell:hover>rect,{scope} .cell:focus>rect{{stroke:#000;stroke-width:2.5}}"
+        f"{scope}:has(.cell:hover,.cell:focus,.link:hover) :is(.cell,.link){{opacity:.28}}"
+        + (f"{lit}{{opacity:1}}" if lit else "")
+        + f"{scope}:has(.cell) :is(.cell,.link).cell:is(:hover,:focus){{opacity:1}}"
+        + f"{scope}:has(.cell) :is(.cell,.link).link:is(:hover,:focus){{opacity:1}}"
+        + f"{scope}:has(.cell:hover,.cell:focus,.link:hover) .mhsa-info{{display:none}}"
+        + "</style>"
+    )
+
+
 def _defs() -> str:
     return (
         "<defs><pattern id='blocked' width='6' height='6' patternUnits='userSpaceOnUse' "
@@ -153,33 +210,41 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
     fills = scale.fills(M)
     out = []
     values = s >= 30  # room for the value in the cell
+    size = 11 if s >= 34 else 10
+    row_link, col_link = p.link_prefixes()
+    head_of = {}  # column -> head number, from the head blocks
+    for k, (first, end, *_) in enumerate(p.blocks):
+        head_of.update({c: k + 1 for c in range(first, end)})
     for r in range(n_r):
         for c in range(n_c):
             v = M[r, c]
             cx, cy = x + c * s, y + r * s
-            tip = f"{p.row_kind} {p.rows[r]}, {p.col_kind} {p.cols[c]}: {_fmt(v)}"
+            links = _links(row_link, r, col_link, c, head_of.get(c))
+            where = f"{p.title}: {p.row_kind} '{p.rows[r]}', {p.col_kind} '{p.cols[c]}'"
+            tip = f"{where} = {_fmt(v)}" + (f": {p.meaning}" if p.meaning else "")
             if np.isnan(v):  # a learner's bug shows even where the mask blocks
                 fill, mark = NAN_FILL, "NaN"
             elif np.isposinf(v):
                 fill, mark = INF_FILL, "\u221e"
-            elif p.blocked is not None and p.blocked[r, c]:
+            elif (p.blocked is not None and p.blocked[r, c]) or np.isneginf(v):
                 fill, mark = "url(#blocked)", None
-                tip = f"{p.row_kind} {p.rows[r]}, {p.col_kind} {p.cols[c]}: blocked by the mask"
-            elif np.isneginf(v):
-                fill, mark = "url(#blocked)", None
+                tip = f"{where}: blocked by the mask (score \u2212\u221e, weight 0)"
             else:
                 fill = "#ffffff" if p.neutral else fills[r, c]
                 mark = _fmt(v) if values else None
             out.append(
-                f"<rect x='{cx:.1f}' y='{cy:.1f}' width='{s:.1f}' height='{s:.1f}' "
-                f"fill='{fill}'><title>{escape(tip)}</title></rect>"
+                f"<g class='cell {links}' tabindex='0'><rect x='{cx:.1f}' y='{cy:.1f}' "
+                f"width='{s:.1f}' height='{s:.1f}' fill='{fill}'/>"
+                f"<text class='tip' x='10' y='16' font-size='13'>{escape(tip)}</text>"
             )
             if mark:
                 ink = "#ffffff" if fill.startswith("url") else text_colour(fill)
                 out.append(
-                    f"<text x='{cx + s / 2:.1f}' y='{cy + s / 2 + 3.5:.1f}' font-size='10' "
-                    f"text-anchor='middle' fill='{ink}' pointer-events='none'>{mark}</text>"
+                    f"<text x='{cx + s / 2:.1f}' y='{cy + s / 2 + size / 3:.1f}' "
+                    f"font-size='{size}' text-anchor='middle' fill='{ink}' "
+                    f"pointer-events='none'>{mark}</text>"
                 )
+            out.append("</g>")
     for r, label in enumerate(p.rows if p.row_labels else []):
         out.append(
             f"<text x='{x - 5:.1f}' y='{y + (r + 0.5) * s + 4:.1f}' font-size='11' "
@@ -311,11 +376,17 @@ def picture(body: list[str], label: str) -> str:
     for name in ("blocked", "bar"):
         inner = inner.replace(f"id='{name}'", f"id='{name}-{uid}'")
         inner = inner.replace(f"url(#{name})", f"url(#{name}-{uid})")
+    hint = (
+        "<text class='mhsa-info' x='10' y='16' font-size='13' fill='#555'>"
+        "Point at a cell (or Tab to it) for its value and meaning; linked cells stay lit.</text>"
+        if "class='cell " in inner
+        else ""
+    )
     return (
-        f"<svg class='mhsa-figure' xmlns='http://www.w3.org/2000/svg' width='{WIDTH}' "
-        f"height='{HEIGHT}' viewBox='0 0 {WIDTH} {HEIGHT}' {FONT} role='img' "
-        f"aria-label='{escape(label)}'><rect width='{WIDTH}' height='{HEIGHT}' "
-        f"fill='#ffffff'/>{inner}</svg>"
+        f"<svg class='mhsa-figure' id='mhsa-{uid}' xmlns='http://www.w3.org/2000/svg' "
+        f"width='{WIDTH}' height='{HEIGHT}' viewBox='0 0 {WIDTH} {HEIGHT}' {FONT} role='img' "
+        f"aria-label='{escape(label)}'>{_link_style(inner, uid)}<rect width='{WIDTH}' "
+        f"height='{HEIGHT}' fill='#ffffff'/>{hint}{inner}</svg>"
     )
 
 
@@ -356,13 +427,14 @@ def query_view(
     h, T = weights.shape
     body = []
     n_c = max(p.M.shape[1] for p in qkv)
-    s = min(30.0, (WIDTH - 3 * (LABELS + GAP)) / (3 * n_c), 190.0 / T)
+    ncol = min(h, 4)
+    nrow = math.ceil(h / ncol)
+    band_h = 28.0 + 15.0 * T  # a head's lines: its title chip, then a line per key
+    band_top = HEIGHT - 34.0 - nrow * band_h
+    s = min(30.0, (WIDTH - 20.0 - 3 * (LABELS + GAP)) / (3 * n_c), (band_top - 48.0 - 64.0) / T)
     for k, p in enumerate(qkv):
         x = 10.0 + LABELS + k * (n_c * s + LABELS + GAP)
         body += panel_svg(p, x, 48.0, s, step_scale([p.M]))
-    ncol = min(h, 4)
-    nrow = math.ceil(h / ncol)
-    band_top, band_h = 300.0, (HEIGHT - 300.0 - 44.0) / nrow
     pw = (WIDTH - 40.0) / ncol
     for i in range(h):
         colour = HEAD_COLOURS[i % len(HEAD_COLOURS)]
@@ -384,15 +456,22 @@ def query_view(
             dash = " stroke-dasharray='3 3'" if blocked or not np.isfinite(w) else ""
             width = 1.0 if blocked or not np.isfinite(w) else 0.5 + 9 * max(w, 0.0)
             stroke = "#999999" if blocked else (NAN_FILL if np.isnan(w) else colour)
+            tip = (
+                f"head {i + 1}: query '{tokens[q]}' → key '{tokens[j]}': blocked by the mask"
+                if blocked
+                else f"head {i + 1}: query '{tokens[q]}' → key '{tokens[j]}': score "
+                f"{_fmt(z)}, weight {_fmt(w)} (the share of '{tokens[j]}''s value row in "
+                f"'{tokens[q]}''s output)"
+            )
             body.append(
+                f"<g class='link q{q}h{i + 1} k{j}h{i + 1}' tabindex='0'>"
                 f"<line class='mhsa-attend' data-weight='{w:.4f}' x1='{start:.1f}' "
                 f"y1='{yq:.1f}' x2='{xk:.1f}' y2='{ys[j]:.1f}' stroke='{stroke}' "
-                f"stroke-width='{width:.2f}' stroke-linecap='round'{dash}>"
-                f"<title>{escape(f'{tokens[q]} → {tokens[j]}: score {_fmt(z)}, weight {_fmt(w)}')}"
-                "</title></line>"
+                f"stroke-width='{width:.2f}' stroke-linecap='round'{dash}/>"
                 f"<text x='{xk + 6:.1f}' y='{ys[j] + 4:.1f}' font-size='11'>"
                 f"{escape(tokens[j])} <tspan font-weight='bold'>{_fmt(w)}</tspan>"
-                f"<tspan fill='#666' font-size='9'> z {_fmt(z)}</tspan></text>"
+                f"<tspan fill='#666' font-size='10'> z {_fmt(z)}</tspan></text>"
+                f"<text class='tip' x='10' y='16' font-size='13'>{escape(tip)}</text></g>"
             )
         body.append(
             f"<text x='{xq:.1f}' y='{yq + 4:.1f}' font-size='12' font-weight='bold' "
