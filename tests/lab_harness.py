@@ -120,8 +120,12 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+#: The window the course is made for: a laptop's 1400 x 900 (CSS px), JupyterLab's side panel open.
+LAPTOP = (1400, 900)
+
+
 @contextmanager
-def chromium_page(pixel_ratio: float = 1):
+def chromium_page(pixel_ratio: float = 1, viewport: tuple[int, int] = (1600, 1000)):
     """A headless Chromium page; ``pixel_ratio`` 2 is a hi-dpi screen."""
     from playwright.sync_api import sync_playwright
 
@@ -129,7 +133,8 @@ def chromium_page(pixel_ratio: float = 1):
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(
-                viewport={"width": 1600, "height": 1000}, device_scale_factor=pixel_ratio
+                viewport={"width": viewport[0], "height": viewport[1]},
+                device_scale_factor=pixel_ratio,
             )
             yield page
         finally:
@@ -219,6 +224,56 @@ def explorer_parts(page, index: int = -1):
         return group.get_by_role("button", name=label, exact=True)
 
     return figure, status, button
+
+
+def dropdown(box, control: str):
+    """The ``<select>`` of the dropdown labelled ``control`` in a widget's ``box``."""
+    page = box.page
+    return box.locator(".widget-dropdown", has=page.locator("label", has_text=control)).locator(
+        "select"
+    )
+
+
+def open_side_panel(page) -> None:
+    """Open JupyterLab's left side panel (the file browser), as a learner has it."""
+    page.evaluate("() => window.jupyterapp.shell.expandLeft()")
+    page.wait_for_function(
+        "() => { const s = document.querySelector('#jp-left-stack');"
+        " return s && s.getBoundingClientRect().width > 100; }",
+        timeout=30_000,
+    )
+
+
+def scroll_to_top(page, element) -> None:
+    """Scroll the notebook so that ``element``'s top is at the top of the notebook's view."""
+    page.evaluate("(el) => el.scrollIntoView({block: 'start'})", element.element_handle())
+
+
+def placement(page, element) -> dict:
+    """``element``'s box and the notebook's visible area, in CSS px (top, bottom, left, right)."""
+    return page.evaluate(
+        """(el) => {
+        const r = el.getBoundingClientRect();
+        const panel = el.closest('.jp-WindowedPanel-outer') || el.closest('.jp-Notebook');
+        const v = panel.getBoundingClientRect();
+        const clip = (a, b) => Math.min(a, b);
+        return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height,
+                view: {top: v.top, bottom: clip(v.bottom, window.innerHeight),
+                       left: v.left, right: clip(v.right, window.innerWidth)}};
+    }""",
+        element.element_handle(),
+    )
+
+
+def fits(where: dict) -> bool:
+    """Whether a :func:`placement` lies wholly inside the notebook's visible area."""
+    v = where["view"]
+    return (
+        where["top"] >= v["top"] - 0.5
+        and where["bottom"] <= v["bottom"] + 0.5
+        and where["left"] >= v["left"] - 0.5
+        and where["right"] <= v["right"] + 0.5
+    )
 
 
 # --------------------------------------------------------------------------

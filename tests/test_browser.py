@@ -17,6 +17,7 @@ import nbformat
 import PIL.Image
 import pytest
 
+from mhsa_helpers.examples import EXAMPLES, get_example
 from mhsa_helpers.widgets import svg
 from tests import lab_harness as lab
 
@@ -52,17 +53,20 @@ def lab_root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory, lab_root):
+    """JupyterLab in a laptop's window (1400 x 900, side panel open), pixel ratio 2."""
     if not Path(lab.CHROMIUM).exists():
         pytest.fail(f"{lab.CHROMIUM} is missing: .ci/run installs Debian's chromium")
     OUT.mkdir(parents=True, exist_ok=True)
     tmp = tmp_path_factory.mktemp("lab")
-    with lab.jupyterlab(tmp, lab_root) as base, lab.chromium_page(pixel_ratio=2) as page:
+    with (
+        lab.jupyterlab(tmp, lab_root) as base,
+        lab.chromium_page(pixel_ratio=2, viewport=lab.LAPTOP) as page,
+    ):
         page.base = base
         yield page
 
 
 def shot(figure, name: str) -> PIL.Image.Image:
-    figure.scroll_into_view_if_needed()
     data = figure.locator("svg").screenshot(path=str(OUT / name))
     return PIL.Image.open(io.BytesIO(data))
 
@@ -78,13 +82,29 @@ def wait_status(page, text: str, index: int = -1) -> None:
     )
 
 
+def opacity(page, figure, selector: str, expected: float) -> None:
+    """Wait until the cells matching ``selector`` in ``figure`` have this opacity (10 s at most)."""
+    page.wait_for_function(
+        "([fig, sel, want]) => { const cells = fig.querySelectorAll(sel);"
+        " return cells.length > 0 && [...cells].every("
+        "  c => Math.abs(parseFloat(getComputedStyle(c).opacity) - want) < 0.02); }",
+        arg=[figure.element_handle(), selector, expected],
+        timeout=10_000,
+    )
+
+
 def test_every_control_of_the_capstone_explorer(page):
+    """A laptop's window: controls, status and picture on one screen whatever is chosen."""
     lab.open_and_run_all(page, page.base, "10_capstone.ipynb")
+    lab.open_side_panel(page)
     figure, _, button = lab.explorer_parts(page, 0)
     box = lab.explorer_box(page, 0)
     figure.wait_for(state="visible", timeout=60_000)
     wait_status(page, "h = 2", 0)
-    times, sizes, shots = [], set(), {}
+    lab.scroll_to_top(page, box)
+    first = lab.placement(page, box)
+    assert lab.fits(first), first  # the whole explorer is on screen
+    times, sizes, shots, heights = [], set(), {}, set()
 
     def do(label, act, expect=None):
         times.append((label, lab.time_update(page, figure, act)))
@@ -92,19 +112,26 @@ def test_every_control_of_the_capstone_explorer(page):
             wait_status(page, expect, 0)
         b = figure.locator("svg").bounding_box()
         sizes.add((round(b["width"]), round(b["height"])))
+        where = lab.placement(page, box)
+        heights.add(round(where["height"]))
+        assert lab.fits(where), (label, where)  # the control and its effect on one screen
 
     step = box.locator(".widget-slider", has=page.locator("label", has_text="step"))
     length = box.locator(".widget-slider", has=page.locator("label", has_text="length"))
-    example = box.locator(".widget-dropdown select")
+    example = lab.dropdown(box, "example")
+    query = lab.dropdown(box, "query")
+    title = {name: get_example(name).title for name in EXAMPLES}
+    assert not length.is_visible()  # the padding length only with the padding mask
     do("heads 4", button("heads", "4").click, "h = 4")
     do("heads 1", button("heads", "1").click, "h = 1")
     do("heads 2", button("heads", "2").click, "h = 2")
     for mask in ("causal", "padding", "none"):
         do(f"mask {mask}", button("mask", mask).click, f"mask: {mask}")
     do("mask padding", button("mask", "padding").click, "mask: padding")
+    assert length.is_visible()
     handle = length.locator(".noUi-handle")
     do("length -1", lambda: (handle.focus(), page.keyboard.press("ArrowLeft")), "length 3")
-    do("query 'ideas'", button("query", "ideas").click, "query: 'ideas'")
+    do("query 'ideas'", lambda: query.select_option(label="ideas"), "query: 'ideas'")
     do("view query", button("view", "query").click, "The query's view")
     shots["query"] = shot(figure, "query_view.png")
     do("view matrices", button("view", "matrices").click)
@@ -119,9 +146,9 @@ def test_every_control_of_the_capstone_explorer(page):
     shots["step 9"] = shot(figure, "song_step9.png")
     step_handle = step.locator(".noUi-handle")
     do("step slider", lambda: (step_handle.focus(), page.keyboard.press("ArrowLeft")), "Step 8.")
-    for name in ("students", "simple", "question", "song"):
-        do(f"example {name}", lambda name=name: example.select_option(name))
-    do("students", lambda: example.select_option("students"), "Six students")  # h = 7
+    for name in ("students", "simple", "question", "trained", "song"):
+        do(f"example {name}", lambda name=name: example.select_option(label=title[name]))
+    do("students", lambda: example.select_option(label=title["students"]), "h = 7")
     do("heads 1", button("heads", "1").click, "h = 1")
     do("heads 7", button("heads", "7").click, "h = 7")
     do("step 7", lambda: (step_handle.focus(), page.keyboard.press("ArrowLeft")), "Step 7.")
@@ -129,10 +156,22 @@ def test_every_control_of_the_capstone_explorer(page):
     do("mask causal", button("mask", "causal").click, "mask: causal")
     do("prev to 6", box.get_by_role("button", name="\u25c0 Prev").click, "Step 6.")
     shots["students mask"] = shot(figure, "students_7_heads_causal_step6.png")
+    do("simple", lambda: example.select_option(label=title["simple"]), "Step 6.")
+    do("heads 8", button("heads", "8").click, "h = 8")
+    do("view query", button("view", "query").click, "The query's view")
+    shots["simple 8 heads query"] = shot(figure, "simple_8_heads_query_view.png")
+    do("view matrices", button("view", "matrices").click)
+    do("trained", lambda: example.select_option(label=title["trained"]), "h = 2")
+    do("step 5", lambda: (step_handle.focus(), page.keyboard.press("ArrowLeft")), "Step 5.")
+    do("next to 6", box.get_by_role("button", name="Next \u25b6").click, "Step 6.")
+    do("next to 7", box.get_by_role("button", name="Next \u25b6").click, "Step 7.")
+    shots["trained step 7"] = shot(figure, "trained_step7.png")
+    page.screenshot(path=str(OUT / "explorer_laptop_window.png"))  # the whole window
 
-    # one size whatever the controls; drawn for the pixel ratio (2 px per CSS px)
+    # one height for the widget and one size for its picture, whatever the controls
+    assert len(heights) == 1, heights
     assert sizes == {(svg.WIDTH, svg.HEIGHT)}, sizes
-    for name, image in shots.items():
+    for name, image in shots.items():  # drawn for the pixel ratio (2 px per CSS px)
         width, height = image.size  # the element's box may start between two pixels
         assert abs(width - 2 * svg.WIDTH) <= 2 and abs(height - 2 * svg.HEIGHT) <= 2, (
             name,
@@ -147,20 +186,64 @@ def test_every_control_of_the_capstone_explorer(page):
     )
 
 
+def test_blocked_weights_are_hatched_and_a_cell_lights_its_query_and_key(page):
+    """Step 7 with the causal mask: blocked cells hatched with no number; hover links cells."""
+    lab.open_and_run_all(page, page.base, "10_capstone.ipynb")
+    figure, _, button = lab.explorer_parts(page, 0)
+    box = lab.explorer_box(page, 0)
+    figure.wait_for(state="visible", timeout=60_000)
+    lab.scroll_to_top(page, box)
+    lab.time_update(page, figure, button("mask", "causal").click)  # a fresh explorer: mask none
+    wait_status(page, "mask: causal", 0)
+    cells = page.evaluate(
+        """(fig) => [...fig.querySelectorAll('g.cell')].map(g => ({
+            fill: g.querySelector('rect').getAttribute('fill'),
+            numbers: [...g.querySelectorAll('text:not(.tip)')].length,
+            tip: g.querySelector('.tip').textContent}))""",
+        figure.element_handle(),
+    )
+    blocked = [c for c in cells if c["fill"].startswith("url(#blocked")]
+    assert len(blocked) == 2 * 15 and all(c["numbers"] == 0 for c in blocked)  # 2 heads
+    assert all("blocked by the mask" in c["tip"] for c in blocked)
+    assert all(c["numbers"] == 1 for c in cells if not c["fill"].startswith("url("))
+    assert "blocked by the mask (score" in figure.text_content()  # the legend
+
+    hint = figure.locator("text.mhsa-info")
+    assert hint.is_visible()
+    target = figure.locator("g.cell.q3.k1").first  # head 1: query 'for', key 'new'
+    target.hover()
+    tip = target.locator(".tip")
+    tip.wait_for(state="visible", timeout=10_000)
+    assert "query 'for', key 'new'" in tip.text_content() and "share of the key" in (
+        tip.text_content()
+    )
+    assert not hint.is_visible()  # the tip takes the hint's place
+    opacity(page, figure, "g.cell.q3", 1.0)  # the query's row, in every head
+    opacity(page, figure, "g.cell.k1", 1.0)  # the key's column, in every head
+    opacity(page, figure, "g.cell.q0.k0", 0.28)  # the rest dimmed
+    figure.locator("svg").screenshot(path=str(OUT / "hover_links.png"))
+    page.mouse.move(2, 2)
+    opacity(page, figure, "g.cell.q0.k0", 1.0)
+    figure.locator("g.cell.q5.k2").first.focus()  # keyboard: Tab reaches a cell the same way
+    opacity(page, figure, "g.cell.q5", 1.0)
+    opacity(page, figure, "g.cell.q0.k0", 0.28)
+
+
 def test_a_failing_function_is_named_and_can_be_drawn_anyway(page):
     page.evaluate(
         "() => window.jupyterapp && window.jupyterapp.commands.execute('application:close-all')"
     )
     lab.open_and_run_all(page, page.base, WRONG)
-    figure, status, _ = lab.explorer_parts(page, 0)
+    figure, _, _ = lab.explorer_parts(page, 0)
     figure.wait_for(state="visible", timeout=60_000)
     wait_status(page, "whose check fails", 0)
-    text = status.locator("xpath=..").text_content()
+    text = lab.explorer_box(page, -1).text_content()
+    assert "the reference instead of your softmax" in text  # the status line
     assert "The reference instead of your softmax" in text and "each column sums to 1" in text
     before = shot(figure, "wrong_softmax_reference.png")
     box = lab.explorer_box(page, -1)
     anyway = box.locator(".widget-checkbox input")
     lab.time_update(page, figure, anyway.check)
-    wait_status(page, "Drawn with your failing softmax", -1)
+    wait_status(page, "drawn with your failing softmax", -1)
     after = shot(figure, "wrong_softmax_drawn_anyway.png")
     assert before.tobytes() != after.tobytes()

@@ -311,3 +311,12 @@ def test_the_status_names_only_the_functions_of_the_steps_shown():
     ex.step_w.value = 5
     ex.view_w.value = "query"  # the query's view shows the weights: softmax counts
     assert "<code>softmax</code>" in ex.status_w.value
+
+
+def test_the_query_view_writes_no_number_for_a_blocked_key():
+    """Causal mask, query 'List': five keys blocked, each said blocked, none given 0.00."""
+    ex = Explorer(view="query", n_heads=2, mask="causal", query=0)
+    picture = png(ex)
+    assert picture.count("<tspan font-style='italic'>blocked</tspan>") == 2 * 5
+    labels = re.findall(r"<text [^>]*font-size='11'[^>]*>([^<]*) <tspan font-weight", picture)
+    assert labels.count("List") == 2  # the only key with a weight in each head

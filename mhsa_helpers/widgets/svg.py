@@ -468,10 +468,15 @@ def query_view(
                 f"<line class='mhsa-attend' data-weight='{w:.4f}' x1='{start:.1f}' "
                 f"y1='{yq:.1f}' x2='{xk:.1f}' y2='{ys[j]:.1f}' stroke='{stroke}' "
                 f"stroke-width='{width:.2f}' stroke-linecap='round'{dash}/>"
-                f"<text x='{xk + 6:.1f}' y='{ys[j] + 4:.1f}' font-size='11'>"
-                f"{escape(tokens[j])} <tspan font-weight='bold'>{_fmt(w)}</tspan>"
-                f"<tspan fill='#666' font-size='10'> z {_fmt(z)}</tspan></text>"
-                f"<text class='tip' x='10' y='16' font-size='13'>{escape(tip)}</text></g>"
+                + (
+                    f"<text x='{xk + 6:.1f}' y='{ys[j] + 4:.1f}' font-size='11' fill='#777'>"
+                    f"{escape(tokens[j])} <tspan font-style='italic'>blocked</tspan></text>"
+                    if blocked  # like a hatched cell: no number, never a learned 0.00
+                    else f"<text x='{xk + 6:.1f}' y='{ys[j] + 4:.1f}' font-size='11'>"
+                    f"{escape(tokens[j])} <tspan font-weight='bold'>{_fmt(w)}</tspan>"
+                    f"<tspan fill='#666' font-size='10'> z {_fmt(z)}</tspan></text>"
+                )
+                + f"<text class='tip' x='10' y='16' font-size='13'>{escape(tip)}</text></g>"
             )
         body.append(
             f"<text x='{xq:.1f}' y='{yq + 4:.1f}' font-size='12' font-weight='bold' "
@@ -479,7 +484,8 @@ def query_view(
         )
     body.append(
         f"<text x='20' y='{HEIGHT - 12}' font-size='12'>line width = the query's attention "
-        "weight for that key; z = its score (Z + M); dashed grey = blocked by the mask</text>"
+        "weight for that key; z = its score (Z + M); dashed grey, no number = blocked by the mask"
+        "</text>"
     )
     body += _legend(special_kinds([scores, weights]) - {"blocked"}, HEIGHT - 12 - 18)
     return picture(body, label)
