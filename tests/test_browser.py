@@ -214,9 +214,9 @@ def test_blocked_weights_are_hatched_and_a_cell_lights_its_query_and_key(page):
     target.hover()
     tip = target.locator(".tip")
     tip.wait_for(state="visible", timeout=10_000)
-    assert "query 'for', key 'new'" in tip.text_content() and "share of the key" in (
-        tip.text_content()
-    )
+    assert "query 'for', key 'new'" in tip.text_content()
+    meaning = target.locator("xpath=ancestor::*[@class='panel'][1]").locator(".meaning")
+    assert meaning.is_visible() and "share of the key" in meaning.text_content()
     assert not hint.is_visible()  # the tip takes the hint's place
     opacity(page, figure, "g.cell.q3", 1.0)  # the query's row, in every head
     opacity(page, figure, "g.cell.k1", 1.0)  # the key's column, in every head

@@ -1,5 +1,6 @@
 """The explorer widget, driven in the kernel (the browser test drives it in JupyterLab)."""
 
+import html
 import re
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 import mhsa_helpers as mh
 from mhsa_helpers.plots import HEAD_COLOURS
 from mhsa_helpers.widgets import svg
-from mhsa_helpers.widgets.explorer import STEPS, USED, Explorer
+from mhsa_helpers.widgets.explorer import MEANING, STEPS, USED, Explorer
 
 
 def my_softmax(Z, axis=-1):
@@ -170,7 +171,8 @@ def test_a_cell_names_its_value_and_meaning_and_links_its_query_and_key():
     tip = next(t for c, t in cells(picture) if c == "q3 k1")
     w = ex.compute()["A"][0, 3, 1]
     assert tip.startswith(f"A, head 1: query &#x27;for&#x27;, key &#x27;new&#x27; = {w:.2f}")
-    assert "share of the key" in tip
+    meaning = re.findall(r"<text class='tip meaning'[^>]*>([^<]*)<", picture)
+    assert meaning == [html.escape(MEANING["A"], quote=True)] * 2  # one per panel
     assert "blocked by the mask" in got["q0 k5"]  # causal: 'List' reads no later key
     scope = re.search(r"id='(mhsa-[0-9a-f]+)'", picture).group(1)
     for link in ("q3", "k1"):  # pointing at it keeps its query's row and key's column lit
@@ -260,7 +262,7 @@ def test_blocked_weights_are_drawn_blocked_not_as_a_learned_zero(mask):
     assert all(t.endswith("blocked by the mask (score −∞, weight 0)") for t in hatched)
     shown = [t for f, t in cells if not f.startswith("url(")]  # the allowed weights
     assert len(shown) == 2 * int((M == 0).sum())  # each with its number, even one near 0
-    values = [re.search(r" = ([^:]*): ", t).group(1) for t in shown]
+    values = [t.rsplit(" = ", 1)[1] for t in shown]
     assert all(v.replace(".", "").isdigit() for v in values), values
     assert "blocked by the mask (score −∞, weight 0, no number)" in picture  # the legend
 
@@ -320,3 +322,14 @@ def test_the_query_view_writes_no_number_for_a_blocked_key():
     assert picture.count("<tspan font-style='italic'>blocked</tspan>") == 2 * 5
     labels = re.findall(r"<text [^>]*font-size='11'[^>]*>([^<]*) <tspan font-weight", picture)
     assert labels.count("List") == 2  # the only key with a weight in each head
+
+
+def test_the_colour_bar_sits_beside_the_panels():
+    """Two heads leave room on the right: the bar follows the panels instead of the edge."""
+    picture = png(Explorer(step=7, n_heads=2))
+    bar_x = float(re.search(r"class='mhsa-colourbar' x='([\d.]+)'", picture).group(1))
+    rights = [
+        float(x) + float(w)
+        for x, w in re.findall(r"<rect x='([\d.]+)' y='[\d.]+' width='([\d.]+)' height", picture)
+    ]
+    assert 0 < bar_x - max(r for r in rights if r < bar_x) <= 40

@@ -175,6 +175,7 @@ def _link_style(inner: str, uid: str) -> str:
     return (
         f"<style>{scope} .tip{{display:none;pointer-events:none}}"
         f"{scope} :is(.cell,.link):is(:hover,:focus) .tip{{display:inline}}"
+        f"{scope} .panel:has(.cell:hover,.cell:focus) .meaning{{display:inline}}"
         f"{scope} .cell,{scope} .link{{transition:opacity 120ms}}"
         f"{scope} .cell:focus{{outline:none}}"
         f"{scope} .cell:hover>rect,{scope} .cell:focus>rect{{stroke:#000;stroke-width:2.5}}"
@@ -208,7 +209,7 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
     M = np.asarray(p.M, float)
     n_r, n_c = M.shape
     fills = scale.fills(M)
-    out = []
+    out = ["<g class='panel'>"]
     values = s >= 30  # room for the value in the cell
     size = 11 if s >= 34 else 10
     row_link, col_link = p.link_prefixes()
@@ -221,7 +222,7 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
             cx, cy = x + c * s, y + r * s
             links = _links(row_link, r, col_link, c, head_of.get(c))
             where = f"{p.title}: {p.row_kind} '{p.rows[r]}', {p.col_kind} '{p.cols[c]}'"
-            tip = f"{where} = {_fmt(v)}" + (f": {p.meaning}" if p.meaning else "")
+            tip = f"{where} = {_fmt(v)}"
             if np.isnan(v):  # a learner's bug shows even where the mask blocks
                 fill, mark = NAN_FILL, "NaN"
             elif np.isposinf(v):
@@ -303,12 +304,25 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
             f"<text x='{x:.1f}' y='{title_y:.1f}' font-size='12' font-weight='bold'>"
             f"{escape(p.title)}</text>"
         )
+    if p.meaning:  # one per panel, shown beside the pointed cell's value
+        out.append(
+            f"<text class='tip meaning' x='{WIDTH - 10}' y='16' font-size='13' fill='#444' "
+            f"text-anchor='end'>{escape(p.meaning)}</text>"
+        )
+    out.append("</g>")
     return out
 
 
-def colourbar(scale: Scale, label: str, y: float | None = None, h: float | None = None):
-    """The colour bar at the right, from ``y`` for ``h`` pixels (the panels' height)."""
-    x, y0, w, h0 = _COLOURBAR
+def colourbar(
+    scale: Scale,
+    label: str,
+    y: float | None = None,
+    h: float | None = None,
+    x: float | None = None,
+):
+    """The colour bar at the right (or at ``x``), from ``y`` for ``h`` pixels (the panels')."""
+    x0, y0, w, h0 = _COLOURBAR
+    x = x0 if x is None else min(x, x0)
     y, h = y0 if y is None else y, h0 if h is None else max(h, 120.0)
     lut = _LUTS[scale.cmap]
     stops = "".join(
@@ -405,7 +419,8 @@ def grid(panels: list[Panel], scale: Scale, bar_label: str, label: str) -> str:
         p.row_labels = not shared or col == 0
         body += panel_svg(p, box[0] + LABELS + col * step_x, box[1] + row * step_y, s, scale)
     n_rows = math.ceil(len(panels) / ncol)
-    body += colourbar(scale, bar_label, box[1], n_rows * step_y - BELOW)
+    right = box[0] + LABELS + min(ncol, len(panels)) * step_x  # beside the panels, not far off
+    body += colourbar(scale, bar_label, box[1], n_rows * step_y - BELOW, right + 16)
     body += _legend(special_kinds((p.M for p in panels), (p.blocked for p in panels)), HEIGHT - 14)
     return picture(body, label)
 
