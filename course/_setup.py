@@ -6,3 +6,5 @@ import numpy as np
 
 import mhsa_helpers as mh
 from mhsa_helpers import checks
+
+checks.readable_output()

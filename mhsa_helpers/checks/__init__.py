@@ -51,7 +51,28 @@ __all__ = [
     "hidden_seed",
     "job",
     "judge",
+    "readable_output",
 ]
+
+#: JupyterLab wraps plain output (ticks, a failed check's sentence) anywhere, mid-word
+#: included (``word-break: break-all``); this makes it wrap between words, as prose does.
+READABLE_OUTPUT = (
+    "<style>.jp-OutputArea-output pre{word-break:normal;overflow-wrap:break-word}</style>"
+)
+
+
+def readable_output() -> None:
+    """Make the notebook's plain output (the checks' sentences) wrap between words.
+
+    Called by every notebook's setup cell; outside a notebook it does nothing visible.
+    """
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+    except ImportError:  # no IPython: nothing is displayed anyway
+        return
+    if get_ipython() is not None:  # elsewhere display() would print the object's repr
+        display(HTML(READABLE_OUTPUT))
 
 
 def check(name: str, fn) -> NotYet | None:
