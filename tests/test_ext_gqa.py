@@ -259,5 +259,5 @@ def test_the_widget_slider_regroups_the_heads():
         pictures[kv] = w.figure.value
         group = w.n_heads // kv
         for i in range(w.n_heads):  # each panel names the K/V head its query head reads
-            assert f"query head {i + 1} · K/V head {i // group + 1}<" in pictures[kv], (kv, i)
+            assert f"query head {i + 1} · K/V {i // group + 1}<" in pictures[kv], (kv, i)
     assert len(set(pictures.values())) == len(pictures)  # each grouping, its own picture

@@ -96,8 +96,9 @@ class CrossWidget(ExtensionWidget):
     def notes(self) -> list[str]:
         """Which position of C the slider hides."""
         n, T = self.length_w.value, self.c.T
-        hidden = "none of C is padding" if n == T else f"C's last {T - n} position(s) are padding"
+        if n == T:
+            return [f"C's length {n} of {T}: no padding, every query reads all of C."]
         return [
-            f"C's length {n} of {T}: {hidden}, hidden from every query by "
-            "<code>padding_mask</code> (hatched: blocked by the mask)."
+            f"C's length {n} of {T}: C's last {T - n} position(s) are padding, hidden from "
+            "every query by <code>padding_mask</code> (hatched: blocked by the mask)."
         ]

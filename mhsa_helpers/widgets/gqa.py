@@ -157,7 +157,7 @@ class GQAWidget(ExtensionWidget):
         panels = [
             svg.Panel(
                 A[i],
-                f"query head {i + 1} · K/V head {i // group + 1}",
+                f"query head {i + 1} · K/V {i // group + 1}",  # its chip fits the panel
                 e.tokens,
                 e.tokens,
                 "query",
@@ -172,8 +172,16 @@ class GQAWidget(ExtensionWidget):
     def notes(self) -> list[str]:
         """What the frames' colours mean and what the slider changes."""
         kv = self.kv_w.value
+        h, group = self.n_heads, self.n_heads // kv
+        if kv == 1:
+            shared = f"1 K/V head: all {h} query heads read the same keys and values (multi-query)."
+        elif group == 1:
+            shared = f"{kv} K/V heads: each query head reads its own (multi-head attention)."
+        else:
+            shared = (
+                f"{kv} K/V heads: each is read by {group} query heads, its keys and values shared."
+            )
         return [
-            f"{self.n_heads} query heads share {kv} K/V head{'s' if kv > 1 else ''}: query "
-            f"heads {self.n_heads // kv} at a time read the same keys and values (one frame "
-            "colour per K/V head)."
+            f"{h} query heads, {shared} A panel's title and frame colour name the K/V head "
+            "its query head reads (\u201cK/V 2\u201d: K/V head 2)."
         ]
