@@ -174,14 +174,12 @@ class GQAWidget(ExtensionWidget):
         kv = self.kv_w.value
         h, group = self.n_heads, self.n_heads // kv
         if kv == 1:
-            shared = f"1 K/V head: all {h} query heads read the same keys and values (multi-query)."
+            shared = f"1 K/V head, shared by all {h} query heads (multi-query attention)"
         elif group == 1:
-            shared = f"{kv} K/V heads: each query head reads its own (multi-head attention)."
+            shared = f"{kv} K/V heads, one per query head (multi-head attention)"
         else:
-            shared = (
-                f"{kv} K/V heads: each is read by {group} query heads, its keys and values shared."
-            )
+            shared = f"{kv} K/V heads, each shared by {group} query heads"
         return [
-            f"{h} query heads, {shared} A panel's title and frame colour name the K/V head "
-            "its query head reads (\u201cK/V 2\u201d: K/V head 2)."
+            f"{h} query heads, {shared}: a panel's title and frame colour name the K/V head "
+            "it reads."
         ]

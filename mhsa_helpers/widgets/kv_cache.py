@@ -215,10 +215,9 @@ class DecodeWidget:
         self.frame.notes(
             [
                 *notes,
-                f"Token {t + 1} of {e.T} (\u201c{escape(e.tokens[t])}\u201d): its output y and "
-                f"row {t} of causal <code>multi_head_self_attention</code> over the whole "
-                f"sentence {are} (max |difference| = {diff:.1e}). Each step reads the cache "
-                "of the steps before: no token is computed twice.",
+                f"Token {t + 1} (\u201c{escape(e.tokens[t])}\u201d): its y and row {t} of "
+                f"causal <code>multi_head_self_attention</code> over the whole sentence {are} "
+                f"(max |difference| = {diff:.1e}).",
             ]
         )
 

@@ -71,9 +71,8 @@ class RopeWidget:
         self.frame.notes(
             [
                 *notes,
-                "Each token is rotated by an angle that grows with its position: the rotated "
-                "rows change with the offset, their dot products (the scores) do not, since "
-                "they depend only on how far apart two positions are (m − n).",
+                "The rotated rows change with the offset; their dot products, the scores, do "
+                "not: they depend only on m − n, how far apart two positions are.",
             ]
         )
 

@@ -179,7 +179,8 @@ class TiledWidget:
             with np.errstate(all="ignore"):
                 row = np.asarray(fn(self.Q, self.K, self.V, b), dtype=float)[self.query]
         except Exception as exc:  # told to the learner
-            return raised(self.name, exc, f"with block size {b}")
+            line, notes = raised(self.name, exc, f"with block size {b}")
+            return line.replace("Drawn with", "Compared with"), notes
         diff = float(np.abs(row - final).max())
         verdict = "equals" if np.allclose(row, final) else "<b>differs from</b>"
         if fn is getattr(ref, self.name):
@@ -187,15 +188,15 @@ class TiledWidget:
         else:
             line = f"Compared with <b>your</b> <code>{self.name}</code> (its check passes)."
         what = "your" if fn is not getattr(ref, self.name) else "the course's"
-        return (
-            f"{line} Its row {self.query} {verdict} the online softmax's final row.",
-            [
-                *notes,
-                f"The steps are computed here with the online softmax; {what} "
-                f"<code>{self.name}</code>, with block size {b}, returns only its final output: "
-                f"its row {self.query} {verdict} their final row (max |difference| = {diff:.1e}).",
-            ],
-        )
+        line = f"{line} Its row {self.query} {verdict} the online softmax's final row."
+        if "instead of yours" in line:  # the course's against itself: the why only
+            return line, notes
+        return line, [
+            *notes,
+            f"The steps are the online softmax, computed here; {what} "
+            f"<code>{self.name}</code> gives only its output: its row {self.query} "
+            f"{verdict} their final row (max |difference| = {diff:.1e}).",
+        ]
 
     def update(self) -> None:
         """Redraw for the sliders' block size and block."""
