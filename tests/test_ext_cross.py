@@ -209,7 +209,8 @@ def test_the_widget_draws_a_passing_answer_and_replaces_a_failing_one():
     assert "your</b> <code>cross_attention" in w.status_w.value
     functions[NAME] = load(MISTAKES["queries from C"][0])
     w.length_w.value = 2
-    assert "whose check fails" in w.status_w.value and "queries come from C" in w.status_w.value
+    assert "its check fails: see below" in w.status_w.value
+    assert "check of your" in w.notes_w.value and "queries come from C" in w.notes_w.value
 
 
 def test_the_widget_hides_the_padded_memory():

@@ -245,7 +245,8 @@ def test_the_widget_draws_a_passing_answer_and_replaces_a_failing_one():
     assert "your</b> <code>grouped_query_attention" in w.status_w.value
     functions[NAME] = load(MISTAKES["W_O missing"][0])
     w.kv_w.value = 1
-    assert "whose check fails" in w.status_w.value and "W_O" in w.status_w.value
+    assert "its check fails: see below" in w.status_w.value
+    assert "check of your" in w.notes_w.value and "W_O" in w.notes_w.value
 
 
 def test_the_widget_slider_regroups_the_heads():
@@ -258,5 +259,5 @@ def test_the_widget_slider_regroups_the_heads():
         pictures[kv] = w.figure.value
         group = w.n_heads // kv
         for i in range(w.n_heads):  # each panel names the K/V head its query head reads
-            assert f"query head {i + 1} · K/V head {i // group + 1}<" in pictures[kv], (kv, i)
+            assert f"query head {i + 1} · K/V {i // group + 1}<" in pictures[kv], (kv, i)
     assert len(set(pictures.values())) == len(pictures)  # each grouping, its own picture

@@ -46,7 +46,8 @@ def test_a_passing_learner_function_is_drawn_and_a_failing_one_is_not():
     bad = SlidingWindowWidget(
         functions={"sliding_window_mask": load(OFF_BY_ONE, "sliding_window_mask")}
     )
-    assert ONE_TOO_MANY in bad.status_w.value and "instead of yours" in bad.status_w.value
+    assert "instead of yours" in bad.status_w.value and "see below" in bad.status_w.value
+    assert ONE_TOO_MANY in bad.notes_w.value  # the check's sentence, under the picture
     assert bad.figure.value == SlidingWindowWidget().figure.value  # the reference is drawn
     assert "sees 3 key(s)" in bad.status_w.value
 

@@ -84,7 +84,8 @@ def test_every_decoded_row_equals_causal_attention():
         y, K, _ = w.steps()[0][t]
         np.testing.assert_allclose(y, full[t], atol=1e-12)
         np.testing.assert_allclose(w.weights_of(t, K), A[:, t, : t + 1], atol=1e-12)
-        assert "are equal" in w.status_w.value and w.difference < 1e-12
+        assert "y is equal to" in w.status_w.value and w.difference < 1e-12
+        assert "are equal" in w.notes_w.value
     assert "equal: max |difference|" in w.figure.value
 
 
@@ -98,7 +99,7 @@ def test_a_passing_decode_step_is_used_and_named():
 
 def test_a_prepending_decode_step_is_replaced_with_the_checks_sentence():
     w = DecodeWidget(functions={"decode_step": load(PREPENDING, "decode_step")}, tokens=3)
-    assert "instead of yours" in w.status_w.value and PREPENDED in w.status_w.value
+    assert "instead of yours" in w.status_w.value and PREPENDED in w.notes_w.value
     assert w._runs[0] is mh.decode_step
     assert w.figure.value == DecodeWidget(tokens=3).figure.value
 
@@ -113,7 +114,8 @@ def test_a_decode_step_that_breaks_on_its_own_caches_falls_back_and_says_so():
         return y, [K, V]
 
     w = DecodeWidget(functions={"decode_step": lists}, tokens=2)
-    assert "passes its check but, fed its own caches, raised TypeError" in w.status_w.value
+    assert "instead of yours (yours raised TypeError" in w.status_w.value
+    assert "passes its check but, fed its own caches, raised TypeError" in w.notes_w.value
     assert w._runs[0] is mh.decode_step
 
 
@@ -150,8 +152,8 @@ def test_the_last_block_gives_attention_heads_row():
 def test_a_passing_tiled_attention_is_named_and_a_failing_one_is_not():
     mine = TiledWidget(functions={"tiled_attention": load(TILED, "tiled_attention")})
     assert "<b>your</b> <code>tiled_attention</code>" in mine.status_w.value
-    assert "equals their final row" in mine.status_w.value
+    assert "equals their final row" in mine.notes_w.value
     bad = TiledWidget(functions={"tiled_attention": load(NOT_RESCALED, "tiled_attention")})
-    assert "instead of yours" in bad.status_w.value and "is not rescaled" in bad.status_w.value
+    assert "instead of yours" in bad.status_w.value and "is not rescaled" in bad.notes_w.value
     assert "course's <code>tiled_attention</code>" in bad.status_w.value
     assert bad.figure.value == TiledWidget().figure.value

@@ -43,13 +43,9 @@ class CrossWidget(ExtensionWidget):
         self.n_heads = n_heads
         T_k = self.c.T
         self.length_w = widgets.IntSlider(
-            value=length or T_k,
-            min=1,
-            max=T_k,
-            description="C's length",
-            style={"description_width": "initial"},  # the whole label, never "memory l…"
+            value=length or T_k, min=1, max=T_k, description="C's length"
         )
-        super().__init__(functions, controls=(self.length_w,))
+        super().__init__(functions, rows=[[(self.length_w, "320px", "80px")]])
         self.update()
 
     def arguments(self) -> tuple:
@@ -64,11 +60,11 @@ class CrossWidget(ExtensionWidget):
         shown = [
             svg.Panel(
                 A[i],
-                f"head {i + 1}: X \u2193 reads C \u2192",  # rows X's queries, columns C's keys
+                f"head {i + 1}",
                 self.x.tokens,
                 self.c.tokens,
-                "query (X)",
-                "key (C)",
+                "query (from X)",
+                "key (from the memory C)",
                 colour=HEAD_COLOURS[i % len(HEAD_COLOURS)],
                 blocked=blocked,
             )
@@ -76,3 +72,33 @@ class CrossWidget(ExtensionWidget):
         ]
         n = self.length_w.value
         return shown, f"X reads the first {n} of {self.c.T} positions of C"
+
+    def picture(self, panels: list, label: str) -> str:
+        """The weights, with the axes named: rows X's queries, columns the memory C."""
+        picture = super().picture(panels, label)
+        box = (10.0, 48.0, svg._COLOURBAR[0] - 40.0, svg.HEIGHT - 78.0)  # svg.grid's box
+        x, y = box[0] + svg.LABELS, box[1]
+        size = svg._layout(panels, box)[1] * self.x.T  # the panels' height
+        axes = (
+            f"<text x='16' y='{y + size / 2:.0f}' font-size='12' font-weight='bold' "
+            f"text-anchor='middle' transform='rotate(-90 16 {y + size / 2:.0f})'>"
+            "queries \u2193 (rows): the tokens of X</text>"
+            f"<text x='{x}' y='{y + size + 58:.0f}' font-size='12' font-weight='bold'>"
+            "memory C \u2192 (columns): its tokens give the keys and values</text>"
+            f"<text x='{x}' y='{y + size + 82:.0f}' font-size='12'>"
+            f"X = \u201c{' '.join(self.x.tokens)}\u201d reads C = "
+            f"\u201c{' '.join(self.c.tokens)}\u201d: each row of weights sums to 1</text>"
+            f"<text x='{x}' y='{y + size + 100:.0f}' font-size='12'>"
+            "over the positions of C that are not padding.</text>"
+        )
+        return picture.replace("</svg>", axes + "</svg>")
+
+    def notes(self) -> list[str]:
+        """Which position of C the slider hides."""
+        n, T = self.length_w.value, self.c.T
+        if n == T:
+            return [f"C's length {n} of {T}: no padding, every query reads all of C."]
+        return [
+            f"C's length {n} of {T}: C's last {T - n} position(s) are padding, hidden from "
+            "every query by <code>padding_mask</code> (hatched: blocked by the mask)."
+        ]

@@ -9,7 +9,8 @@ explorer's (:func:`mhsa_helpers.live.check_sentence`, run once per
 function).
 
 :class:`ExtensionWidget` is the part the extensions' widgets share: the
-learner's function or the reference, the status line, the SVG picture.
+learner's function or the reference, the frame (controls, one status
+line, the SVG picture, the notes under it).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .. import reference as ref
 from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import bundle, check_sentence
+from .live import Frame, bundle, check_sentence, compact, drawn_with, legible, raised
 
 __all__ = ["ExtensionWidget", "GQAWidget"]
 
@@ -33,19 +34,28 @@ class ExtensionWidget:
 
     Subclasses set :attr:`name`, build their controls, and define
     :meth:`arguments` (the call for the current controls) and
-    :meth:`panels` (what to draw of the result).
+    :meth:`panels` (what to draw of the result). The widget is a
+    :class:`~mhsa_helpers.widgets.live.Frame`: one status line, the picture
+    at its fixed size and the notes under it, of one height whatever the
+    controls show.
+
+    Attributes
+    ----------
+    frame : Frame
+        The layout; ``status_w``, ``figure``, ``notes_w`` and ``widget`` are its parts.
     """
 
     name: str
 
-    def __init__(self, functions=None, controls=()):
+    def __init__(self, functions=None, rows=()):
         self._source = functions if functions is not None else {}
         self._checked = {}  # check_sentence's cache: name -> (function, sentence)
-        self.status_w = widgets.HTML()
-        self.figure = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
-        for w in controls:
-            w.observe(lambda _change: self.update(), names="value")
-        self.widget = widgets.VBox([*controls, self.status_w, self.figure])
+        self.frame = Frame([[compact(c, *size) for c, *size in row] for row in rows])
+        self.status_w, self.figure = self.frame.status_w, self.frame.figure
+        self.notes_w, self.widget = self.frame.notes_w, self.frame.widget
+        for row in rows:
+            for control, *_ in row:
+                control.observe(lambda _change: self.update(), names="value")
 
     def check_of(self, name: str, fn) -> str | None:
         """The check's sentence on the learner's ``fn`` (None: it passes), once per ``fn``."""
@@ -59,36 +69,41 @@ class ExtensionWidget:
         """``(svg panels, picture label)`` for a result ``(output, weights)``."""
         raise NotImplementedError
 
+    def picture(self, panels: list, label: str) -> str:
+        """The SVG picture of ``panels`` (weights, on one scale from 0 to 1)."""
+        return svg.grid(panels, svg.Scale(vmin=0.0, vmax=1.0), "weight", label)
+
+    def notes(self) -> list[str]:
+        """Lines for the notes box that hold for every function (none by default)."""
+        return []
+
     def compute(self) -> tuple:
-        """The result for the current controls, and the sentence that says who computed it."""
+        """``(result, status line, notes)`` for the current controls.
+
+        The result is the learner's function's where its check passes and
+        it runs here, the course's otherwise; the line says which, the
+        notes why.
+        """
         args = self.arguments()
         expected = getattr(ref, self.name)(*args)
-        fn = self._source.get(self.name)
-        if not callable(fn):
-            return expected, f"The reference <code>{self.name}</code> (yours is not defined)."
-        failed = self.check_of(self.name, fn)
-        if failed is not None:
-            return expected, (
-                f"<span style='color:#D55E00'>The reference instead of your "
-                f"<code>{self.name}</code>, whose check fails: {failed}</span>"
-            )
+        fn, line, notes = drawn_with(self.name, self._source, self._checked)
+        if fn is getattr(ref, self.name):
+            return expected, line, notes
         try:
             with np.errstate(all="ignore"):
                 got = fn(*args)
             result = tuple(np.asarray(g, dtype=float) for g in got)
         except Exception as exc:  # told to the learner, then the reference is drawn
-            return expected, (
-                f"<span style='color:#D55E00'>The reference instead of your "
-                f"<code>{self.name}</code>, which raised {type(exc).__name__}: {exc}</span>"
-            )
-        return result, f"Drawn with <b>your</b> <code>{self.name}</code> (its check passes)."
+            return (expected, *raised(self.name, exc))
+        return result, line, notes
 
     def update(self) -> None:
-        """Redraw the picture and the status line for the current controls."""
-        result, status = self.compute()
+        """Redraw the picture, the status line and the notes for the current controls."""
+        result, line, notes = self.compute()
         panels, label = self.panels(result)
-        self.figure.value = svg.grid(panels, svg.Scale(vmin=0.0, vmax=1.0), "weight", label)
-        self.status_w.value = status
+        self.figure.value = legible(self.picture(panels, label))
+        self.frame.status(line)
+        self.frame.notes([*notes, *self.notes()])
 
     def _repr_mimebundle_(self, **kwargs):
         """The live widget, plus the current picture (SVG) for static viewers."""
@@ -125,7 +140,7 @@ class GQAWidget(ExtensionWidget):
             description="K/V heads",
         )
         self.d_k = d_k
-        super().__init__(functions, controls=(self.kv_w,))
+        super().__init__(functions, rows=[[(self.kv_w, "300px", "70px")]])
         self.update()
 
     def arguments(self) -> tuple:
@@ -142,7 +157,7 @@ class GQAWidget(ExtensionWidget):
         panels = [
             svg.Panel(
                 A[i],
-                f"query head {i + 1} · K/V head {i // group + 1}",
+                f"query head {i + 1} · K/V {i // group + 1}",  # its chip fits the panel
                 e.tokens,
                 e.tokens,
                 "query",
@@ -153,3 +168,18 @@ class GQAWidget(ExtensionWidget):
         ]
         label = f"{self.n_heads} query heads sharing {kv} K/V heads"
         return panels, label
+
+    def notes(self) -> list[str]:
+        """What the frames' colours mean and what the slider changes."""
+        kv = self.kv_w.value
+        h, group = self.n_heads, self.n_heads // kv
+        if kv == 1:
+            shared = f"1 K/V head, shared by all {h} query heads (multi-query attention)"
+        elif group == 1:
+            shared = f"{kv} K/V heads, one per query head (multi-head attention)"
+        else:
+            shared = f"{kv} K/V heads, each shared by {group} query heads"
+        return [
+            f"{h} query heads, {shared}: a panel's title and frame colour name the K/V head "
+            "it reads."
+        ]

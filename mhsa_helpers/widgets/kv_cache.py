@@ -4,17 +4,19 @@
 at a time, passing back the cache each step returns, as a model would. A
 slider (and Next/Reset buttons) chooses how many tokens are decoded; the
 picture shows each head's cached K and V (one row per decoded token; rows
-not decoded yet are hatched), the new token's attention weights over the
-cache, and its output next to the same row of causal multi-head
-self-attention over the whole sentence, with the largest difference.
+not decoded yet are dotted grey, never the hatching of a masked cell), the
+new token's attention weights over the cache, and its output next to the
+same row of causal multi-head self-attention over the whole sentence, with
+the largest difference.
 
 The learner's ``decode_step`` (``functions=globals()``) is used only while
-its check passes (:func:`mhsa_helpers.live.learner_or_reference`); the
-status line says which function drew the picture.
+its check passes (:func:`mhsa_helpers.widgets.live.drawn_with`); the status
+line says which function drew the picture, the notes under it why.
 """
 
 from __future__ import annotations
 
+import hashlib
 from html import escape
 
 import ipywidgets as widgets
@@ -24,12 +26,21 @@ from .. import reference as ref
 from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import bundle, learner_or_reference
+from .live import Frame, bundle, compact, drawn_with, legible, raised
 
-__all__ = ["DecodeWidget", "decode_all"]
+__all__ = ["DecodeWidget", "decode_all", "not_yet", "not_yet_picture"]
 
-CELL = 30.0  # pixels per cell: the values are printed in the cells
-TOP = 78.0  # the top of the cache panels
+CELL = 32.0  # pixels per cell: the values are printed in the cells, at 11 px
+TOP = 60.0  # the top of the cache panels
+BOTTOM = 292.0  # the top of the output panels
+#: Cells not computed yet (a row not decoded, a block not read): dotted grey, not the
+#: hatching of a cell blocked by a mask, which means something else.
+NOT_YET_FILL = "url(#notyet)"
+_NOT_YET_DEFS = (
+    "<defs><pattern id='notyet' width='8' height='8' patternUnits='userSpaceOnUse'>"
+    "<rect width='8' height='8' fill='#f4f4f4'/><circle cx='4' cy='4' r='1.4' fill='#8c8c8c'/>"
+    "</pattern></defs>"
+)
 
 
 def decode_all(fn, X, weights, n_heads: int) -> list[tuple]:
@@ -76,12 +87,35 @@ def _text(x: float, y: float, text: str, size: int = 12, **attrs) -> str:
     return f"<text x='{x:.1f}' y='{y:.1f}' font-size='{size}'{extra}>{escape(text)}</text>"
 
 
-def _not_yet_legend(y: float, what: str) -> list[str]:
-    """A swatch of the hatching and what it means here (not the explorer's "masked")."""
+def not_yet(parts: list[str], what: str) -> list[str]:
+    """A panel's SVG ``parts`` with its −∞ cells drawn "not yet" (dotted), their tooltip ``what``.
+
+    Here −∞ stands for a cell not computed yet, not for a position blocked
+    by a mask: it must not look like one.
+    """
     return [
-        f"<rect x='20' y='{y - 11}' width='14' height='14' fill='url(#blocked)' stroke='#555'/>",
-        _text(40, y, what),
+        part.replace("fill='url(#blocked)'", f"fill='{NOT_YET_FILL}'").replace(
+            ": \u2212\u221e</title>", f": {escape(what)}</title>"
+        )
+        for part in parts
     ]
+
+
+def not_yet_legend(x: float, y: float, what: str) -> list[str]:
+    """A swatch of the "not yet" dots at ``(x, y)`` and what they mean here."""
+    return [
+        f"<rect x='{x}' y='{y - 11}' width='14' height='14' fill='{NOT_YET_FILL}' stroke='#555'/>",
+        _text(x + 20, y, what),
+    ]
+
+
+def not_yet_picture(body: list[str], label: str) -> str:
+    """:func:`svg.picture` of ``body``, with the "not yet" pattern, its id unique to the picture."""
+    picture = svg.picture([_NOT_YET_DEFS, *body], label)
+    uid = hashlib.sha1(picture.encode()).hexdigest()[:10]
+    return picture.replace("id='notyet'", f"id='notyet-{uid}'").replace(
+        "url(#notyet)", f"url(#notyet-{uid})"
+    )
 
 
 class DecodeWidget:
@@ -94,6 +128,15 @@ class DecodeWidget:
         ``decode_step`` is used where its check passes.
     tokens : int
         The slider's first value: how many tokens are decoded (1 to T).
+
+    Attributes
+    ----------
+    status_w, figure, notes_w : ipywidgets.HTML
+        The status line (who decoded, the verdict), the picture and the notes
+        under it (the comparison in words; why the learner's function was
+        replaced).
+    widget : ipywidgets.VBox
+        The whole widget, of one height whatever the controls show.
     """
 
     name = "decode_step"
@@ -108,22 +151,16 @@ class DecodeWidget:
         )
         K_all, V_all = (ref.split_heads(e.X @ W, self.n_heads) for W in (e.W_k, e.W_v))
         self.scale = svg.step_scale([K_all, V_all, self.full])  # one scale for every step
-        self.step_w = widgets.IntSlider(
-            value=tokens,
-            min=1,
-            max=e.T,
-            description="tokens decoded",
-            style={"description_width": "initial"},
-        )
+        self.step_w = widgets.IntSlider(value=tokens, min=1, max=e.T, description="tokens decoded")
         self.next_w = widgets.Button(description="Next token", icon="step-forward")
         self.reset_w = widgets.Button(description="Reset", icon="undo")
         self.next_w.on_click(lambda _: self.next())
         self.reset_w.on_click(lambda _: self.reset())
-        self.status_w = widgets.HTML()
-        self.figure = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
+        row = [compact(self.step_w, "360px", "110px"), compact(self.next_w), compact(self.reset_w)]
+        self.frame = Frame([row])
+        self.status_w, self.figure = self.frame.status_w, self.frame.figure
+        self.notes_w, self.widget = self.frame.notes_w, self.frame.widget
         self.step_w.observe(lambda _: self.update(), names="value")
-        controls = widgets.HBox([self.step_w, self.next_w, self.reset_w])
-        self.widget = widgets.VBox([controls, self.status_w, self.figure])
         self.update()
 
     def next(self) -> None:
@@ -134,17 +171,17 @@ class DecodeWidget:
         """Back to the first token."""
         self.step_w.value = 1
 
-    def steps(self) -> tuple[list, str]:
-        """``(the T decoding steps, status sentence)``: the learner's function where it can draw.
+    def steps(self) -> tuple[list, str, list[str]]:
+        """``(the T decoding steps, status line, notes)``: the learner's function where it can.
 
         The learner's ``decode_step`` is fed its own caches; if it raises or
-        returns the wrong shapes then, the reference is used and the
-        sentence says why.
+        returns the wrong shapes then, the reference is used, the line says
+        so and the notes say why.
         """
         e = self.example
-        fn, status = learner_or_reference(self.name, self._source, self._cache)
+        fn, line, notes = drawn_with(self.name, self._source, self._cache)
         if self._runs is not None and self._runs[0] is fn:
-            return self._runs[1], status
+            return self._runs[1], line, notes
         try:
             steps = decode_all(fn, e.X, e.weights, self.n_heads)
         except Exception as exc:  # the learner's function, fed its own caches
@@ -152,13 +189,9 @@ class DecodeWidget:
                 raise
             fn = getattr(ref, self.name)
             steps = decode_all(fn, e.X, e.weights, self.n_heads)
-            status = (
-                f"<span style='color:#D55E00'>The course's <code>{self.name}</code> instead "
-                f"of yours, which passes its check but, fed its own caches, raised "
-                f"{type(exc).__name__}: {escape(str(exc))}</span>"
-            )
+            line, notes = raised(self.name, exc, "fed its own caches")
         self._runs = (fn, steps)
-        return steps, status
+        return steps, line, notes
 
     def weights_of(self, t: int, K: np.ndarray) -> np.ndarray:
         """The new token ``t``'s attention weights over the cache ``K``: shape (h, t + 1)."""
@@ -168,19 +201,24 @@ class DecodeWidget:
             return ref.softmax(q @ K.swapaxes(-1, -2) / np.sqrt(q.shape[-1]))[:, 0, :]
 
     def update(self) -> None:
-        """Redraw the picture and the status line for the slider's number of tokens."""
-        steps, status = self.steps()
-        t = self.step_w.value - 1
+        """Redraw the picture, the status line and the notes for the slider's number of tokens."""
+        steps, line, notes = self.steps()
+        e, t = self.example, self.step_w.value - 1
         y, K, _ = steps[t]
         diff = float(np.abs(y - self.full[t]).max())
         equal = bool(np.allclose(y, self.full[t]))
         self.difference = diff
-        self.figure.value = self.picture(t, steps, self.weights_of(t, K), diff, equal)
-        verdict = "equal" if equal else "<b>not equal</b>"
-        self.status_w.value = (
-            f"{status} Token {t + 1} of {self.example.T}: its output and row {t} of causal "
-            f"<code>multi_head_self_attention</code> are {verdict} "
-            f"(max |difference| = {diff:.1e})."
+        self.figure.value = legible(self.picture(t, steps, self.weights_of(t, K), diff, equal))
+        verdict = "equal to" if equal else "<b>not equal</b> to"
+        self.frame.status(f"{line} Token {t + 1} of {e.T}: y is {verdict} causal MHSA's row {t}.")
+        are = "are equal" if equal else "are <b>not equal</b>"
+        self.frame.notes(
+            [
+                *notes,
+                f"Token {t + 1} (\u201c{escape(e.tokens[t])}\u201d): its y and row {t} of "
+                f"causal <code>multi_head_self_attention</code> over the whole sentence {are} "
+                f"(max |difference| = {diff:.1e}).",
+            ]
         )
 
     def picture(self, t: int, steps: list, w: np.ndarray, diff: float, equal: bool) -> str:
@@ -191,9 +229,9 @@ class DecodeWidget:
         body = [
             _text(
                 20,
-                24,
+                20,
                 f"Decoding the song with a KV cache: token {t + 1} of {e.T}, "
-                f"“{e.tokens[t]}” (position {t}), {h} heads",
+                f"\u201c{e.tokens[t]}\u201d (position {t}), {h} heads",
                 14,
                 font_weight="bold",
             )
@@ -214,48 +252,46 @@ class DecodeWidget:
                     highlight=t,
                     row_labels=(i, kind) == (0, "K"),
                 )
-                body += svg.panel_svg(panel, x, TOP, s, self.scale)
+                body += not_yet(svg.panel_svg(panel, x, TOP, s, self.scale), "not decoded yet")
                 x += d_k * s + (40.0 if kind == "K" else 70.0)
         body += self._bars(t, w, x + 10.0)
         decoded = np.full((e.T, e.d_model), -np.inf)
         decoded[: t + 1] = [step[0] for step in steps[: t + 1]]
-        bottom = TOP + e.T * s + 92.0
         x = 10.0 + svg.LABELS
-        for M, title in (
-            (decoded, "outputs y, step by step"),
-            (self.full, "causal MHSA, whole sentence"),
+        for M, title, labels in (
+            (decoded, "y, step by step", True),
+            (self.full, "causal MHSA", False),  # the same rows: labelled once
         ):
-            panel = svg.Panel(M, title, e.tokens, e.features, "token", "feature", highlight=t)
-            body += svg.panel_svg(panel, x, bottom, s, self.scale)
-            x += e.d_model * s + svg.LABELS + 30.0
+            panel = svg.Panel(
+                M, title, e.tokens, e.features, "token", "feature", highlight=t, row_labels=labels
+            )
+            body += not_yet(svg.panel_svg(panel, x, BOTTOM, s, self.scale), "not decoded yet")
+            x += e.d_model * s + 44.0
         tx = x + 10.0
         verdict = "equal" if equal else "NOT equal"
         body += [
-            _text(tx, bottom + 14, f"row {t} (“{e.tokens[t]}”): decode_step's y and", 13),
-            _text(tx, bottom + 32, "the same row of causal multi-head self-attention", 13),
-            _text(tx, bottom + 50, "over the whole sentence, computed separately:", 13),
+            _text(tx, BOTTOM + 12, f"row {t} (\u201c{e.tokens[t]}\u201d): decode_step's y and", 13),
+            _text(tx, BOTTOM + 30, "the same row of causal multi-head", 13),
+            _text(tx, BOTTOM + 48, "self-attention over the whole sentence:", 13),
             _text(
                 tx,
-                bottom + 76,
+                BOTTOM + 74,
                 f"{verdict}: max |difference| = {diff:.1e}",
                 15,
                 font_weight="bold",
                 fill="#000000" if equal else "#D55E00",
             ),
-            _text(tx, bottom + 102, f"cache K′, V′ of shape {K.shape} each", 12),
-            _text(tx, bottom + 120, "(heads, cached tokens, d_k): one row more per token", 12),
+            _text(tx, BOTTOM + 100, f"cache K\u2032, V\u2032 of shape {K.shape} each", 12),
+            _text(tx, BOTTOM + 118, "(heads, cached tokens, d_k): one row more per token", 12),
         ]
-        body += svg.colourbar(self.scale, "value", TOP, bottom + e.T * s - TOP)
-        body += _not_yet_legend(svg.HEIGHT - 14, "not decoded yet: no row in the cache")
-        body.append(
-            _text(
-                330,
-                svg.HEIGHT - 14,
-                "dashed frame: the new token's row",
-                12,
-            )
-        )
-        return svg.picture(body, f"KV cache after {t + 1} tokens")
+        body += svg.colourbar(self.scale, "value", TOP, BOTTOM + e.T * s - TOP)
+        body += not_yet_legend(tx, BOTTOM + 152, "not decoded yet: no row in the cache")
+        body += [
+            f"<rect x='{tx}' y='{BOTTOM + 165}' width='14' height='14' fill='none' "
+            "stroke='#000' stroke-width='2' stroke-dasharray='4 2'/>",
+            _text(tx + 20, BOTTOM + 176, "dashed frame: the new token's row", 12),
+        ]
+        return not_yet_picture(body, f"KV cache after {t + 1} tokens")
 
     def _bars(self, t: int, w: np.ndarray, x0: float) -> list[str]:
         """Per head, the new token's weights over the cache, as bars (not decoded yet: blank)."""
@@ -263,7 +299,7 @@ class DecodeWidget:
         out = [
             _text(x0, TOP - 22, f"“{e.tokens[t]}” attends to its cache", 13, font_weight="bold"),
         ]
-        pitch = 15.0
+        pitch = 14.0
         width = svg._COLOURBAR[0] - 40.0 - (x0 + 70.0) - 40.0
         for i in range(self.n_heads):
             y0 = TOP + i * (e.T * pitch + 34.0)
@@ -277,7 +313,7 @@ class DecodeWidget:
                 yy = y0 + 8 + (j + 1) * pitch
                 out.append(_text(x0 + 64, yy, e.tokens[j], 11, text_anchor="end"))
                 if j > t:
-                    out.append(_text(x0 + 70, yy, "not in the cache yet", 10, fill="#999999"))
+                    out.append(_text(x0 + 70, yy, "not in the cache yet", 11, fill="#8c8c8c"))
                     continue
                 v = float(w[i, j])
                 bar = max(v, 0.0) * width if np.isfinite(v) else 0.0
@@ -286,7 +322,7 @@ class DecodeWidget:
                     f"fill='{colour}'><title>{escape(f'head {i + 1}: {e.tokens[t]} → ')}"
                     f"{escape(f'{e.tokens[j]}: weight {v:.3f}')}</title></rect>"
                 )
-                out.append(_text(x0 + 74 + bar, yy, f"{v:.2f}", 10))
+                out.append(_text(x0 + 74 + bar, yy, f"{v:.2f}", 11))
         return out
 
     def _repr_mimebundle_(self, **kwargs):

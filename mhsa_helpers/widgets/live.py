@@ -22,7 +22,17 @@ import numpy as np
 from .. import reference as ref
 from . import svg
 
-__all__ = ["Frame", "bundle", "check_sentence", "compact", "learner_or_reference", "plain"]
+__all__ = [
+    "Frame",
+    "bundle",
+    "check_sentence",
+    "compact",
+    "drawn_with",
+    "learner_or_reference",
+    "legible",
+    "plain",
+    "raised",
+]
 
 #: Heights in CSS px of a frame's parts: one status line and the notes box under the picture.
 STATUS_HEIGHT, NOTES_HEIGHT = 26, 62
@@ -95,7 +105,7 @@ class Frame:
         self.figure = widgets.HTML(
             layout=widgets.Layout(width=f"{svg.WIDTH}px", height=f"{svg.HEIGHT}px")
         )
-        self.notes_w = widgets.HTML(
+        self.notes_w = widgets.HTML(  # ipywidgets 8 has no overflow_y: x hidden, y scrolls
             layout=widgets.Layout(
                 height=f"{NOTES_HEIGHT}px", overflow="hidden auto", width=f"{svg.WIDTH}px"
             )
@@ -169,6 +179,78 @@ def learner_or_reference(name: str, functions, cache: dict) -> tuple:
     return getattr(ref, name), (
         f"<span style='color:#D55E00'>The course's <code>{name}</code> instead of yours, "
         f"whose check fails: {said}</span>"
+    )
+
+
+#: The colour of a line that tells the learner their function was not used.
+WARN = "#D55E00"
+
+
+def warn(html: str) -> str:
+    """``html`` in the warning colour."""
+    return f"<span style='color:{WARN}'>{html}</span>"
+
+
+def _as_html(sentence: str) -> str:
+    """A check's sentence (text, `code` in backticks) as HTML."""
+    text = sentence.replace("&", "&amp;").replace("<", "&lt;")
+    return re.sub(r"`([^`]*)`", r"<code>\1</code>", text)
+
+
+def drawn_with(name: str, functions, cache: dict) -> tuple:
+    """``(function, status line, notes)``: the learner's ``name`` where its check passes.
+
+    The short line fits a :class:`Frame`'s status; where the learner's
+    function is replaced, ``notes`` (HTML lines for :meth:`Frame.notes`)
+    hold why, with the check's whole sentence. ``functions`` is read afresh
+    (``globals()`` works).
+    """
+    fn = dict(functions or {}).get(name)
+    course = getattr(ref, name)
+    if not callable(fn):
+        return (
+            course,
+            f"Drawn with the course's <code>{name}</code> (yours is not defined yet).",
+            [
+                f"Once your <code>{name}</code> is defined above, the next change of a "
+                "control draws with it."
+            ],
+        )
+    failed = check_sentence(name, fn, cache)
+    if failed is None:
+        return fn, f"Drawn with <b>your</b> <code>{name}</code> (its check passes).", []
+    return (
+        course,
+        warn(
+            f"Drawn with the course's <code>{name}</code> instead of yours "
+            "(its check fails: see below)."
+        ),
+        [warn(f"Why not yours: the check of your <code>{name}</code> fails: {_as_html(failed)}")],
+    )
+
+
+def raised(name: str, exc: Exception, when: str = "here") -> tuple[str, list[str]]:
+    """``(status line, notes)`` when the learner's ``name`` passed its check but raised ``when``."""
+    return (
+        warn(
+            f"Drawn with the course's <code>{name}</code> instead of yours "
+            f"(yours raised {type(exc).__name__}: see below)."
+        ),
+        [
+            warn(
+                f"Why not yours: your <code>{name}</code> passes its check but, {when}, "
+                f"raised {type(exc).__name__}: {escape(str(exc))}"
+            )
+        ],
+    )
+
+
+def legible(picture: str, size: int = 11) -> str:
+    """``picture`` (SVG) with no text smaller than ``size`` px, for the companion widgets."""
+    return re.sub(
+        r"font-size='(\d+(?:\.\d+)?)'",
+        lambda m: f"font-size='{max(float(m.group(1)), size):g}'",
+        picture,
     )
 
 

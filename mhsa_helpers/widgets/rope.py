@@ -4,7 +4,8 @@ One slider, ``offset``: the song's tokens stand at positions ``offset …
 offset + T - 1``. The rotated tokens change with it, but their dot products
 (the scores of self-attention on rotated queries and keys) do not: they
 depend on ``m - n`` only. The learner's ``rotary_embedding`` is drawn where
-its check passes (:func:`mhsa_helpers.live.learner_or_reference`).
+its check passes (:func:`mhsa_helpers.widgets.live.drawn_with`), in the
+shared frame (:class:`mhsa_helpers.widgets.live.Frame`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from ..examples import get_example
 from ..plots import DIVERGING
 from . import svg
-from .live import bundle, learner_or_reference
+from .live import Frame, bundle, compact, drawn_with, legible
 
 __all__ = ["RopeWidget"]
 
@@ -31,6 +32,13 @@ class RopeWidget:
         The first token's position (0 to 60).
     base : float
         RoPE's base (100 makes the slow pair move visibly on 4 features).
+
+    Attributes
+    ----------
+    status_w, figure, notes_w : ipywidgets.HTML
+        The status line, the picture and the notes under it.
+    widget : ipywidgets.VBox
+        The whole widget, of one height whatever the slider shows.
     """
 
     def __init__(self, functions=None, offset: int = 0, base: float = 100.0):
@@ -40,16 +48,16 @@ class RopeWidget:
         vmax = float(max(norms.max(), (norms**2).max() / np.sqrt(e.d_model))) or 1.0
         self._scale = svg.Scale(DIVERGING, -vmax, vmax)
         self.offset_w = widgets.IntSlider(value=offset, min=0, max=60, description="offset")
-        self.status_w = widgets.HTML()
-        self.figure = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
+        self.frame = Frame([[compact(self.offset_w, "320px")]])
+        self.status_w, self.figure = self.frame.status_w, self.frame.figure
+        self.notes_w, self.widget = self.frame.notes_w, self.frame.widget
         self.offset_w.observe(lambda _: self.update(), names="value")
-        self.widget = widgets.VBox([self.offset_w, self.status_w, self.figure])
         self.update()
 
     def update(self) -> None:
         """Redraw for the slider's offset."""
         e, p = self.example, self.offset_w.value
-        fn, status = learner_or_reference("rotary_embedding", self._source, self._cache)
+        fn, line, notes = drawn_with("rotary_embedding", self._source, self._cache)
         positions = p + np.arange(e.T)
         R = np.asarray(fn(e.X, positions, self.base), dtype=float)  # (T, d)
         S = R @ R.T / np.sqrt(e.d_model)
@@ -58,8 +66,15 @@ class RopeWidget:
             svg.Panel(R, f"X rotated, positions {p} … {p + e.T - 1}", labels, e.features),
             svg.Panel(S, "scores R·Rᵀ/√d (the same for every offset)", labels, labels),
         ]
-        self.figure.value = svg.grid(panels, self._scale, "value", f"offset {p}")
-        self.status_w.value = status
+        self.figure.value = legible(svg.grid(panels, self._scale, "value", f"offset {p}"))
+        self.frame.status(f"{line} Positions {p} … {p + e.T - 1}.")
+        self.frame.notes(
+            [
+                *notes,
+                "The rotated rows change with the offset; their dot products, the scores, do "
+                "not: they depend only on m − n, how far apart two positions are.",
+            ]
+        )
 
     def _repr_mimebundle_(self, **kwargs):
         return bundle(self.widget, self.figure.value, **kwargs)

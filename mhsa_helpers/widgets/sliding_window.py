@@ -3,8 +3,8 @@
 Like the explorer (:mod:`mhsa_helpers.explorer`) it draws SVG
 (:mod:`mhsa_helpers.svg`) and runs the learner's own ``sliding_window_mask``
 (``functions=globals()``) only while its check passes; otherwise the course's
-reference is drawn and the status line says why
-(:func:`mhsa_helpers.live.learner_or_reference`).
+reference is drawn, the status line says so and the notes under the picture
+say why (:func:`mhsa_helpers.widgets.live.drawn_with`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from . import svg
-from .live import bundle, learner_or_reference
+from .live import Frame, bundle, compact, drawn_with, legible
 
 __all__ = ["SlidingWindowWidget"]
 
@@ -30,6 +30,14 @@ class SlidingWindowWidget:
         used where its check passes.
     window : int
         The slider's first value, 1 to T.
+
+    Attributes
+    ----------
+    status_w, figure, notes_w : ipywidgets.HTML
+        The status line, the picture (the mask, T × T, and the weights, T × T,
+        blocked cells hatched) and the notes under it.
+    widget : ipywidgets.VBox
+        The whole widget, of one height whatever the slider shows.
     """
 
     def __init__(self, functions=None, window: int = 3):
@@ -38,16 +46,16 @@ class SlidingWindowWidget:
         Q, K, V = ref.project_qkv(e.X, e.W_q, e.W_k, e.W_v)
         self._qkv = Q, K, V
         self.window_w = widgets.IntSlider(value=window, min=1, max=e.T, description="window")
-        self.status_w = widgets.HTML()
-        self.figure = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
+        self.frame = Frame([[compact(self.window_w, "320px")]])
+        self.status_w, self.figure = self.frame.status_w, self.frame.figure
+        self.notes_w, self.widget = self.frame.notes_w, self.frame.widget
         self.window_w.observe(lambda _: self.update(), names="value")
-        self.widget = widgets.VBox([self.window_w, self.status_w, self.figure])
         self.update()
 
     def update(self) -> None:
         """Redraw for the slider's window."""
         e, w = self.example, self.window_w.value
-        fn, status = learner_or_reference("sliding_window_mask", self._source, self._cache)
+        fn, line, notes = drawn_with("sliding_window_mask", self._source, self._cache)
         M = np.asarray(fn(e.T, w), dtype=float)
         _, A = ref.attention_head(*self._qkv, M)
         seen = int((M[-1] == 0).sum())
@@ -57,10 +65,17 @@ class SlidingWindowWidget:
                 A, "attention weights", e.tokens, e.tokens, "query", "key", blocked=np.isneginf(M)
             ),
         ]
-        self.figure.value = svg.grid(
-            panels, svg.step_scale([A], fixed=(0.0, 1.0)), "weight", f"window {w}"
+        self.figure.value = legible(
+            svg.grid(panels, svg.step_scale([A], fixed=(0.0, 1.0)), "weight", f"window {w}")
         )
-        self.status_w.value = f"{status} The last token sees {seen} key(s)."
+        self.frame.status(f"{line} The last token sees {seen} key(s).")
+        self.frame.notes(
+            [
+                *notes,
+                f"Window {w}: each token attends to itself and the {w - 1} token(s) before it; "
+                "the other keys are blocked by the mask (hatched, weight 0, no number).",
+            ]
+        )
 
     def _repr_mimebundle_(self, **kwargs):
         return bundle(self.widget, self.figure.value, **kwargs)

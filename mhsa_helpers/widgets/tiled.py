@@ -4,7 +4,8 @@
 query ("song"), as ``tiled_attention`` does, with one slider for the block
 reached and one for the block size (1 to 4; 4 does not divide T = 6, so its
 last block is shorter). The picture shows the scores of the blocks read so
-far (the others hatched), the weights they give so far, the running maximum
+far (the others dotted grey: not read yet, never the hatching of a masked
+cell), the weights they give so far, the running maximum
 ``m``, running sum ``ℓ`` and running output after each block, and at the
 last block the final output next to ``attention_head``'s row, with the
 largest difference.
@@ -12,15 +13,15 @@ largest difference.
 The running quantities are computed here, step by step, with the course's
 algorithm (:func:`online_softmax`): the learner's ``tiled_attention``
 returns only its final output. Where its check passes
-(:func:`mhsa_helpers.live.learner_or_reference`), the status line compares
+(:func:`mhsa_helpers.widgets.live.drawn_with`), the status line compares
 that final output with the widget's last row and says "your
-tiled_attention"; otherwise it names the reference and the check's sentence.
+tiled_attention"; otherwise it names the course's function, and the notes
+under the picture give the check's sentence.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from html import escape
 
 import ipywidgets as widgets
 import numpy as np
@@ -29,12 +30,14 @@ from .. import reference as ref
 from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
-from .kv_cache import _not_yet_legend, _text
-from .live import bundle, learner_or_reference
+from .kv_cache import _text, not_yet, not_yet_legend, not_yet_picture
+from .live import Frame, bundle, compact, drawn_with, legible, raised
 
 __all__ = ["OnlineStep", "TiledWidget", "online_softmax"]
 
-CELL = 56.0  # the scores' cells: wide enough for "−1.26"
+CELL = 46.0  # the scores' cells: wide enough for "−1.26"
+OUT_CELL = 32.0  # the running outputs' cells
+TOP = 70.0  # the top of the scores' cells
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,15 @@ class TiledWidget:
         The first block size (1 to 4).
     block : int
         The first block shown (1-based).
+
+    Attributes
+    ----------
+    status_w, figure, notes_w : ipywidgets.HTML
+        The status line (who computed the final row, the verdict), the
+        picture and the notes under it (why the learner's function was
+        replaced; what the steps are).
+    widget : ipywidgets.VBox
+        The whole widget, of one height whatever the sliders show.
     """
 
     name = "tiled_attention"
@@ -139,11 +151,13 @@ class TiledWidget:
         self.block_w = widgets.IntSlider(
             value=block, min=1, max=self._n_blocks(block_size), description="block"
         )
-        self.status_w = widgets.HTML()
-        self.figure = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
+        self.frame = Frame(
+            [[compact(self.size_w, "300px", "70px"), compact(self.block_w, "300px")]]
+        )
+        self.status_w, self.figure = self.frame.status_w, self.frame.figure
+        self.notes_w, self.widget = self.frame.notes_w, self.frame.widget
         self.size_w.observe(self._resize, names="value")
         self.block_w.observe(lambda _: self.update(), names="value")
-        self.widget = widgets.VBox([self.size_w, self.block_w, self.status_w, self.figure])
         self.update()
 
     def _n_blocks(self, b: int) -> int:
@@ -157,32 +171,32 @@ class TiledWidget:
             self.block_w.value = min(self.block_w.value, n)
         self.update()
 
-    def learner_line(self) -> str:
-        """The status's sentence on ``tiled_attention``: the learner's final row, or why not."""
-        fn, status = learner_or_reference(self.name, self._source, self._cache)
+    def learner_line(self) -> tuple[str, list[str]]:
+        """``(status line, notes)`` on ``tiled_attention``: the learner's final row, or why not."""
+        fn, line, notes = drawn_with(self.name, self._source, self._cache)
         b, final = self.size_w.value, self.steps[-1].output
         try:
             with np.errstate(all="ignore"):
                 row = np.asarray(fn(self.Q, self.K, self.V, b), dtype=float)[self.query]
         except Exception as exc:  # told to the learner
-            return (
-                f"<span style='color:#D55E00'>Your <code>{self.name}</code> passes its check "
-                f"but raised {type(exc).__name__} here: {escape(str(exc))}</span>"
-            )
+            line, notes = raised(self.name, exc, f"with block size {b}")
+            return line.replace("Drawn with", "Compared with"), notes
         diff = float(np.abs(row - final).max())
         verdict = "equals" if np.allclose(row, final) else "<b>differs from</b>"
         if fn is getattr(ref, self.name):
-            why = f"{status} " if "instead" in status else ""  # the check's sentence
-            return (
-                f"{why}The steps are computed here with the online softmax; the course's "
-                f"<code>{self.name}</code> (block size {b}) {verdict} their final row "
-                f"(max |difference| = {diff:.1e})."
-            )
-        return (
-            f"The steps are computed here with the online softmax; <b>your</b> "
-            f"<code>{self.name}</code> passes its check and, with block size {b}, its row "
-            f"{self.query} {verdict} their final row (max |difference| = {diff:.1e})."
-        )
+            line = line.replace("Drawn with", "Compared with")
+        else:
+            line = f"Compared with <b>your</b> <code>{self.name}</code> (its check passes)."
+        what = "your" if fn is not getattr(ref, self.name) else "the course's"
+        line = f"{line} Its row {self.query} {verdict} the online softmax's final row."
+        if "instead of yours" in line:  # the course's against itself: the why only
+            return line, notes
+        return line, [
+            *notes,
+            f"The steps are the online softmax, computed here; {what} "
+            f"<code>{self.name}</code> gives only its output: its row {self.query} "
+            f"{verdict} their final row (max |difference| = {diff:.1e}).",
+        ]
 
     def update(self) -> None:
         """Redraw for the sliders' block size and block."""
@@ -190,8 +204,10 @@ class TiledWidget:
         self.steps = online_softmax(self.scores, self.V, b)
         k = min(self.block_w.value, len(self.steps)) - 1
         self.difference = float(np.abs(self.steps[-1].output - self.expected).max())
-        self.figure.value = self.picture(k)
-        self.status_w.value = self.learner_line()
+        self.figure.value = legible(self.picture(k))
+        line, notes = self.learner_line()
+        self.frame.status(line)
+        self.frame.notes(notes)
 
     def picture(self, k: int) -> str:
         """The SVG picture after block ``k`` (0-based) of the current block size."""
@@ -203,13 +219,13 @@ class TiledWidget:
             _text(
                 20,
                 24,
-                f"Online softmax of the query “{q_token}”: block {k + 1} of {len(steps)} "
+                f"Online softmax of the query \u201c{q_token}\u201d: block {k + 1} of {len(steps)} "
                 f"(keys {_keys(step)}), block size {b}",
                 14,
                 font_weight="bold",
             )
         ]
-        x0, top, s = 10.0 + svg.LABELS + 40.0, 70.0, CELL
+        x0, top, s = 10.0 + svg.LABELS, TOP, CELL
         S = np.full((1, T), -np.inf)
         S[0, : step.end] = self.scores[: step.end]
         blocks = [
@@ -219,17 +235,18 @@ class TiledWidget:
         panel = svg.Panel(
             S, "scores S = q·Kᵀ/√d_k", [q_token], e.tokens, "query", "key", blocks=blocks
         )
-        body += svg.panel_svg(panel, x0, top + 22, s, self.scale)
+        body += not_yet(svg.panel_svg(panel, x0, top, s, self.scale), "not read yet")
         # the weights so far, exp(S_j - m)/ℓ, as bars under their keys
-        by = top + 22 + s + 140.0
-        body.append(_text(20, by - 80, "weights so far: exp(S_j − m)/ℓ", 12, font_weight="bold"))
+        by = top + s + 124.0
+        body.append(_text(20, by - 68, "weights so far: exp(S_j − m)/ℓ", 12, font_weight="bold"))
         for j in range(T):
             cx = x0 + (j + 0.5) * s
             if j >= step.end:
-                body.append(_text(cx, by, "not read", 10, fill="#999999", text_anchor="middle"))
+                for dy, word in ((-14, "not"), (0, "read")):
+                    body.append(_text(cx, by + dy, word, 11, fill="#8c8c8c", text_anchor="middle"))
                 continue
             w = float(np.exp(self.scores[j] - step.m) / step.l)
-            hgt = 60.0 * w
+            hgt = 44.0 * w
             body.append(
                 f"<rect x='{cx - 14:.1f}' y='{by - 12 - hgt:.1f}' width='28' height='{hgt:.1f}' "
                 f"fill='#0072B2'/>"
@@ -239,16 +256,16 @@ class TiledWidget:
             f"<line x1='{x0}' x2='{x0 + T * s}' y1='{by - 12}' y2='{by - 12}' stroke='#555'/>"
         )
         # the running quantities, one line per block read
-        tx, ty = x0 + T * s + 40.0, top + 10.0
+        tx, ty = x0 + T * s + 36.0, top + 2.0
         heads = ("block", "keys", "block max", "m", "rescale", "ℓ")
-        cols = (0, 52, 110, 185, 245, 315)
+        cols = (0, 46, 96, 172, 224, 292)
         body.append(_text(tx, ty - 22, "after each block", 12, font_weight="bold"))
         for c, head in zip(cols, heads, strict=True):
             body.append(_text(tx + c, ty, head, 11, font_weight="bold"))
         for j, st in enumerate(steps):
             row_y = ty + 20 + 19 * j
             if j > k:
-                body.append(_text(tx, row_y, f"{j + 1}   not read yet", 11, fill="#999999"))
+                body.append(_text(tx, row_y, f"{j + 1}   not read yet", 11, fill="#8c8c8c"))
                 continue
             cells = (
                 f"{j + 1}",
@@ -263,33 +280,27 @@ class TiledWidget:
             for c, cell, col in zip(cols, cells, range(6), strict=True):
                 fill = "#D55E00" if grown and col in (3, 4) else "#000000"
                 body.append(_text(tx + c, row_y, cell, 11, font_weight=weight, fill=fill))
-        body.append(
-            _text(
-                tx,
-                ty + 20 + 19 * len(steps) + 6,
-                "orange: the maximum grew, ℓ and O were multiplied by exp(m_old − m)",
-                10,
-                fill="#D55E00",
-            )
-        )
+        for i, note in enumerate(
+            ("orange: the maximum grew, so ℓ and O", "were multiplied by exp(m_old − m)")
+        ):
+            body.append(_text(tx, ty + 26 + 19 * len(steps) + 16 * i, note, 11, fill="#D55E00"))
         # the running output after each block, and attention_head's row
-        oy = 330.0
+        oy, c = 292.0, OUT_CELL
         n = len(steps)
         out = np.full((n, self.V.shape[-1]), -np.inf)
         for j in range(k + 1):
             out[j] = steps[j].output
-        cell = min(34.0, 200.0 / n)
         panel = svg.Panel(
             out,
-            "running output O/ℓ after each block",
+            "running O/ℓ, block by block",
             [f"block {j + 1}" for j in range(n)],
             e.features,
             "after",
             "feature",
             highlight=k,
         )
-        body += svg.panel_svg(panel, x0, oy, 34.0 if n <= 6 else cell, self.scale)
-        ax = x0 + 4 * 34.0 + svg.LABELS + 70.0
+        body += not_yet(svg.panel_svg(panel, x0, oy, c, self.scale), "not read yet")
+        ax = x0 + 4 * c + svg.LABELS + 40.0
         ref_panel = svg.Panel(
             self.expected[None, :],
             "attention_head, row “song”",
@@ -298,8 +309,8 @@ class TiledWidget:
             "query",
             "feature",
         )
-        body += svg.panel_svg(ref_panel, ax, oy, 34.0, self.scale)
-        rx = ax + 4 * 34.0 + 30.0
+        body += svg.panel_svg(ref_panel, ax, oy, c, self.scale)
+        rx = ax + 4 * c + 30.0
         if last:
             diff = float(np.abs(step.output - self.expected).max())
             ok = np.allclose(step.output, self.expected)
@@ -317,13 +328,18 @@ class TiledWidget:
         else:
             body += [
                 _text(rx, oy + 14, f"{T - step.end} key(s) not read yet:", 13),
-                _text(rx, oy + 32, "O/ℓ is the attention over the keys read so far,", 13),
-                _text(rx, oy + 50, "not yet the output", 13),
+                _text(rx, oy + 32, "O/ℓ is the attention over the keys", 13),
+                _text(rx, oy + 50, "read so far, not yet the output", 13),
             ]
-        body += svg.colourbar(self.scale, "score / value", top + 22, 420.0)
-        body += _not_yet_legend(svg.HEIGHT - 14, "not read yet: a block the loop has not reached")
-        body.append(_text(420, svg.HEIGHT - 14, "black frame: the block just read", 12))
-        return svg.picture(body, f"online softmax, block {k + 1} of {n}")
+        body += svg.colourbar(self.scale, "score / value", top, oy + 6 * c - top)
+        body += not_yet_legend(ax - svg.LABELS, oy + 120, "not read yet: a block the loop")
+        body.append(_text(ax - svg.LABELS + 20, oy + 136, "has not reached", 12))
+        body += [
+            f"<rect x='{ax - svg.LABELS}' y='{oy + 149}' width='14' height='14' fill='none' "
+            "stroke='#000' stroke-width='3'/>",
+            _text(ax - svg.LABELS + 20, oy + 160, "black frame: the block just read", 12),
+        ]
+        return not_yet_picture(body, f"online softmax, block {k + 1} of {n}")
 
     def _repr_mimebundle_(self, **kwargs):
         """The live widget, plus the current picture (SVG) for static viewers."""

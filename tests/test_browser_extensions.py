@@ -1,0 +1,280 @@
+"""The six extension widgets in real JupyterLab: one screen, one height, masked cells hatched.
+
+Each of notebooks 11 to 16 (the solutions) is run in a 1400x900 Chromium
+window (pixel ratio 2) with JupyterLab's left side panel open, as a learner
+with the file browser open sees it. Its widget's top is scrolled into view
+and every control is driven through several values; after each change the
+widget keeps its first height, lies wholly inside the viewport and the
+notebook's visible area, its picture is ``svg.WIDTH`` x ``svg.HEIGHT``, and
+where a mask applies the cells it blocks are hatched with no number (cells
+"not yet" computed, in notebooks 13 and 14, are dotted, never hatched).
+Screenshots of each widget: ``test-output/browser/ext_<name>.png``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mhsa_helpers.widgets import svg
+from tests import lab_harness as lab
+
+pytestmark = pytest.mark.slow  # JupyterLab in Chromium
+
+OUT = lab.ROOT / "test-output" / "browser"
+T = 6  # tokens of every example these widgets draw
+MAX_HEIGHT, MAX_WIDTH = 740, 940  # CSS px: controls, status, picture and notes on one screen
+
+GEOMETRY = """(el) => {
+    const r = el.getBoundingClientRect();
+    const panel = document.querySelector(
+        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer').getBoundingClientRect();
+    const s = el.querySelector('svg.mhsa-figure').getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height,
+            width: r.width, panel: [panel.top, panel.bottom, panel.left, panel.right],
+            view: [window.innerWidth, window.innerHeight], svg: [s.width, s.height]};
+}"""
+
+CELLS = """(svg) => {
+    const texts = [...svg.querySelectorAll('text')].map(
+        (t) => [parseFloat(t.getAttribute('x')), parseFloat(t.getAttribute('y')), t.textContent]);
+    const out = {blocked: 0, notyet: 0, wrong: [], numbers: []};
+    for (const r of svg.querySelectorAll('rect')) {
+        const fill = r.getAttribute('fill') || '';
+        const title = (r.querySelector('title') || {}).textContent || '';
+        const masked = title.endsWith('blocked by the mask') || title.endsWith('\\u2212\\u221e');
+        if (fill.startsWith('url(#notyet-') && title) out.notyet += 1;
+        if (!fill.startsWith('url(#blocked-')) {
+            if (masked) out.wrong.push('not hatched: ' + title);
+            continue;
+        }
+        if (!title) continue;  // the legend's swatch
+        out.blocked += 1;
+        if (!masked) out.wrong.push('hatched: ' + title);
+        const [x, y, w, h] = ['x', 'y', 'width', 'height'].map((a) => +r.getAttribute(a));
+        for (const [tx, ty, s] of texts) {
+            if (tx > x && tx < x + w && ty > y && ty < y + h) out.numbers.push(title + ': ' + s);
+        }
+    }
+    out.legend = svg.textContent.includes('blocked by the mask (score');
+    return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    if not Path(lab.CHROMIUM).exists():
+        pytest.fail(f"{lab.CHROMIUM} is missing: .ci/run installs Debian's chromium")
+    OUT.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_path_factory.mktemp("lab")
+    with pytest.MonkeyPatch.context() as mp:  # the kernels import this checkout's mhsa_helpers
+        mp.setenv(
+            "PYTHONPATH",
+            os.pathsep.join(filter(None, [str(lab.ROOT), os.environ.get("PYTHONPATH")])),
+        )
+        with (
+            lab.jupyterlab(tmp, lab.ROOT / "solutions" / "mhsa") as base,
+            lab.chromium_browser() as b,
+        ):
+            page = b.new_page(viewport={"width": 1400, "height": 900}, device_scale_factor=2)
+            page.base = base
+            yield page
+
+
+class Driven:
+    """One extension widget in the page: drive its controls, check it after each change."""
+
+    def __init__(self, page, notebook: str):
+        self.page = page
+        page.evaluate(  # one notebook at a time (none before the first)
+            "() => window.jupyterapp && window.jupyterapp.commands.execute('application:close-all')"
+        )
+        lab.open_and_run_all(page, page.base, notebook)
+        page.evaluate("() => window.jupyterapp.shell.expandLeft()")
+        page.wait_for_function(  # drawn (JupyterLab renders cells in view only)
+            "(current) => { const s = document.querySelector(current + ' svg.mhsa-figure');"
+            " if (!s) return false; s.closest('.jp-Cell').scrollIntoView(); return true; }",
+            arg=lab.CURRENT,
+            timeout=120_000,
+        )
+        self.box = page.locator(f"{lab.CURRENT} .widget-vbox", has=page.locator(".mhsa-status"))
+        self.box = self.box.first
+        self.box.wait_for(state="visible", timeout=60_000)
+        page.wait_for_timeout(300)  # the side panel's width settles
+        page.evaluate("(el) => el.scrollIntoView({block: 'start'})", self.box.element_handle())
+        self.figure = self.box.locator(".widget-html", has=page.locator("svg.mhsa-figure")).first
+        self.sliders = self.box.locator(".widget-slider")
+        self.buttons = self.box.locator("button")
+        self.driven: set[str] = set()
+        self.first = None
+        self.changes = 0
+        self.check()
+
+    # ---- the controls -----------------------------------------------------------------------
+    def slider(self, index: int, key: str) -> None:
+        """Press ``key`` (ArrowLeft, ArrowRight) on the ``index``-th slider's handle."""
+        handle = self.sliders.nth(index).locator(".noUi-handle")
+        self.change(lambda: (handle.focus(), self.page.keyboard.press(key)))
+        self.driven.add(f"slider {index}")
+
+    def click(self, name: str) -> None:
+        """Click the button labelled ``name``."""
+        self.change(self.box.get_by_role("button", name=name).click)
+        self.driven.add(f"button {name}")
+
+    def value(self, index: int) -> int:
+        """The ``index``-th slider's value, as shown."""
+        return int(self.sliders.nth(index).locator(".widget-readout").inner_text())
+
+    def change(self, act) -> None:
+        lab.time_update(self.page, self.figure, act)  # until the new picture shows
+        self.page.wait_for_function(  # every update of this change has reached the page
+            "() => window.jupyterapp.shell.currentWidget.sessionContext"
+            ".session.kernel.status === 'idle'",
+            timeout=60_000,
+        )
+        self.changes += 1
+        self.check()
+
+    # ---- what must hold after every change ------------------------------------------------
+    def check(self) -> None:
+        g = self.page.evaluate(GEOMETRY, self.box.element_handle())
+        if self.first is None:
+            self.first = g["height"]
+            assert g["height"] <= MAX_HEIGHT and g["width"] <= MAX_WIDTH, g
+        where = f"after change {self.changes}: {g}"
+        assert abs(g["height"] - self.first) <= 1, where  # one height whatever the controls
+        top, bottom, left, right = g["panel"]
+        width, height = g["view"]
+        assert g["top"] >= max(top, 0) - 0.5 and g["bottom"] <= min(bottom, height) + 0.5, where
+        assert g["left"] >= max(left, 0) - 0.5 and g["right"] <= min(right, width) + 0.5, where
+        assert [round(v) for v in g["svg"]] == [svg.WIDTH, svg.HEIGHT], where
+
+    def cells(self) -> dict:
+        """Hatched (blocked) and dotted (not yet) cells of the picture, and what is wrong."""
+        out = self.page.evaluate(CELLS, self.figure.locator("svg").element_handle())
+        assert out["wrong"] == [] and out["numbers"] == [], out  # blocked: hatched, no number
+        return out
+
+    def done(self, name: str) -> None:
+        """Every control was driven; a screenshot of the widget (pixel ratio 2)."""
+        controls = {f"slider {i}" for i in range(self.sliders.count())}
+        controls |= {f"button {b.inner_text().strip()}" for b in self.buttons.all()}
+        others = self.box.locator("select, .widget-toggle-buttons, .widget-checkbox, textarea")
+        assert others.count() == 0  # only sliders and buttons here, all driven
+        assert controls == self.driven, controls ^ self.driven
+        self.box.screenshot(path=str(OUT / f"ext_{name}.png"))
+
+
+def no_mask(w: Driven) -> None:
+    cells = w.cells()
+    assert cells["blocked"] == 0 and not cells["legend"], cells
+
+
+def test_rope(page):
+    w = Driven(page, "11_rope.ipynb")
+    for key in ("ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft"):
+        w.slider(0, key)
+        no_mask(w)
+    assert w.value(0) == 2
+    w.done("rope")
+
+
+def test_gqa(page):
+    w = Driven(page, "12_gqa.ipynb")
+    for key, kv in (("ArrowRight", 4), ("ArrowLeft", 2), ("ArrowLeft", 1), ("ArrowRight", 2)):
+        w.slider(0, key)
+        assert w.value(0) == kv
+        no_mask(w)
+    w.done("gqa")
+
+
+def decoding(w: Driven) -> None:
+    cells = w.cells()
+    assert cells["blocked"] == 0 and not cells["legend"], cells  # no mask: nothing hatched
+    assert (cells["notyet"] > 0) == (w.value(0) < T), cells  # rows not decoded yet: dotted
+
+
+def test_kv_cache(page):
+    w = Driven(page, "13_kv_cache.ipynb")
+    decoding(w)
+    for act in ("ArrowRight", "ArrowRight", "Next token", "Next token", "Next token", "Reset"):
+        if act.startswith("Arrow"):
+            w.slider(0, act)
+        else:
+            w.click(act)
+        decoding(w)
+    w.slider(0, "ArrowRight")
+    w.slider(0, "ArrowRight")
+    decoding(w)
+    w.done("kv_cache")
+
+
+def reading(w: Driven) -> None:
+    cells = w.cells()
+    assert cells["blocked"] == 0 and not cells["legend"], cells  # no mask: nothing hatched
+    n_blocks = -(-T // w.value(0))
+    assert (cells["notyet"] > 0) == (w.value(1) < n_blocks), cells  # keys not read: dotted
+
+
+def test_tiled(page):
+    w = Driven(page, "14_tiled.ipynb")
+    # block size, block: (0, key) moves the block size, (1, key) the block
+    for index, key in (
+        (1, "ArrowRight"),
+        (1, "ArrowRight"),  # block 3 of 3
+        (0, "ArrowRight"),  # block size 3: block 2 of 2
+        (0, "ArrowRight"),  # block size 4: a shorter last block
+        (0, "ArrowLeft"),
+        (0, "ArrowLeft"),
+        (0, "ArrowLeft"),  # block size 1: six blocks
+        (1, "ArrowRight"),
+        (1, "ArrowLeft"),
+    ):
+        w.slider(index, key)
+        reading(w)
+    w.done("tiled")
+
+
+def masked(w: Driven, expected: int) -> None:
+    """``expected`` cells hatched, each blocked by the mask, with no number on it."""
+    cells = w.cells()
+    assert cells["blocked"] == expected, (cells, expected)
+    assert cells["legend"] == (expected > 0), cells
+
+
+def test_cross(page):
+    w = Driven(page, "15_cross.ipynb")
+    heads = 2
+    masked(w, heads * T * (T - w.value(0)))
+    for key in ("ArrowLeft", "ArrowLeft", "ArrowLeft", "ArrowRight", "ArrowLeft", "ArrowLeft"):
+        w.slider(0, key)
+        masked(w, heads * T * (T - w.value(0)))  # the padding of C: every query, every head
+    assert w.value(0) == 2
+    w.slider(0, "ArrowRight")
+    w.slider(0, "ArrowRight")
+    masked(w, heads * T * (T - 4))
+    text = w.figure.locator("svg").text_content()
+    assert "queries" in text and "memory C" in text  # which axis is which
+    w.done("cross")
+
+
+def sliding(w: Driven) -> None:
+    window = w.value(0)
+    seen = sum(min(i + 1, window) for i in range(T))
+    masked(w, 2 * (T * T - seen))  # the mask's −∞ and the weights it blocks
+
+
+def test_sliding_window(page):
+    w = Driven(page, "16_sliding_window.ipynb")
+    sliding(w)
+    for key in ("ArrowLeft", "ArrowLeft", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowRight"):
+        w.slider(0, key)
+        sliding(w)
+    for _ in range(2):
+        w.slider(0, "ArrowLeft")
+    sliding(w)
+    assert w.value(0) == 3
+    w.done("sliding_window")
