@@ -69,3 +69,25 @@ def test_a_failing_rotary_embedding_is_replaced_by_the_reference():
     w = RopeWidget(functions={"rotary_embedding": calls_the_reference}, offset=4)
     assert "instead of yours" in w.status_w.value
     assert w.figure.value == RopeWidget(offset=4).figure.value
+
+
+def test_no_picture_has_text_smaller_than_11_px():
+    """Every widget, the explorer in every step and view included: text of at least 11 CSS px."""
+    import re
+
+    from mhsa_helpers.widgets.cross import CrossWidget
+    from mhsa_helpers.widgets.explorer import STEPS, Explorer
+    from mhsa_helpers.widgets.gqa import GQAWidget
+    from mhsa_helpers.widgets.kv_cache import DecodeWidget
+    from mhsa_helpers.widgets.tiled import TiledWidget
+
+    pictures = [w().figure.value for w in (RopeWidget, SlidingWindowWidget, CrossWidget)]
+    pictures += [w().figure.value for w in (GQAWidget, DecodeWidget, TiledWidget)]
+    ex = Explorer(example="simple", n_heads=8, mask="causal")
+    for step in range(1, len(STEPS) + 1):
+        ex.step_w.value = step
+        pictures.append(ex.figure.value)
+    ex.view_w.value = "query"
+    pictures.append(ex.figure.value)
+    sizes = {float(s) for p in pictures for s in re.findall(r"font-size='([\d.]+)'", p)}
+    assert sizes and min(sizes) >= 11, sorted(sizes)

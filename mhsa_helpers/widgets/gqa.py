@@ -24,7 +24,7 @@ from .. import reference as ref
 from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import Frame, bundle, check_sentence, compact, drawn_with, legible, raised
+from .live import Frame, bundle, check_sentence, compact, drawn_with, raised
 
 __all__ = ["ExtensionWidget", "GQAWidget"]
 
@@ -101,7 +101,7 @@ class ExtensionWidget:
         """Redraw the picture, the status line and the notes for the current controls."""
         result, line, notes = self.compute()
         panels, label = self.panels(result)
-        self.figure.value = legible(self.picture(panels, label))
+        self.figure.value = self.picture(panels, label)
         self.frame.status(line)
         self.frame.notes([*notes, *self.notes()])
 

@@ -26,7 +26,7 @@ from .. import reference as ref
 from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import Frame, bundle, compact, drawn_with, legible, raised
+from .live import Frame, bundle, compact, drawn_with, raised
 
 __all__ = ["DecodeWidget", "decode_all", "not_yet", "not_yet_picture"]
 
@@ -208,7 +208,7 @@ class DecodeWidget:
         diff = float(np.abs(y - self.full[t]).max())
         equal = bool(np.allclose(y, self.full[t]))
         self.difference = diff
-        self.figure.value = legible(self.picture(t, steps, self.weights_of(t, K), diff, equal))
+        self.figure.value = self.picture(t, steps, self.weights_of(t, K), diff, equal)
         verdict = "equal to" if equal else "<b>not equal</b> to"
         self.frame.status(f"{line} Token {t + 1} of {e.T}: y is {verdict} causal MHSA's row {t}.")
         are = "are equal" if equal else "are <b>not equal</b>"

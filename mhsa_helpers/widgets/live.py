@@ -29,7 +29,6 @@ __all__ = [
     "compact",
     "drawn_with",
     "learner_or_reference",
-    "legible",
     "plain",
     "raised",
 ]
@@ -242,15 +241,6 @@ def raised(name: str, exc: Exception, when: str = "here") -> tuple[str, list[str
                 f"raised {type(exc).__name__}: {escape(str(exc))}"
             )
         ],
-    )
-
-
-def legible(picture: str, size: int = 11) -> str:
-    """``picture`` (SVG) with no text smaller than ``size`` px, for the companion widgets."""
-    return re.sub(
-        r"font-size='(\d+(?:\.\d+)?)'",
-        lambda m: f"font-size='{max(float(m.group(1)), size):g}'",
-        picture,
     )
 
 

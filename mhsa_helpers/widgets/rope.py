@@ -16,7 +16,7 @@ import numpy as np
 from ..examples import get_example
 from ..plots import DIVERGING
 from . import svg
-from .live import Frame, bundle, compact, drawn_with, legible
+from .live import Frame, bundle, compact, drawn_with
 
 __all__ = ["RopeWidget"]
 
@@ -66,7 +66,7 @@ class RopeWidget:
             svg.Panel(R, f"X rotated, positions {p} … {p + e.T - 1}", labels, e.features),
             svg.Panel(S, "scores R·Rᵀ/√d (the same for every offset)", labels, labels),
         ]
-        self.figure.value = legible(svg.grid(panels, self._scale, "value", f"offset {p}"))
+        self.figure.value = svg.grid(panels, self._scale, "value", f"offset {p}")
         self.frame.status(f"{line} Positions {p} … {p + e.T - 1}.")
         self.frame.notes(
             [

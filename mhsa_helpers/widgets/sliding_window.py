@@ -15,7 +15,7 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from . import svg
-from .live import Frame, bundle, compact, drawn_with, legible
+from .live import Frame, bundle, compact, drawn_with
 
 __all__ = ["SlidingWindowWidget"]
 
@@ -65,8 +65,8 @@ class SlidingWindowWidget:
                 A, "attention weights", e.tokens, e.tokens, "query", "key", blocked=np.isneginf(M)
             ),
         ]
-        self.figure.value = legible(
-            svg.grid(panels, svg.step_scale([A], fixed=(0.0, 1.0)), "weight", f"window {w}")
+        self.figure.value = svg.grid(
+            panels, svg.step_scale([A], fixed=(0.0, 1.0)), "weight", f"window {w}"
         )
         self.frame.status(f"{line} The last token sees {seen} key(s).")
         self.frame.notes(

@@ -211,7 +211,7 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
     fills = scale.fills(M)
     out = ["<g class='panel'>"]
     values = s >= 30  # room for the value in the cell
-    size = 11 if s >= 34 else 10
+    size = 11  # legible at any cell size that shows numbers (30 px and up)
     row_link, col_link = p.link_prefixes()
     head_of = {}  # column -> head number, from the head blocks
     for k, (first, end, *_) in enumerate(p.blocks):
@@ -266,7 +266,7 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
             f"height='{n_r * s - 3:.1f}' fill='none' stroke='{colour}' stroke-width='3'/>"
             f"<rect x='{bx:.1f}' y='{y - 15:.1f}' width='{(end - first) * s:.1f}' height='13' "
             f"fill='{colour}'/><text x='{bx + (end - first) * s / 2:.1f}' y='{y - 5:.1f}' "
-            f"font-size='10' text-anchor='middle' fill='{text_colour(colour)}'>{label}</text>"
+            f"font-size='11' text-anchor='middle' fill='{text_colour(colour)}'>{label}</text>"
         )
     if p.neutral:
         out.append(
@@ -341,7 +341,7 @@ def colourbar(
         ty = y + k / 4 * h
         out.append(
             f"<line x1='{x + w}' x2='{x + w + 4}' y1='{ty:.1f}' y2='{ty:.1f}' stroke='#555'/>"
-            f"<text x='{x + w + 6}' y='{ty + 4:.1f}' font-size='10'>{v:.2f}</text>"
+            f"<text x='{x + w + 6}' y='{ty + 4:.1f}' font-size='11'>{v:.2f}</text>"
         )
     return out
 
@@ -489,7 +489,7 @@ def query_view(
                     if blocked  # like a hatched cell: no number, never a learned 0.00
                     else f"<text x='{xk + 6:.1f}' y='{ys[j] + 4:.1f}' font-size='11'>"
                     f"{escape(tokens[j])} <tspan font-weight='bold'>{_fmt(w)}</tspan>"
-                    f"<tspan fill='#666' font-size='10'> z {_fmt(z)}</tspan></text>"
+                    f"<tspan fill='#666' font-size='11'> z {_fmt(z)}</tspan></text>"
                 )
                 + f"<text class='tip' x='10' y='16' font-size='13'>{escape(tip)}</text></g>"
             )

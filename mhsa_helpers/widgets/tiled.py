@@ -31,7 +31,7 @@ from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
 from .kv_cache import _text, not_yet, not_yet_legend, not_yet_picture
-from .live import Frame, bundle, compact, drawn_with, legible, raised
+from .live import Frame, bundle, compact, drawn_with, raised
 
 __all__ = ["OnlineStep", "TiledWidget", "online_softmax"]
 
@@ -204,7 +204,7 @@ class TiledWidget:
         self.steps = online_softmax(self.scores, self.V, b)
         k = min(self.block_w.value, len(self.steps)) - 1
         self.difference = float(np.abs(self.steps[-1].output - self.expected).max())
-        self.figure.value = legible(self.picture(k))
+        self.figure.value = self.picture(k)
         line, notes = self.learner_line()
         self.frame.status(line)
         self.frame.notes(notes)
