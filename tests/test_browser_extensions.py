@@ -43,8 +43,10 @@ CELLS = """(svg) => {
     const out = {blocked: 0, notyet: 0, wrong: [], numbers: []};
     for (const r of svg.querySelectorAll('rect')) {
         const fill = r.getAttribute('fill') || '';
-        const title = (r.querySelector('title') || {}).textContent || '';
-        const masked = title.endsWith('blocked by the mask') || title.endsWith('\\u2212\\u221e');
+        const cell = r.parentNode.classList.contains('cell') ? r.parentNode : null;
+        const tip = cell ? cell.querySelector('.tip') : r.querySelector('title');
+        const title = (tip || {}).textContent || '';
+        const masked = title.includes('blocked by the mask') || title.endsWith('\\u2212\\u221e');
         if (fill.startsWith('url(#notyet-') && title) out.notyet += 1;
         if (!fill.startsWith('url(#blocked-')) {
             if (masked) out.wrong.push('not hatched: ' + title);

@@ -16,7 +16,6 @@ line says which function drew the picture, the notes under it why.
 
 from __future__ import annotations
 
-import hashlib
 from html import escape
 
 import ipywidgets as widgets
@@ -28,19 +27,12 @@ from ..plots import HEAD_COLOURS
 from . import svg
 from .live import Frame, bundle, compact, drawn_with, raised
 
-__all__ = ["DecodeWidget", "decode_all", "not_yet", "not_yet_picture"]
+__all__ = ["DecodeWidget", "decode_all", "not_yet_legend"]
 
 CELL = 32.0  # pixels per cell: the values are printed in the cells, at 11 px
 TOP = 60.0  # the top of the cache panels
 BOTTOM = 292.0  # the top of the output panels
-#: Cells not computed yet (a row not decoded, a block not read): dotted grey, not the
-#: hatching of a cell blocked by a mask, which means something else.
-NOT_YET_FILL = "url(#notyet)"
-_NOT_YET_DEFS = (
-    "<defs><pattern id='notyet' width='8' height='8' patternUnits='userSpaceOnUse'>"
-    "<rect width='8' height='8' fill='#f4f4f4'/><circle cx='4' cy='4' r='1.4' fill='#8c8c8c'/>"
-    "</pattern></defs>"
-)
+NOT_YET_FILL = svg.NOT_YET_FILL
 
 
 def decode_all(fn, X, weights, n_heads: int) -> list[tuple]:
@@ -87,35 +79,12 @@ def _text(x: float, y: float, text: str, size: int = 12, **attrs) -> str:
     return f"<text x='{x:.1f}' y='{y:.1f}' font-size='{size}'{extra}>{escape(text)}</text>"
 
 
-def not_yet(parts: list[str], what: str) -> list[str]:
-    """A panel's SVG ``parts`` with its −∞ cells drawn "not yet" (dotted), their tooltip ``what``.
-
-    Here −∞ stands for a cell not computed yet, not for a position blocked
-    by a mask: it must not look like one.
-    """
-    return [
-        part.replace("fill='url(#blocked)'", f"fill='{NOT_YET_FILL}'").replace(
-            ": \u2212\u221e</title>", f": {escape(what)}</title>"
-        )
-        for part in parts
-    ]
-
-
 def not_yet_legend(x: float, y: float, what: str) -> list[str]:
     """A swatch of the "not yet" dots at ``(x, y)`` and what they mean here."""
     return [
         f"<rect x='{x}' y='{y - 11}' width='14' height='14' fill='{NOT_YET_FILL}' stroke='#555'/>",
         _text(x + 20, y, what),
     ]
-
-
-def not_yet_picture(body: list[str], label: str) -> str:
-    """:func:`svg.picture` of ``body``, with the "not yet" pattern, its id unique to the picture."""
-    picture = svg.picture([_NOT_YET_DEFS, *body], label)
-    uid = hashlib.sha1(picture.encode()).hexdigest()[:10]
-    return picture.replace("id='notyet'", f"id='notyet-{uid}'").replace(
-        "url(#notyet)", f"url(#notyet-{uid})"
-    )
 
 
 class DecodeWidget:
@@ -251,8 +220,9 @@ class DecodeWidget:
                     colour=HEAD_COLOURS[i],
                     highlight=t,
                     row_labels=(i, kind) == (0, "K"),
+                    pending="not decoded yet",
                 )
-                body += not_yet(svg.panel_svg(panel, x, TOP, s, self.scale), "not decoded yet")
+                body += svg.panel_svg(panel, x, TOP, s, self.scale)
                 x += d_k * s + (40.0 if kind == "K" else 70.0)
         body += self._bars(t, w, x + 10.0)
         decoded = np.full((e.T, e.d_model), -np.inf)
@@ -263,9 +233,17 @@ class DecodeWidget:
             (self.full, "causal MHSA", False),  # the same rows: labelled once
         ):
             panel = svg.Panel(
-                M, title, e.tokens, e.features, "token", "feature", highlight=t, row_labels=labels
+                M,
+                title,
+                e.tokens,
+                e.features,
+                "token",
+                "feature",
+                highlight=t,
+                row_labels=labels,
+                pending="not decoded yet",
             )
-            body += not_yet(svg.panel_svg(panel, x, BOTTOM, s, self.scale), "not decoded yet")
+            body += svg.panel_svg(panel, x, BOTTOM, s, self.scale)
             x += e.d_model * s + 44.0
         tx = x + 10.0
         verdict = "equal" if equal else "NOT equal"
@@ -291,7 +269,7 @@ class DecodeWidget:
             "stroke='#000' stroke-width='2' stroke-dasharray='4 2'/>",
             _text(tx + 20, BOTTOM + 176, "dashed frame: the new token's row", 12),
         ]
-        return not_yet_picture(body, f"KV cache after {t + 1} tokens")
+        return svg.picture(body, f"KV cache after {t + 1} tokens")
 
     def _bars(self, t: int, w: np.ndarray, x0: float) -> list[str]:
         """Per head, the new token's weights over the cache, as bars (not decoded yet: blank)."""

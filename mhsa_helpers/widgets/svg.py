@@ -47,6 +47,9 @@ __all__ = [
 WIDTH, HEIGHT = 920, 520  # CSS pixels, the same for every picture: fits a 1400x900 JupyterLab
 FONT = "font-family='DejaVu Sans, Arial, sans-serif'"
 NAN_FILL, INF_FILL = "#ff00ff", "#000000"
+#: Cells not computed yet (a row not decoded, a block not read): dotted grey, not the
+#: hatching of a cell blocked by a mask, which means something else.
+NOT_YET_FILL = "url(#notyet)"
 _COLOURBAR = (WIDTH - 78, 40, 14, HEIGHT - 150)  # x, y, width, height
 
 
@@ -113,6 +116,9 @@ class Panel:
     #: Cells the mask blocks (booleans of M's shape): drawn hatched, with no number, like a
     #: −∞ score, so that a blocked weight never looks like a learned weight near 0.
     blocked: np.ndarray | None = None
+    #: What −∞ means here when it is not a mask's block (e.g. "not decoded yet"): such cells
+    #: are drawn dotted grey with this tip, never with the mask's hatching.
+    pending: str = ""
     #: What a cell's value means, after "value": e.g. "how much the query takes from the key".
     meaning: str = ""
     #: Link prefixes of rows and columns ("q" query, "k" key, "t" token; None: no link);
@@ -192,7 +198,10 @@ def _defs() -> str:
     return (
         "<defs><pattern id='blocked' width='6' height='6' patternUnits='userSpaceOnUse' "
         "patternTransform='rotate(45)'><rect width='6' height='6' fill='#d0d0d0'/>"
-        "<rect width='2.5' height='6' fill='#303030'/></pattern></defs>"
+        "<rect width='2.5' height='6' fill='#303030'/></pattern>"
+        "<pattern id='notyet' width='8' height='8' patternUnits='userSpaceOnUse'>"
+        "<rect width='8' height='8' fill='#f4f4f4'/><circle cx='4' cy='4' r='1.4' fill='#8c8c8c'/>"
+        "</pattern></defs>"
     )
 
 
@@ -227,6 +236,9 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
                 fill, mark = NAN_FILL, "NaN"
             elif np.isposinf(v):
                 fill, mark = INF_FILL, "\u221e"
+            elif p.pending and np.isneginf(v) and (p.blocked is None or not p.blocked[r, c]):
+                fill, mark = NOT_YET_FILL, None
+                tip = f"{where}: {p.pending}"
             elif (p.blocked is not None and p.blocked[r, c]) or np.isneginf(v):
                 fill, mark = "url(#blocked)", None
                 tip = f"{where}: blocked by the mask (score \u2212\u221e, weight 0)"
@@ -387,7 +399,7 @@ def picture(body: list[str], label: str) -> str:
     """
     inner = _defs() + "".join(body)
     uid = hashlib.sha1(inner.encode()).hexdigest()[:10]
-    for name in ("blocked", "bar"):
+    for name in ("blocked", "notyet", "bar"):
         inner = inner.replace(f"id='{name}'", f"id='{name}-{uid}'")
         inner = inner.replace(f"url(#{name})", f"url(#{name}-{uid})")
     hint = (

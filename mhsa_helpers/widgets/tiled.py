@@ -30,7 +30,7 @@ from .. import reference as ref
 from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
-from .kv_cache import _text, not_yet, not_yet_legend, not_yet_picture
+from .kv_cache import _text, not_yet_legend
 from .live import Frame, bundle, compact, drawn_with, raised
 
 __all__ = ["OnlineStep", "TiledWidget", "online_softmax"]
@@ -233,9 +233,16 @@ class TiledWidget:
             for j, st in enumerate(steps[: k + 1])
         ]
         panel = svg.Panel(
-            S, "scores S = q·Kᵀ/√d_k", [q_token], e.tokens, "query", "key", blocks=blocks
+            S,
+            "scores S = q·Kᵀ/√d_k",
+            [q_token],
+            e.tokens,
+            "query",
+            "key",
+            blocks=blocks,
+            pending="not read yet",
         )
-        body += not_yet(svg.panel_svg(panel, x0, top, s, self.scale), "not read yet")
+        body += svg.panel_svg(panel, x0, top, s, self.scale)
         # the weights so far, exp(S_j - m)/ℓ, as bars under their keys
         by = top + s + 124.0
         body.append(_text(20, by - 68, "weights so far: exp(S_j − m)/ℓ", 12, font_weight="bold"))
@@ -298,8 +305,9 @@ class TiledWidget:
             "after",
             "feature",
             highlight=k,
+            pending="not read yet",
         )
-        body += not_yet(svg.panel_svg(panel, x0, oy, c, self.scale), "not read yet")
+        body += svg.panel_svg(panel, x0, oy, c, self.scale)
         ax = x0 + 4 * c + svg.LABELS + 40.0
         ref_panel = svg.Panel(
             self.expected[None, :],
@@ -339,7 +347,7 @@ class TiledWidget:
             "stroke='#000' stroke-width='3'/>",
             _text(ax - svg.LABELS + 20, oy + 160, "black frame: the block just read", 12),
         ]
-        return not_yet_picture(body, f"online softmax, block {k + 1} of {n}")
+        return svg.picture(body, f"online softmax, block {k + 1} of {n}")
 
     def _repr_mimebundle_(self, **kwargs):
         """The live widget, plus the current picture (SVG) for static viewers."""
