@@ -203,6 +203,7 @@ class DecodeWidget:
                 f"\u201c{e.tokens[t]}\u201d (position {t}), {h} heads",
                 14,
                 font_weight="bold",
+                **{"class": "mhsa-info"},  # the top line: a pointed cell's value takes its place
             )
         ]
         x = 10.0 + svg.LABELS

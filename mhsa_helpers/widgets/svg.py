@@ -405,7 +405,7 @@ def picture(body: list[str], label: str) -> str:
     hint = (
         "<text class='mhsa-info' x='10' y='16' font-size='13' fill='#555'>"
         "Point at a cell (or Tab to it) for its value and meaning; linked cells stay lit.</text>"
-        if "class='cell " in inner
+        if "class='cell " in inner and "class='mhsa-info'" not in inner  # unless it has a title
         else ""
     )
     return (

@@ -223,6 +223,7 @@ class TiledWidget:
                 f"(keys {_keys(step)}), block size {b}",
                 14,
                 font_weight="bold",
+                **{"class": "mhsa-info"},  # the top line: a pointed cell's value takes its place
             )
         ]
         x0, top, s = 10.0 + svg.LABELS, TOP, CELL
