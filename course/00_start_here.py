@@ -30,9 +30,7 @@
 # not from numpy failing later on.
 
 # %% setup
-import matplotlib.pyplot as plt
-
-from mhsa_helpers.plots import heatmap
+from mhsa_helpers.plots import heatmaps
 
 song = mh.get_example("song")
 
@@ -52,10 +50,10 @@ for name in mh.EXAMPLES:
 
 # %%
 students = mh.get_example("students")
-fig, axes = plt.subplots(1, 2, figsize=(13, 3.6))
-heatmap(song.X, song.tokens, song.features, '"List new ideas for a song": X', ax=axes[0])
-heatmap(students.X, students.tokens, students.features, "Six students: X", ax=axes[1])
-fig.tight_layout()
+heatmaps([
+    (song.X, song.tokens, song.features, '"List new ideas for a song": X'),
+    (students.X, students.tokens, students.features, "Six students: X"),
+]);
 
 # %% [markdown]
 # ## Your progress

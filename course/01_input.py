@@ -7,8 +7,6 @@
 # $(T, d_{model}) = (6, 4)$ (values from the source article).
 
 # %% setup
-import matplotlib.pyplot as plt
-
 from mhsa_helpers.plots import check_shape, heatmap
 
 song = mh.get_example("song")
@@ -88,9 +86,7 @@ def positional_encoding(seq_len, d_model):
 
 # %%
 PE = mh.positional_encoding(50, 16)
-heatmap(PE, annotate=False, title="positional encoding, 50 positions x 16 features")
-plt.xlabel("feature")
-plt.ylabel("position");
+heatmap(PE, annotate=False, title="positional encoding, 50 positions x 16 features", xlabel="feature", ylabel="position");
 
 # %% [markdown]
 # An odd $d_{model}$, with the course's encoding: the last column is the sine

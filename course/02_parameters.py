@@ -10,9 +10,7 @@
 # matters: too large and the products explode, too small and they vanish.
 
 # %% setup
-import matplotlib.pyplot as plt
-
-from mhsa_helpers.plots import heatmap
+from mhsa_helpers.plots import heatmaps
 
 song = mh.get_example("song")
 
@@ -83,10 +81,7 @@ for label, draw in [
 
 # %%
 print(song.source)
-fig, axes = plt.subplots(1, 4, figsize=(16, 3))
-for ax, name, W in zip(axes, ["W_Q", "W_K", "W_V", "W_O"], song.weights):
-    heatmap(W, song.features, song.features, name, ax=ax)
-fig.tight_layout()
+heatmaps([(W, song.features, song.features, name) for name, W in zip(["W_Q", "W_K", "W_V", "W_O"], song.weights)]);
 
 # %% [markdown]
 # ## Common misconception: "a 4×4 $W_K$ stores 4 keys"

@@ -10,9 +10,7 @@
 # For all tokens at once:
 
 # %% setup
-import matplotlib.pyplot as plt
-
-from mhsa_helpers.plots import check_shape, heatmap
+from mhsa_helpers.plots import check_shape, heatmaps
 
 song = mh.get_example("song")
 
@@ -57,10 +55,7 @@ def project_qkv(X, W_q, W_k, W_v):
 Q, K, V = mh.project_qkv(song.X, song.W_q, song.W_k, song.W_v)
 T, d_model = song.X.shape
 check_shape(Q, (T, d_model))
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.2))
-for ax, name, M in zip(axes, "QKV", (Q, K, V)):
-    heatmap(M, song.tokens, song.features, name, ax=ax)
-fig.tight_layout()
+heatmaps([(M, song.tokens, song.features, name) for name, M in zip("QKV", (Q, K, V))])
 print("q1 =", Q[0].round(2))
 
 # %% [markdown]

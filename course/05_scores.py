@@ -6,9 +6,7 @@
 # pairs at once are one matrix product, one row per query, one column per key.
 
 # %% setup
-import matplotlib.pyplot as plt
-
-from mhsa_helpers.plots import check_shape, heads_figure, heatmap
+from mhsa_helpers.plots import check_shape, heads_figure, heatmaps
 
 song = mh.get_example("song")
 students = mh.get_example("students")
@@ -61,10 +59,10 @@ R = X @ X.T
 m, c = students.tokens.index("Monica"), students.tokens.index("Chandler")
 terms = [f"{a:g}×{b:g}" for a, b in zip(X[m], X[c]) if a * b != 0]
 print("Monica · Chandler =", " + ".join(terms), f"= {R[m, c]:.3f}")
-fig, axes = plt.subplots(1, 2, figsize=(13, 4))
-heatmap(R, students.tokens, students.tokens, "R = Q·Qᵀ", ax=axes[0])
-heatmap(mh.attention_scores(X, X), students.tokens, students.tokens, "Z = Q·Qᵀ / √7", ax=axes[1])
-fig.tight_layout()
+heatmaps([
+    (R, students.tokens, students.tokens, "R = Q·Qᵀ"),
+    (mh.attention_scores(X, X), students.tokens, students.tokens, "Z = Q·Qᵀ / √7"),
+]);
 
 # %% [markdown]
 # (The article rounds that sum to one decimal.)

@@ -13,9 +13,7 @@
 # (step 7), where $e^{-\infty} = 0$ turns a blocked score into a weight of 0.
 
 # %% setup
-import matplotlib.pyplot as plt
-
-from mhsa_helpers.plots import check_shape, heatmap
+from mhsa_helpers.plots import check_shape, heatmaps
 
 song = mh.get_example("song")
 students = mh.get_example("students")
@@ -66,13 +64,14 @@ def causal_mask(seq_len):
 T = song.T
 i, j = np.indices((T, T))
 article = np.where(i + j > T - 1, -np.inf, 0.0)
-fig, axes = plt.subplots(1, 2, figsize=(12, 4))
-heatmap(mh.causal_mask(T), song.tokens, song.tokens, "right: −∞ where key j > query i", ax=axes[0])
-heatmap(article, song.tokens, song.tokens, "wrong (article): anti-triangle", ax=axes[1])
-for ax in axes:
-    ax.set_xlabel("key j")
-    ax.set_ylabel("query i")
-fig.tight_layout()
+heatmaps(
+    [
+        (mh.causal_mask(T), song.tokens, song.tokens, "right: −∞ where key j > query i"),
+        (article, song.tokens, song.tokens, "wrong (article): anti-triangle"),
+    ],
+    xlabel="key j",
+    ylabel="query i",
+);
 
 
 # %% [markdown]
@@ -123,12 +122,10 @@ def padding_mask(lengths, seq_len):
 # %%
 Q, K, V = mh.project_qkv(song.X, song.W_q, song.W_k, song.W_v)
 Z = mh.attention_scores(mh.split_heads(Q, 2), mh.split_heads(K, 2))[0]  # head 1, (T, T)
-fig, axes = plt.subplots(1, 2, figsize=(12, 4))
-heatmap(Z + mh.causal_mask(T), song.tokens, song.tokens, "Z + causal mask", ax=axes[0])
-heatmap(
-    Z + mh.padding_mask(4, T), song.tokens, song.tokens, "Z + padding mask (length 4)", ax=axes[1]
-)
-fig.tight_layout()
+heatmaps([
+    (Z + mh.causal_mask(T), song.tokens, song.tokens, "Z + causal mask"),
+    (Z + mh.padding_mask(4, T), song.tokens, song.tokens, "Z + padding mask (length 4)"),
+])
 check_shape(mh.padding_mask(np.array([6, 4, 2]), T), (3, 1, T))
 
 # %% [markdown]

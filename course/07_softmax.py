@@ -6,9 +6,7 @@
 # how much of each token the query takes in.
 
 # %% setup
-import matplotlib.pyplot as plt
-
-from mhsa_helpers.plots import heads_figure, heatmap
+from mhsa_helpers.plots import heads_figure, heatmaps
 
 song = mh.get_example("song")
 students = mh.get_example("students")
@@ -119,10 +117,14 @@ Z_selective = mh.attention_scores(students.X @ W, students.X @ W)
 R_scaled = mh.attention_scores(students.X, students.X)  # R / √7
 print(f"scores with W = {s:g}·I equal {s**2:g} × R/√7:", np.allclose(Z_selective, s**2 * R_scaled))
 A_selective = mh.softmax(Z_selective)
-fig, axes = plt.subplots(1, 2, figsize=(13, 4))
-heatmap(R_prime, students.tokens, students.tokens, "R' = softmax(R / √7): W_Q = W_K = I", ax=axes[0], vmin=0, vmax=1)
-heatmap(A_selective, students.tokens, students.tokens, f"W_Q = W_K = {s:g}·I", ax=axes[1], vmin=0, vmax=1)
-fig.tight_layout()
+heatmaps(
+    [
+        (R_prime, students.tokens, students.tokens, "R' = softmax(R / √7): W_Q = W_K = I"),
+        (A_selective, students.tokens, students.tokens, f"W_Q = W_K = {s:g}·I"),
+    ],
+    vmin=0,
+    vmax=1,
+)
 print(f"W_Q = W_K = {s:g}·I: weights between {A_selective.min():.2f} and {A_selective.max():.2f}")
 for i, name in enumerate(students.tokens):
     j = max((j for j in range(len(students.tokens)) if j != i), key=lambda j: A_selective[i, j])

@@ -6,9 +6,7 @@
 # it attends to.
 
 # %% setup
-import matplotlib.pyplot as plt
-
-from mhsa_helpers.plots import check_shape, heads_figure, heatmap
+from mhsa_helpers.plots import check_shape, heads_figure, heatmaps
 
 song = mh.get_example("song")
 students = mh.get_example("students")
@@ -68,12 +66,15 @@ s = mh.examples.STUDENT_SELECTIVE_SCALE
 W = s * np.eye(len(students.features))  # (7, 7)
 Y_article, R_prime = mh.attention_head(students.X, students.X, students.X)
 Y_selective, A_selective = mh.attention_head(students.X @ W, students.X @ W, students.X)
-fig, axes = plt.subplots(1, 3, figsize=(18, 3.8))
-scale = {"vmin": 0.0, "vmax": float(students.X.max())}  # one colour scale for the three
-heatmap(students.X, students.tokens, students.features, "before: V = X", ax=axes[0], **scale)
-heatmap(Y_article, students.tokens, students.features, "after: R'·V (Q = K = X)", ax=axes[1], **scale)
-heatmap(Y_selective, students.tokens, students.features, f"after: A·V (W_Q = W_K = {s:g}·I)", ax=axes[2], **scale)
-fig.tight_layout()
+heatmaps(
+    [
+        (students.X, students.tokens, students.features, "before: V = X"),
+        (Y_article, students.tokens, students.features, "after: R'·V (Q = K = X)"),
+        (Y_selective, students.tokens, students.features, f"after: A·V (W_Q = W_K = {s:g}·I)"),
+    ],
+    vmin=0.0,
+    vmax=float(students.X.max()),  # one colour scale for the three
+)
 m = students.tokens.index("Monica")
 for label, A in (("R'", R_prime), (f"{s:g}·I", A_selective)):
     top = np.argsort(A[m])[::-1][:3]

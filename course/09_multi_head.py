@@ -6,9 +6,7 @@
 # mix the heads with one more learned matrix, $W_O$:
 
 # %% setup
-import matplotlib.pyplot as plt
-
-from mhsa_helpers.plots import heads_figure, heatmap
+from mhsa_helpers.plots import heads_figure, heatmaps
 
 song = mh.get_example("song")
 students = mh.get_example("students")
@@ -73,11 +71,11 @@ heads, A = mh.attention_head(*(mh.split_heads(M, h) for M in (Q, K, V)), mh.caus
 concat = mh.merge_heads(heads)  # (T, d_model)
 output = concat @ song.W_o  # (T, d_model)
 heads_figure(A, song.tokens, song.tokens, "attention per head", vmin=0, vmax=1)
-fig, axes = plt.subplots(1, 3, figsize=(16, 3.4))
-heatmap(concat, song.tokens, song.features, "concatenated heads", ax=axes[0])
-heatmap(output, song.tokens, song.features, "output = concat · W_O", ax=axes[1])
-heatmap(song.X, song.tokens, song.features, "input X", ax=axes[2])
-fig.tight_layout()
+heatmaps([
+    (concat, song.tokens, song.features, "concatenated heads"),
+    (output, song.tokens, song.features, "output = concat · W_O"),
+    (song.X, song.tokens, song.features, "input X"),
+])
 ref_out, _ = mh.multi_head_self_attention(song.X, *song.weights, h, mh.causal_mask(song.T))
 print("step by step == mh.multi_head_self_attention:", np.allclose(output, ref_out))
 

@@ -13,9 +13,7 @@
 # 5. Why it works: scores that depend on $m - n$ only.
 
 # %% setup
-import matplotlib.pyplot as plt
-
-from mhsa_helpers.plots import heatmap
+from mhsa_helpers.plots import heatmap, heatmaps, turning_figure
 
 song = mh.get_example("song")
 
@@ -43,13 +41,7 @@ def turn(x, alpha):
 
 x = np.array([1.0, 0.5])
 points = np.array([turn(x, 0.6 * p) for p in range(6)])  # (6, 2)
-fig, ax = plt.subplots(figsize=(4.2, 4.2))
-ax.add_patch(plt.Circle((0, 0), np.linalg.norm(x), fill=False, ls=":", color="grey"))
-for p, (a, b) in enumerate(points):
-    ax.annotate("", (a, b), (0, 0), arrowprops={"arrowstyle": "->", "color": plt.cm.cividis(p / 5)})
-    ax.text(1.1 * a, 1.1 * b, f"p={p}", ha="center", va="center", fontsize=8)
-ax.set_xlim(-1.4, 1.4), ax.set_ylim(-1.4, 1.4), ax.set_aspect("equal")
-ax.set_title("one pair at positions 0 … 5 (angle p·0.6)")
+turning_figure(points, "one pair at positions 0 … 5 (angle p·0.6)")
 print("lengths:", np.round(np.linalg.norm(points, axis=1), 12))
 print("turning by α then by β is turning by α + β:", np.allclose(turn(turn(x, 0.2), 0.5), turn(x, 0.7)))
 
@@ -145,11 +137,11 @@ def rotary_embedding(X, positions=None, base=10000.0):
 
 # %%
 rotated = mh.rotary_embedding(song.X, base=100.0)
-fig, axes = plt.subplots(1, 3, figsize=(15, 3.4))
-heatmap(song.X, song.tokens, song.features, "X", ax=axes[0])
-heatmap(rotated, song.tokens, song.features, "rotary_embedding(X, base=100)", ax=axes[1])
-heatmap(rotated - song.X, song.tokens, song.features, "what changed", ax=axes[2])
-fig.tight_layout()
+heatmaps([
+    (song.X, song.tokens, song.features, "X"),
+    (rotated, song.tokens, song.features, "rotary_embedding(X, base=100)"),
+    (rotated - song.X, song.tokens, song.features, "what changed"),
+])
 print("position 0 unchanged:", np.array_equal(rotated[0], song.X[0]))
 print(
     "lengths kept:",

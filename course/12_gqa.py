@@ -12,9 +12,7 @@
 # 4. What sharing does to the attention, live.
 
 # %% setup
-import matplotlib.pyplot as plt
-
-from mhsa_helpers.plots import heads_figure, heatmap
+from mhsa_helpers.plots import heads_figure, heatmaps
 from mhsa_helpers.widgets.gqa import GQAWidget
 
 q = mh.get_example("question")
@@ -61,13 +59,12 @@ print("✓ n_kv_heads = h and n_kv_heads = 1 give the capstone's kv_cache_size")
 
 # %%
 h = 8
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.2))
-for ax, kv in zip(axes, (8, 2, 1)):
+panels = []
+for kv in (8, 2, 1):
     reads = np.zeros((h, kv))
     reads[np.arange(h), np.arange(h) // (h // kv)] = 1  # row i (query head i + 1) reads column i // (h // kv)
-    heatmap(reads, [f"q{i + 1}" for i in range(h)], [f"kv{j + 1}" for j in range(kv)],
-            f"n_kv_heads = {kv}", ax=ax, vmin=0, vmax=1, annotate=False)
-fig.tight_layout()
+    panels.append((reads, [f"q{i + 1}" for i in range(h)], [f"kv{j + 1}" for j in range(kv)], f"n_kv_heads = {kv}"))
+heatmaps(panels, vmin=0, vmax=1, annotate=False);
 
 # %% [markdown]
 # A worked check on the question sentence with $h = 4$ and $n_{kv} = 2$: the

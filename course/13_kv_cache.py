@@ -7,9 +7,7 @@
 # step only computes the new token's query, key and value.
 
 # %% setup
-import matplotlib.pyplot as plt
-
-from mhsa_helpers.plots import heads_figure, heatmap
+from mhsa_helpers.plots import heads_figure, heatmaps
 
 song = mh.get_example("song")
 
@@ -119,10 +117,11 @@ for t in range(song.T):
     rows.append(np.pad(w, ((0, 0), (0, song.T - t - 1))))
     ys.append(y)
     print(f"step {t}: cache K' of shape {cache[0].shape}")
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
-heatmap(cache[0][0], song.tokens, [f"k{j}" for j in range(cache[0].shape[-1])], "head 1: cached K", ax=axes[0])
-heatmap(np.stack(rows, axis=1)[0], song.tokens, song.tokens, "head 1: weights, step by step", vmin=0, vmax=1, ax=axes[1])
-fig.tight_layout()
+heatmaps([
+    (cache[0][0], song.tokens, [f"k{j}" for j in range(cache[0].shape[-1])], "head 1: cached K"),
+    {"M": np.stack(rows, axis=1)[0], "row_labels": song.tokens, "col_labels": song.tokens,
+     "title": "head 1: weights, step by step", "vmin": 0, "vmax": 1},
+])
 print("outputs == rows of causal attention:", np.allclose(np.stack(ys), full))
 print("cache == split_heads(X @ W_k):", np.allclose(cache[0], mh.split_heads(song.X @ song.W_k, h)))
 print("weights == causal attention:", np.allclose(np.stack(rows, axis=1), A))

@@ -13,9 +13,7 @@
 # 5. What it saves.
 
 # %% setup
-import matplotlib.pyplot as plt
-
-from mhsa_helpers.plots import heads_figure, heatmap
+from mhsa_helpers.plots import heads_figure, heatmaps
 
 song = mh.get_example("song")
 
@@ -123,13 +121,13 @@ SlidingWindowWidget(functions=globals())
 T_long, w = 16, 3
 sees = (mh.sliding_window_mask(T_long, w) == 0).astype(int)  # (T, T): 1 where i sees j
 reach = np.eye(T_long, dtype=int)
-fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
-for L, ax in zip((1, 2, 4), axes):
+panels = []
+for L in (1, 2, 4):
     reach = np.linalg.matrix_power(sees, L) > 0
-    heatmap(reach.astype(float), title=f"{L} layer(s), window {w}", ax=ax, annotate=False)
+    panels.append({"M": reach.astype(float), "title": f"{L} layer(s), window {w}"})
     back = T_long - 1 - int(np.argmax(reach[-1]))
     print(f"{L} layer(s): the last token reaches {back} tokens back (L·(w−1) = {L * (w - 1)})")
-fig.tight_layout()
+heatmaps(panels, vmin=0, vmax=1, annotate=False, xlabel="key j", ylabel="query i");
 
 # %% [markdown]
 # ## 5. What it saves

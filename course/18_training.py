@@ -17,13 +17,12 @@
 # There is no exercise here: run the cells, read the numbers.
 
 # %% setup
-import matplotlib.pyplot as plt
 from IPython.display import HTML, display
 
 from mhsa_helpers import training as tr
 from mhsa_helpers.answers import learner_functions
 from mhsa_helpers.gradcheck import relative_error
-from mhsa_helpers.plots import HEAD_COLOURS, heads_figure
+from mhsa_helpers.plots import accuracy_by_position, heads_figure, training_curves
 from mhsa_helpers.widgets.explorer import Explorer
 
 T, V = tr.SEQ_LEN, len(tr.VOCAB)
@@ -163,17 +162,7 @@ print(result.summary())
 # nothing. The held-out accuracy (right) climbs from chance to the goal.
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.6))
-ax1.semilogy(np.arange(1, len(result.losses) + 1), result.losses, color=HEAD_COLOURS[0])
-ax1.axhline(np.log(V), color="grey", linestyle=":", label="log V: knows nothing")
-ax1.set(xlabel="step", ylabel="training loss (log scale)", title="loss of each batch")
-ax1.legend()
-ax2.plot(result.eval_steps, result.accuracies, marker=".", color=HEAD_COLOURS[2])
-ax2.axhline(tr.GOAL, color="grey", linestyle=":", label=f"goal {tr.GOAL:.0%}")
-ax2.axhline(1 / V, color="grey", linestyle="--", label="chance 1/V")
-ax2.set(xlabel="step", ylabel="accuracy", title="held-out accuracy", ylim=(0, 1.02))
-ax2.legend(loc="lower right")
-fig.tight_layout()
+training_curves(result.losses, result.eval_steps, result.accuracies, V, tr.GOAL);
 
 # %% [markdown]
 # ## 4. What each head learned
@@ -276,13 +265,7 @@ visible = np.arange(T) >= (T - 1) / 2
 print(f"held-out accuracy with the causal mask: {masked.accuracy:.1%}")
 print(f"positions whose answer is visible:   {per_position[visible].mean():.1%}")
 print(f"positions whose answer is masked:    {per_position[~visible].mean():.1%}   (chance {1 / V:.1%})")
-fig, ax = plt.subplots(figsize=(6, 3))
-ax.bar(np.arange(T), per_position, color=[HEAD_COLOURS[2] if v else HEAD_COLOURS[5] for v in visible])
-ax.axhline(1 / V, color="grey", linestyle="--", label="chance 1/V")
-ax.set(xlabel="output position i", ylabel="held-out accuracy", ylim=(0, 1.02),
-       title="causal mask: the answer at T−1−i is visible only for i ≥ (T−1)/2")
-ax.set_xticks(range(T))
-ax.legend(loc="center left");
+accuracy_by_position(per_position, visible, V);
 
 # %% [markdown]
 # ## What to try

@@ -4,14 +4,52 @@ Colour maps are colour-blind safe: ``cividis`` for values of one sign
 (weights in [0, 1]) and ``PuOr`` for signed values; heads get the
 Okabe-Ito palette. ``-inf`` entries (masked scores) are drawn in grey and
 labelled ``−∞``.
+
+Every figure follows one size rule, so that JupyterLab never shrinks it and
+its text reads like the notebook's. The inline backend shows a figure at
+:data:`DPI` CSS pixels per inch (``figure.dpi``; the retina PNG has twice the
+pixels, shown at the same size). A figure is at most :data:`MAX_WIDTH_PX` CSS
+pixels wide (JupyterLab's output area beside the side panel, in a 1400 x 900
+window, is 968), and no text is smaller than :data:`FONT_PX`, the notebook's
+body text. Heatmaps are laid out by the cell (:func:`heatmaps`): a cell with
+its number written in it is :data:`CELL_HEIGHT_PX` high and as wide as the
+widest number plus :data:`CELL_PAD_PX`; panels that do not fit in one row wrap
+into a second, and where even two rows do not fit, the numbers are dropped and
+the cells shrink, never the text. Line plots have panels of
+:data:`LINE_PANEL_PX` (:func:`line_figure`).
 """
 
 from __future__ import annotations
 
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.font_manager import FontProperties
+from matplotlib.textpath import TextToPath
+from matplotlib.ticker import MaxNLocator
 
-__all__ = ["HEAD_COLOURS", "check_shape", "heads_figure", "heatmap"]
+__all__ = [
+    "CELL_HEIGHT_PX",
+    "CELL_PAD_PX",
+    "DPI",
+    "FONT_PX",
+    "HEAD_COLOURS",
+    "LINE_PANEL_PX",
+    "MAX_WIDTH_PX",
+    "PAD_PX",
+    "RC",
+    "TITLE_PX",
+    "accuracy_by_position",
+    "check_shape",
+    "heads_figure",
+    "heatmap",
+    "heatmaps",
+    "line_figure",
+    "points",
+    "training_curves",
+    "turning_figure",
+]
 
 #: Head colours: the Okabe-Ito palette (told apart under the common colour-vision
 #: deficiencies) without its yellow, which does not read on white; black and grey
@@ -28,6 +66,63 @@ HEAD_COLOURS = [
 ]
 SEQUENTIAL = "cividis"
 DIVERGING = "PuOr"
+
+#: CSS pixels per inch of a figure shown inline (matplotlib's ``figure.dpi``).
+DPI = 100
+#: Widest figure, in CSS pixels: JupyterLab's output area is 968 wide at 1400 x 900
+#: with the side panel open, so a figure this wide is shown at its own size.
+MAX_WIDTH_PX = 900
+#: Margin the inline backend adds on each side of a figure (``savefig.pad_inches``
+#: with ``bbox_inches="tight"``), in CSS pixels.
+PAD_PX = 10
+#: Smallest text in a figure, in CSS pixels: JupyterLab's body text.
+FONT_PX = 14
+#: Titles, in CSS pixels.
+TITLE_PX = 16
+#: Height of a heatmap cell that has its number written in it, in CSS pixels.
+CELL_HEIGHT_PX = 36
+#: Room beside the widest number of a heatmap cell, in CSS pixels.
+CELL_PAD_PX = 12
+#: Largest heatmap cell without a number, in CSS pixels (it shrinks to fit).
+PLAIN_CELL_PX = 36
+#: Tallest block of heatmap cells, in CSS pixels (cells without numbers shrink to it).
+MAX_CELLS_HEIGHT_PX = 480
+#: Plotting area of one line-plot panel (width, height), in CSS pixels.
+LINE_PANEL_PX = (380, 260)
+
+
+def points(px: float) -> float:
+    """Font size in points that is ``px`` CSS pixels in a figure shown inline.
+
+    Parameters
+    ----------
+    px : float
+        Size in CSS pixels.
+
+    Returns
+    -------
+    float
+        The size in points at :data:`DPI`.
+    """
+    return px * 72 / DPI
+
+
+#: The rc settings every figure of the course is drawn with (set when this
+#: module is imported, so a learner's own figures follow them too).
+RC = {
+    "figure.dpi": DPI,
+    "savefig.pad_inches": PAD_PX / DPI,
+    "font.size": points(FONT_PX),
+    "axes.titlesize": points(TITLE_PX),
+    "axes.labelsize": points(FONT_PX),
+    "xtick.labelsize": points(FONT_PX),
+    "ytick.labelsize": points(FONT_PX),
+    "legend.fontsize": points(FONT_PX),
+    "legend.title_fontsize": points(FONT_PX),
+    "figure.titlesize": points(TITLE_PX),
+    "figure.labelsize": points(FONT_PX),
+}
+plt.rcParams.update(RC)
 
 
 def _retina() -> None:
@@ -47,12 +142,315 @@ def _retina() -> None:
 
 _retina()
 
+_TEXT = TextToPath()
+
+
+def _text_px(text, size_px: float = FONT_PX) -> float:
+    """Width of ``text`` in CSS pixels at ``size_px`` (the default font)."""
+    if not str(text):
+        return 0.0
+    prop = FontProperties(size=points(size_px))
+    width, _, _ = _TEXT.get_text_width_height_descent(str(text), prop, ismath=False)
+    return width * DPI / 72
+
 
 def check_shape(a, shape) -> None:
     """Assert that ``a`` has ``shape`` and say so, as d2l's ``check_shape``."""
     got = np.shape(a)
     assert got == tuple(shape), f"expected shape {tuple(shape)}, but got {got}"
     print(f"\u2713 shape {got}")
+
+
+# ---------------------------------------------------------------- heatmaps
+
+_PANEL_KEYS = (
+    "M",
+    "row_labels",
+    "col_labels",
+    "title",
+    "annotate",
+    "fmt",
+    "cmap",
+    "vmin",
+    "vmax",
+    "frame_colour",
+    "xlabel",
+    "ylabel",
+)
+_WIDTH_PX = MAX_WIDTH_PX - 2 * PAD_PX  # a figure's own width, inside the inline margins
+_LINE_PX = 1.25 * FONT_PX  # height of one line of text
+_TICK_PX = 10  # tick and its gap to the label
+_GAP_PX = 24  # between two panels
+_CBAR_PX = 12  # width of a colour bar
+
+
+def _matrix(M) -> np.ndarray:
+    M = np.asarray(M, dtype=float)
+    if M.ndim == 1:
+        M = M[None, :]
+    if M.ndim != 2:
+        raise ValueError(f"heatmap needs a matrix of shape (n_rows, n_cols), got {M.shape}.")
+    return M
+
+
+def _scale(M, cmap, vmin, vmax):
+    """The colour map and its limits: sequential for data >= 0, else diverging and symmetric."""
+    data = M[np.isfinite(M)]
+    if cmap is None:
+        cmap = SEQUENTIAL if data.size == 0 or data.min() >= 0 else DIVERGING
+    if cmap == DIVERGING and vmin is None and vmax is None and data.size:
+        vmax = float(np.abs(data).max()) or 1.0
+        vmin = -vmax
+    if vmin is None:
+        vmin = float(data.min()) if data.size else 0.0
+    if vmax is None:
+        vmax = float(data.max()) if data.size else 1.0
+    return cmap, vmin, vmax
+
+
+def _cell_text(v, fmt) -> str:
+    return "\u2212\u221e" if np.isneginf(v) else fmt.format(v).replace("-", "\u2212")
+
+
+def _panel(spec, common) -> dict:
+    """One panel's settings: a dict, or a tuple ``(M, row_labels, col_labels, title)``."""
+    p = dict.fromkeys(_PANEL_KEYS)
+    p.update(title="", fmt="{:.2f}")
+    p.update(common)
+    if isinstance(spec, dict):
+        p.update(spec)
+    else:
+        p.update(zip(_PANEL_KEYS[: len(spec)], spec, strict=True))
+    unknown = set(p) - set(_PANEL_KEYS)
+    if unknown:
+        raise TypeError(f"unknown heatmap settings {sorted(unknown)}")
+    p["M"] = M = _matrix(p["M"])
+    p["cmap"], p["vmin"], p["vmax"] = _scale(M, p["cmap"], p["vmin"], p["vmax"])
+    n_r, n_c = M.shape
+    p["rows"] = [str(s) for s in (p["row_labels"] if p["row_labels"] is not None else range(n_r))]
+    p["cols"] = [str(s) for s in (p["col_labels"] if p["col_labels"] is not None else range(n_c))]
+    if len(p["rows"]) != n_r or len(p["cols"]) != n_c:
+        raise ValueError(
+            f"{len(p['rows'])} row and {len(p['cols'])} column labels for a {n_r} x {n_c} matrix"
+        )
+    numbers = [_cell_text(v, p["fmt"]) for v in M.ravel()]
+    p["number_px"] = max(_text_px(s) for s in numbers) if numbers else 0.0
+    p["want_numbers"] = p["annotate"] if p["annotate"] is not None else n_r <= 12 and n_c <= 12
+    return p
+
+
+def _step(size_px: float, label_px: float) -> int:
+    """Label every ``step``-th cell, so that labels ``label_px`` wide do not touch."""
+    return max(1, math.ceil(label_px / max(size_px, 1e-9)))
+
+
+def _bar_labels(vmin, vmax, length_px) -> list[str]:
+    """The tick labels matplotlib will write on a colour bar ``length_px`` long."""
+    if not vmax > vmin:
+        return [_cell_text(vmin, "{:g}")]
+    nbins = min(9, max(1, int(length_px // (2 * FONT_PX))))  # as matplotlib's AutoLocator
+    ticks = MaxNLocator(nbins, steps=[1, 2, 2.5, 5, 10]).tick_values(vmin, vmax)
+    ticks = ticks[(ticks >= vmin - 1e-12) & (ticks <= vmax + 1e-12)]
+    decimals = max(len(f"{t:.6g}".partition(".")[2]) for t in ticks)
+    return [_cell_text(t, f"{{:.{decimals}f}}") for t in ticks]
+
+
+def _geometry(p, cell_w, cell_h, show_rows, colour_bar) -> dict:
+    """Where the parts of one panel go, in CSS pixels, for cells of ``cell_w`` x ``cell_h``."""
+    n_r, n_c = p["M"].shape
+    g = {"cell_w": cell_w, "cell_h": cell_h, "show_rows": show_rows}
+    g["row_step"] = _step(cell_h, _LINE_PX + 2)
+    rows_px = max(_text_px(s) for s in p["rows"][:: g["row_step"]])
+    col_px = max(_text_px(s) for s in p["cols"])
+    # named columns turn their labels by 45° where they do not fit; numbered ones are thinned
+    g["rotate"] = p["col_labels"] is not None and col_px > cell_w - 4 and n_c > 1
+    g["col_step"] = _step(cell_w * 0.7, _LINE_PX + 2) if g["rotate"] else _step(cell_w, col_px + 4)
+    left = (rows_px + _TICK_PX if show_rows else 0) + (_LINE_PX + 4 if p["ylabel"] else 0)
+    bottom = _TICK_PX + ((col_px + _LINE_PX) * 0.72 if g["rotate"] else _LINE_PX)
+    bottom += _LINE_PX + 4 if p["xlabel"] else 0
+    width, height = n_c * cell_w, n_r * cell_h
+    title_px = _text_px(p["title"], TITLE_PX)
+    overhang = max(0.0, (title_px - width) / 2)  # a title wider than its cells
+    left = max(left, overhang)
+    if g["rotate"]:  # the first column's label, turned, reaches left of the cells
+        left = max(left, 0.72 * (_text_px(p["cols"][0]) + _LINE_PX) - cell_w / 2)
+    right = overhang
+    if colour_bar:
+        ticks = max(_text_px(label) for label in _bar_labels(p["vmin"], p["vmax"], height))
+        right = max(right, 10 + _CBAR_PX + _TICK_PX + ticks)
+    g.update(left=left, right=right, bottom=bottom, top=(1.6 * TITLE_PX if p["title"] else 6))
+    g.update(width=left + width + right, height=g["top"] + height + bottom, cells=(width, height))
+    return g
+
+
+def _layout(panels, columns, shared_bar, numbers):
+    """Panels per row, the rows' geometries and the figure's width, for one cell rule."""
+    n = len(panels)
+    cell_w = max((p["number_px"] for p in panels), default=0) + CELL_PAD_PX
+    rows = [list(range(i, min(i + columns, n))) for i in range(0, n, columns)]
+
+    def build(cw, ch):
+        geoms, width = [], 0.0
+        for row in rows:
+            gs = []
+            for k, i in enumerate(row):
+                same = (
+                    k > 0
+                    and panels[i]["rows"] == panels[row[k - 1]]["rows"]
+                    and not panels[i]["ylabel"]
+                )
+                gs.append(_geometry(panels[i], cw, ch, not same, not shared_bar))
+            geoms.append(gs)
+            width = max(width, sum(g["width"] for g in gs) + _GAP_PX * (len(gs) - 1))
+        if shared_bar:
+            width += 10 + _CBAR_PX + _TICK_PX + 40
+        return geoms, width
+
+    if numbers:
+        return build(cell_w, CELL_HEIGHT_PX)
+    n_r = max(p["M"].shape[0] for p in panels)
+    n_c = max(sum(panels[i]["M"].shape[1] for i in row) for row in rows)
+    side = PLAIN_CELL_PX
+    for _ in range(4):  # the labels' room depends a little on the cell size
+        _, width = build(side, min(side, MAX_CELLS_HEIGHT_PX / n_r))
+        if width <= _WIDTH_PX:
+            break
+        side = max(2.0, side - (width - _WIDTH_PX) / n_c)
+    return build(side, min(side, MAX_CELLS_HEIGHT_PX / n_r))
+
+
+def _draw(ax, p, g, numbers, cax):
+    """Draw panel ``p`` into ``ax`` with geometry ``g``; the colour bar goes to ``cax``."""
+    M = p["M"]
+    n_r, n_c = M.shape
+    cm = plt.get_cmap(p["cmap"]).with_extremes(bad="#d9d9d9")
+    im = ax.imshow(
+        np.ma.masked_where(~np.isfinite(M), M),
+        cmap=cm,
+        vmin=p["vmin"],
+        vmax=p["vmax"],
+        aspect="auto",
+    )
+    xs, ys = range(0, n_c, g["col_step"]), range(0, n_r, g["row_step"])
+    ax.set_xticks(xs, labels=[p["cols"][i] for i in xs])
+    ax.set_yticks(ys, labels=[p["rows"][i] for i in ys] if g["show_rows"] else [])
+    if g["rotate"]:
+        ax.tick_params(axis="x", labelrotation=45)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+            label.set_rotation_mode("anchor")
+    if numbers:
+        for (r, c), v in np.ndenumerate(M):
+            if np.isneginf(v):
+                colour = "black"
+            else:
+                red, green, blue, _ = im.cmap(im.norm(v))
+                colour = "white" if 0.299 * red + 0.587 * green + 0.114 * blue < 0.5 else "black"
+            ax.text(
+                c,
+                r,
+                _cell_text(v, p["fmt"]),
+                ha="center",
+                va="center",
+                fontsize=points(FONT_PX),
+                color=colour,
+            )
+    ax.set_title(p["title"], color=p["frame_colour"] or "black", fontsize=points(TITLE_PX))
+    if p["xlabel"]:
+        ax.set_xlabel(p["xlabel"])
+    if p["ylabel"]:
+        ax.set_ylabel(p["ylabel"])
+    if p["frame_colour"]:
+        for spine in ax.spines.values():
+            spine.set_edgecolor(p["frame_colour"])
+            spine.set_linewidth(3)
+    if cax is not None:
+        ax.figure.colorbar(im, cax=cax)
+    return im
+
+
+def heatmaps(panels, title="", columns=None, **kwargs):
+    """Draw matrices side by side as labelled heatmaps, sized by the course's cell rule.
+
+    Each cell with its number is :data:`CELL_HEIGHT_PX` high and as wide as the
+    widest number of the figure plus :data:`CELL_PAD_PX`, so the numbers are
+    :data:`FONT_PX` high however many panels there are. Panels that do not fit
+    in :data:`MAX_WIDTH_PX` wrap into rows; where more than two rows would be
+    needed (or a matrix is larger than 12 x 12), the numbers are left out and
+    the cells shrink to fit. Panels whose colour scales are all the same share
+    one colour bar; a panel with the same row labels as its left neighbour
+    leaves them to it.
+
+    Parameters
+    ----------
+    panels : list of dict or tuple
+        One per matrix: a dict of :func:`heatmap`'s settings (``M``,
+        ``row_labels``, ``col_labels``, ``title``, ``annotate``, ``fmt``,
+        ``cmap``, ``vmin``, ``vmax``, ``frame_colour``, ``xlabel``,
+        ``ylabel``), or a tuple ``(M, row_labels, col_labels, title)``.
+    title : str
+        Title above the whole figure.
+    columns : int, optional
+        Panels per row; by default as many as fit.
+    **kwargs
+        Settings shared by every panel (a panel's own settings win).
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    """
+    ps = [_panel(spec, kwargs) for spec in panels]
+    if not ps:
+        raise ValueError("heatmaps needs at least one matrix")
+    shared_bar = len(ps) > 1 and len({(p["cmap"], p["vmin"], p["vmax"]) for p in ps}) == 1
+    numbers = all(p["want_numbers"] for p in ps)
+    choice = None
+    if columns is not None:
+        choice = (columns, numbers)
+    elif numbers:
+        for c in range(len(ps), 0, -1):
+            if math.ceil(len(ps) / c) > 2:
+                break
+            if _layout(ps, c, shared_bar, True)[1] <= _WIDTH_PX:
+                choice = (c, True)
+                break
+    if choice is None:
+        choice = (len(ps), False)
+        while choice[0] > 1 and _layout(ps, choice[0], shared_bar, False)[1] > _WIDTH_PX:
+            choice = (choice[0] - 1, False)
+    columns, numbers = choice
+    geoms, width = _layout(ps, columns, shared_bar, numbers)
+    top = 1.8 * TITLE_PX if title else 0.0
+    row_heights = [max(g["height"] for g in gs) for gs in geoms]
+    height = top + sum(row_heights) + _GAP_PX * (len(geoms) - 1)
+    fig = plt.figure(figsize=(width / DPI, height / DPI))
+
+    def rect(x, y, w, h):  # CSS px from the top left to figure fractions
+        return [x / width, 1 - (y + h) / height, w / width, h / height]
+
+    y = top
+    cells_top, cells_bottom, cells_right, images = None, 0.0, 0.0, []
+    for row, (gs, row_height) in enumerate(zip(geoms, row_heights, strict=True)):
+        x = 0.0
+        for k, g in enumerate(gs):
+            p = ps[row * columns + k]
+            w, h = g["cells"]
+            ax = fig.add_axes(rect(x + g["left"], y + g["top"], w, h))
+            cax = None
+            if not shared_bar:
+                cax = fig.add_axes(rect(x + g["left"] + w + 10, y + g["top"], _CBAR_PX, h))
+            images.append(_draw(ax, p, g, numbers, cax))
+            cells_top = y + g["top"] if cells_top is None else cells_top
+            cells_bottom = max(cells_bottom, y + g["top"] + h)
+            cells_right = max(cells_right, x + g["left"] + w + g["right"])
+            x += g["width"] + _GAP_PX
+        y += row_height + _GAP_PX
+    if shared_bar:
+        cax = fig.add_axes(rect(cells_right + 10, cells_top, _CBAR_PX, cells_bottom - cells_top))
+        fig.colorbar(images[0], cax=cax)
+    if title:
+        fig.suptitle(title, y=1 - 0.3 * TITLE_PX / height, va="top", fontsize=points(TITLE_PX))
+    return fig
 
 
 def heatmap(
@@ -67,6 +465,8 @@ def heatmap(
     vmin=None,
     vmax=None,
     frame_colour=None,
+    xlabel=None,
+    ylabel=None,
 ):
     """Draw a matrix as a labelled heatmap.
 
@@ -77,59 +477,48 @@ def heatmap(
         Token names (or feature names) for the axes.
     title : str
     ax : matplotlib Axes, optional
-        A new figure is made when not given.
+        A new figure, sized by the cell rule of :func:`heatmaps`, is made when
+        not given; a given Axes keeps its size.
     annotate : bool, optional
-        Write each value in its cell; by default when the matrix is at most 12 x 12.
+        Write each value in its cell; by default when the matrix is at most
+        12 x 12 (and, in a new figure, when the numbers fit).
+    fmt : str
+        Format of the numbers in the cells.
     cmap : str, optional
         Defaults to a sequential map for non-negative data, diverging otherwise.
+    vmin, vmax : float, optional
+        Limits of the colour scale.
     frame_colour : str, optional
         Colour of the frame and title (used for per-head colours).
+    xlabel, ylabel : str, optional
+        Axis labels.
 
     Returns
     -------
     ax : matplotlib Axes
     """
-    M = np.asarray(M, dtype=float)
-    if M.ndim == 1:
-        M = M[None, :]
-    if M.ndim != 2:
-        raise ValueError(f"heatmap needs a matrix of shape (n_rows, n_cols), got {M.shape}.")
+    settings = {
+        "M": M,
+        "row_labels": row_labels,
+        "col_labels": col_labels,
+        "title": title,
+        "annotate": annotate,
+        "fmt": fmt,
+        "cmap": cmap,
+        "vmin": vmin,
+        "vmax": vmax,
+        "frame_colour": frame_colour,
+        "xlabel": xlabel,
+        "ylabel": ylabel,
+    }
     if ax is None:
-        _, ax = plt.subplots(figsize=(0.55 * M.shape[1] + 2, 0.45 * M.shape[0] + 1.2))
-    finite = np.isfinite(M)
-    shown = np.ma.masked_where(~finite, M)
-    data = M[finite]
-    if cmap is None:
-        cmap = SEQUENTIAL if data.size == 0 or data.min() >= 0 else DIVERGING
-    if cmap == DIVERGING and vmin is None and vmax is None and data.size:
-        vmax = float(np.abs(data).max()) or 1.0
-        vmin = -vmax
-    cm = plt.get_cmap(cmap).with_extremes(bad="#d9d9d9")
-    im = ax.imshow(shown, cmap=cm, vmin=vmin, vmax=vmax, aspect="auto")
-    n_r, n_c = M.shape
-    ax.set_xticks(range(n_c), labels=col_labels if col_labels is not None else range(n_c))
-    ax.set_yticks(range(n_r), labels=row_labels if row_labels is not None else range(n_r))
-    if col_labels is not None and max(len(str(c)) for c in col_labels) > 3:
-        ax.tick_params(axis="x", labelrotation=45)
-    if annotate is None:
-        annotate = n_r <= 12 and n_c <= 12
-    if annotate:
-        for r in range(n_r):
-            for c in range(n_c):
-                v = M[r, c]
-                if np.isneginf(v):
-                    text, colour = "\u2212\u221e", "black"
-                else:
-                    text = fmt.format(v)
-                    red, green, blue, _ = im.cmap(im.norm(v))
-                    luminance = 0.299 * red + 0.587 * green + 0.114 * blue
-                    colour = "white" if luminance < 0.5 else "black"
-                ax.text(c, r, text, ha="center", va="center", fontsize=8, color=colour)
-    ax.set_title(title, color=frame_colour or "black", fontsize=10)
-    if frame_colour:
-        for spine in ax.spines.values():
-            spine.set_edgecolor(frame_colour)
-            spine.set_linewidth(3)
+        return heatmaps([settings]).axes[0]
+    p = _panel(settings, {})
+    bbox = ax.get_position().transformed(ax.figure.transFigure)  # display pixels
+    scale = DPI / ax.figure.dpi
+    n_r, n_c = p["M"].shape
+    g = _geometry(p, bbox.width * scale / n_c, bbox.height * scale / n_r, True, False)
+    im = _draw(ax, p, g, p["want_numbers"], None)
     ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     return ax
 
@@ -137,20 +526,27 @@ def heatmap(
 def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, **kwargs):
     """One heatmap per head, each framed in its head's colour.
 
+    Laid out by :func:`heatmaps`: one row of heads where they fit with their
+    numbers, two rows where they do not, and no numbers beyond that.
+
     Parameters
     ----------
     H : ndarray of shape (h, n_rows, n_cols)
+    row_labels, col_labels : list of str, optional
+        Token names (or feature names) for the axes, the same for every head.
+    title : str
+        Title above the heads.
     titles : list of str, optional
         One title per head; "head 1", "head 2" … by default.
     **kwargs
-        Passed to :func:`heatmap`; without ``vmin``/``vmax`` every head shares one
+        Passed to :func:`heatmaps`; without ``vmin``/``vmax`` every head shares one
         colour scale, so that heads can be compared.
 
     Returns
     -------
     fig : matplotlib Figure
     """
-    H = np.asarray(H)
+    H = np.asarray(H, dtype=float)
     h = H.shape[0]
     finite = H[np.isfinite(H)]
     if "vmin" not in kwargs and "vmax" not in kwargs and finite.size:  # one scale for all heads
@@ -159,13 +555,132 @@ def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, **k
             kwargs.update(vmin=-vmax, vmax=vmax, cmap=kwargs.get("cmap", DIVERGING))
         else:
             kwargs.update(vmin=0.0, vmax=float(finite.max()) or 1.0)
-    width = 0.55 * H.shape[2] + 2
-    fig, axes = plt.subplots(1, h, figsize=(width * h, 0.45 * H.shape[1] + 1.4), squeeze=False)
-    for i, ax in enumerate(axes[0]):
-        colour = HEAD_COLOURS[i % len(HEAD_COLOURS)]
-        label = titles[i] if titles is not None else f"head {i + 1}"
-        heatmap(H[i], row_labels, col_labels, label, ax=ax, frame_colour=colour, **kwargs)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
+    panels = [
+        {
+            "M": H[i],
+            "title": titles[i] if titles is not None else f"head {i + 1}",
+            "frame_colour": HEAD_COLOURS[i % len(HEAD_COLOURS)],
+        }
+        for i in range(h)
+    ]
+    return heatmaps(panels, title, row_labels=row_labels, col_labels=col_labels, **kwargs)
+
+
+# ---------------------------------------------------------------- line plots
+
+
+def line_figure(n_panels: int = 1, square: bool = False):
+    """A figure of ``n_panels`` line plots side by side, each of :data:`LINE_PANEL_PX`.
+
+    Parameters
+    ----------
+    n_panels : int
+        Number of plots in the row.
+    square : bool
+        Make each plot as high as it is wide (for pictures of the plane).
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    axes : ndarray of matplotlib Axes, of shape (n_panels,)
+    """
+    w, h = LINE_PANEL_PX
+    h = w if square else h
+    width = min(_WIDTH_PX, n_panels * (w + 100))  # + room for tick and axis labels
+    fig, axes = plt.subplots(
+        1, n_panels, figsize=(width / DPI, (h + 90) / DPI), squeeze=False, layout="constrained"
+    )
+    return fig, axes[0]
+
+
+def training_curves(losses, eval_steps, accuracies, vocab_size, goal):
+    """The training loss (log scale) and the held-out accuracy, side by side.
+
+    Parameters
+    ----------
+    losses : array_like of shape (n_steps,)
+        Loss of each batch.
+    eval_steps, accuracies : array_like of shape (n_evals,)
+        When the held-out accuracy was measured, and its value.
+    vocab_size : int
+        Letters in the vocabulary: ``log V`` is the loss of a model that knows
+        nothing, ``1/V`` the accuracy of chance.
+    goal : float
+        Accuracy that training aims for.
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    """
+    fig, (ax1, ax2) = line_figure(2)
+    ax1.semilogy(np.arange(1, len(losses) + 1), losses, color=HEAD_COLOURS[0])
+    ax1.axhline(np.log(vocab_size), color="grey", linestyle=":", label="log V: knows nothing")
+    ax1.set(xlabel="step", ylabel="training loss", title="loss of each batch (log scale)")
+    ax1.legend()
+    ax2.plot(eval_steps, accuracies, marker=".", color=HEAD_COLOURS[2])
+    ax2.axhline(goal, color="grey", linestyle=":", label=f"goal {goal:.0%}")
+    ax2.axhline(1 / vocab_size, color="grey", linestyle="--", label="chance 1/V")
+    ax2.set(xlabel="step", ylabel="accuracy", title="held-out accuracy", ylim=(0, 1.02))
+    ax2.legend(loc="lower right")
+    return fig
+
+
+def accuracy_by_position(per_position, visible, vocab_size):
+    """Held-out accuracy at each output position, green where the answer is visible.
+
+    Parameters
+    ----------
+    per_position : array_like of shape (T,)
+        Accuracy at each output position.
+    visible : array_like of bool, shape (T,)
+        Whether the causal mask lets the position see its answer.
+    vocab_size : int
+        Letters in the vocabulary (chance is ``1/V``).
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    """
+    T = len(per_position)
+    fig, (ax,) = line_figure(1)
+    ax.bar(
+        np.arange(T),
+        per_position,
+        color=[HEAD_COLOURS[2] if v else HEAD_COLOURS[5] for v in visible],
+    )
+    ax.axhline(1 / vocab_size, color="grey", linestyle="--", label="chance 1/V")
+    ax.set(xlabel="output position i", ylabel="held-out accuracy", ylim=(0, 1.02))
+    ax.set_title("causal mask: the answer at T−1−i\nis visible only for i ≥ (T−1)/2")
+    ax.set_xticks(range(T))
+    ax.legend(loc="center left")
+    return fig
+
+
+def turning_figure(turned, title=None):
+    """Arrows from the origin to one pair of features turned to positions 0, 1, ….
+
+    Parameters
+    ----------
+    turned : array_like of shape (n_positions, 2)
+        The pair at each position (all of one length).
+    title : str, optional
+        By default "one pair at positions 0 … n-1".
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    """
+    turned = np.asarray(turned, dtype=float)
+    radius = float(np.linalg.norm(turned[0]))
+    fig, (ax,) = line_figure(1, square=True)
+    ax.add_patch(plt.Circle((0, 0), radius, fill=False, ls=":", color="grey"))
+    last = max(len(turned) - 1, 1)
+    for p, (a, b) in enumerate(turned):
+        ax.annotate(
+            "", (a, b), (0, 0), arrowprops={"arrowstyle": "->", "color": plt.cm.cividis(p / last)}
+        )
+        ax.text(1.18 * a, 1.18 * b, f"p={p}", ha="center", va="center")
+    lim = 1.45 * radius
+    ax.set_xlim(-lim, lim), ax.set_ylim(-lim, lim), ax.set_aspect("equal")
+    ax.set_title(title if title is not None else f"one pair at positions 0 … {len(turned) - 1}")
     return fig
