@@ -618,7 +618,17 @@ def training_curves(losses, eval_steps, accuracies, vocab_size, goal):
     ax1.set(xlabel="step", ylabel="training loss", title="loss of each batch (log scale)")
     ax1.legend()
     ax2.plot(eval_steps, accuracies, marker=".", color=HEAD_COLOURS[2])
-    ax2.axhline(goal, color="grey", linestyle=":", label=f"goal {goal:.0%}")
+    # the goal sits just under the final accuracy: drawn over the curve, dark, not hidden by it
+    ax2.axhline(goal, color=HEAD_COLOURS[5], linestyle="--", linewidth=1.6, zorder=3)
+    ax2.annotate(
+        f"goal {goal:.0%}",
+        (0.02, goal),
+        xycoords=("axes fraction", "data"),
+        xytext=(0, -6),
+        textcoords="offset points",
+        va="top",
+        color=HEAD_COLOURS[5],
+    )
     ax2.axhline(1 / vocab_size, color="grey", linestyle="--", label="chance 1/V")
     ax2.set(xlabel="step", ylabel="accuracy", title="held-out accuracy", ylim=(0, 1.02))
     ax2.legend(loc="lower right")
