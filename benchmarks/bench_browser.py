@@ -72,9 +72,39 @@ def tour(page) -> list[tuple[str, float]]:
     return times
 
 
+TOUR = str(lab.ROOT / "tests" / "test_browser_extensions.py")
+
+
+def extensions() -> list[tuple[str, float]]:
+    """The six extension widgets' tour: ``tests/test_browser_extensions.py`` drives every control
+    of each (in the same laptop window) and writes each change's time; ``(widget, ms)``.
+    """
+    import subprocess
+
+    out = lab.ROOT / "test-output" / "browser" / "latency_extensions.json"
+    out.unlink(missing_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "slow", TOUR],
+        cwd=lab.ROOT,
+        check=True,
+    )
+    return [tuple(t) for t in json.loads(out.read_text())]
+
+
+def summary(what: str, times) -> None:
+    """Print the median, p95 and max of ``times`` (``(what, ms)`` pairs) and the slowest five."""
+    ms = sorted(t for _, t in times)
+    p95 = ms[round(0.95 * (len(ms) - 1))]
+    print(f"{what} in Chromium (pixel ratio 2): {len(ms)} updates")
+    print(f"median {statistics.median(ms):.0f} ms, p95 {p95:.0f} ms, max {ms[-1]:.0f} ms")
+    slowest = sorted(times, key=lambda x: -x[1])[:5]
+    print("slowest:", ", ".join(f"{w} {t:.0f} ms" for w, t in slowest))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, help="write every (what, ms) to this JSON file")
+    p.add_argument("--extensions", action="store_true", help="also tour the six extension widgets")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         with (
@@ -86,12 +116,9 @@ def main() -> None:
             times = tour(page)
     if a.out:
         a.out.write_text(json.dumps(times, indent=1))
-    ms = sorted(t for _, t in times)
-    p95 = ms[round(0.95 * (len(ms) - 1))]
-    print(f"explorer in Chromium (pixel ratio 2): {len(ms)} updates")
-    print(f"median {statistics.median(ms):.0f} ms, p95 {p95:.0f} ms, max {ms[-1]:.0f} ms")
-    slowest = sorted(times, key=lambda x: -x[1])[:5]
-    print("slowest:", ", ".join(f"{w} {t:.0f} ms" for w, t in slowest))
+    summary("explorer", times)
+    if a.extensions:
+        summary("extension widgets", extensions())
 
 
 if __name__ == "__main__":

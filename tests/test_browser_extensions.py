@@ -13,6 +13,7 @@ Screenshots of each widget: ``test-output/browser/ext_<name>.png``.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -85,11 +86,16 @@ def page(tmp_path_factory):
             yield page
 
 
+#: ``(notebook, ms)`` of every change, click to picture, written out after each widget.
+TIMES: list[tuple[str, float]] = []
+
+
 class Driven:
     """One extension widget in the page: drive its controls, check it after each change."""
 
     def __init__(self, page, notebook: str):
         self.page = page
+        self.notebook = notebook
         page.evaluate(  # one notebook at a time (none before the first)
             "() => window.jupyterapp && window.jupyterapp.commands.execute('application:close-all')"
         )
@@ -131,7 +137,8 @@ class Driven:
         return int(self.sliders.nth(index).locator(".widget-readout").inner_text())
 
     def change(self, act) -> None:
-        lab.time_update(self.page, self.figure, act)  # until the new picture shows
+        ms = lab.time_update(self.page, self.figure, act)  # until the new picture shows
+        TIMES.append((self.notebook, ms))  # for benchmarks/bench_browser.py, never asserted
         self.page.wait_for_function(  # every update of this change has reached the page
             "() => window.jupyterapp.shell.currentWidget.sessionContext"
             ".session.kernel.status === 'idle'",
@@ -168,6 +175,7 @@ class Driven:
         assert others.count() == 0  # only sliders and buttons here, all driven
         assert controls == self.driven, controls ^ self.driven
         self.box.screenshot(path=str(OUT / f"ext_{name}.png"))
+        (OUT / "latency_extensions.json").write_text(json.dumps(TIMES, indent=1))
 
 
 def no_mask(w: Driven) -> None:
