@@ -563,7 +563,7 @@ class Explorer:
             title = f"<b>Step {STEPS[self.step_w.value - 1]}</b>"
         mask = self.mask_w.value
         if mask == "padding":
-            mask += f" (length {self.length_w.value})"
+            mask += f" (length {self.length_w.value} of {e.T})"
         self.title_w.value = (
             f"<div class='mhsa-title'>{title} · <b>h = {h}</b> heads of "
             f"d_k = {e.d_model // h} · mask: {mask} · query: "

@@ -153,7 +153,7 @@ def _layout(panels, box):
         nrow = math.ceil(n / ncol)
         across = (w - LABELS - (ncol - 1) * margin) / (ncol * n_c)
         down = (h - nrow * BELOW) / (nrow * n_r)
-        best = max(best, (min(across, down, 46.0), -ncol))
+        best = max(best, (min(across, down, 60.0), -ncol))
     return -best[1], best[0]
 
 
@@ -220,7 +220,7 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
     fills = scale.fills(M)
     out = ["<g class='panel'>"]
     values = s >= 30  # room for the value in the cell
-    size = 11  # legible at any cell size that shows numbers (30 px and up)
+    size = 11 if s < 42 else 12 if s < 52 else 13  # at least 11 px, larger in larger cells
     row_link, col_link = p.link_prefixes()
     head_of = {}  # column -> head number, from the head blocks
     for k, (first, end, *_) in enumerate(p.blocks):
@@ -260,7 +260,7 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
             out.append("</g>")
     for r, label in enumerate(p.rows if p.row_labels else []):
         out.append(
-            f"<text x='{x - 5:.1f}' y='{y + (r + 0.5) * s + 4:.1f}' font-size='11' "
+            f"<text x='{x - 8:.1f}' y='{y + (r + 0.5) * s + 4:.1f}' font-size='11' "
             f"text-anchor='end'>{escape(str(label))}</text>"
         )
     for c, label in enumerate(p.cols):
