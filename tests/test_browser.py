@@ -220,13 +220,13 @@ def test_blocked_weights_are_hatched_and_a_cell_lights_its_query_and_key(page):
     assert not hint.is_visible()  # the tip takes the hint's place
     opacity(page, figure, "g.cell.q3", 1.0)  # the query's row, in every head
     opacity(page, figure, "g.cell.k1", 1.0)  # the key's column, in every head
-    opacity(page, figure, "g.cell.q0.k0", 0.28)  # the rest dimmed
+    opacity(page, figure, "g.cell.q0.k0", 0.35)  # the rest dimmed
     figure.locator("svg").screenshot(path=str(OUT / "hover_links.png"))
     page.mouse.move(2, 2)
     opacity(page, figure, "g.cell.q0.k0", 1.0)
     figure.locator("g.cell.q5.k2").first.focus()  # keyboard: Tab reaches a cell the same way
     opacity(page, figure, "g.cell.q5", 1.0)
-    opacity(page, figure, "g.cell.q0.k0", 0.28)
+    opacity(page, figure, "g.cell.q0.k0", 0.35)
 
 
 def test_a_failing_function_is_named_and_can_be_drawn_anyway(page):

@@ -89,7 +89,7 @@ def test_runs_the_learners_functions_that_pass_their_checks_and_names_them():
     assert calls, "the learner's softmax was never called"
     assert png(mine) == png(Explorer(step=7))
     assert "Drawn with <b>your</b> <code>softmax</code>" in mine.status_w.value
-    assert mine.anyway_w.layout.visibility == "hidden"  # nothing failing: no box
+    assert mine.anyway_w.layout.display == "none"  # nothing failing: no box
 
 
 def test_a_failing_function_is_replaced_by_the_reference_and_its_hint_shown():
@@ -102,7 +102,7 @@ def test_a_failing_function_is_replaced_by_the_reference_and_its_hint_shown():
     notes = ex.notes_w.value
     assert "The reference instead of your <code>softmax</code>" in notes
     assert "each column sums to 1" in notes  # the check's own sentence
-    assert ex.anyway_w.layout.visibility == "visible"
+    assert ex.anyway_w.layout.display == ""
     ex.anyway_w.value = True  # the learner asks to see their version
     assert png(ex) != png(Explorer(step=7))
     assert "drawn with your failing <code>softmax</code>" in ex.status_w.value
@@ -143,7 +143,7 @@ def test_unwritten_or_failing_functions_fall_back_to_the_reference():
     assert png(ex) == png(Explorer(step=5))
     assert "<code>split_heads</code> (not written yet)" in ex.status_w.value
     assert "Your <code>split_heads</code> is not implemented yet" in ex.notes_w.value
-    assert ex.anyway_w.layout.visibility == "visible"  # attention_scores is written, and fails
+    assert ex.anyway_w.layout.display == ""  # attention_scores is written, and fails
     assert "your <code>attention_scores</code>, whose check fails" in ex.notes_w.value
 
 
@@ -173,7 +173,7 @@ def test_a_cell_names_its_value_and_meaning_and_links_its_query_and_key():
     assert tip.startswith(f"A, head 1: query &#x27;for&#x27;, key &#x27;new&#x27; = {w:.2f}")
     meaning = re.findall(r"<text class='tip meaning'[^>]*>([^<]*)<", picture)
     assert meaning == [html.escape(MEANING["A"], quote=True)] * 2  # one per panel
-    assert "blocked by the mask" in got["q0 k5"]  # causal: 'List' reads no later key
+    assert "blocked by the mask" in got["q0 k5 off"]  # causal: 'List' reads no later key
     scope = re.search(r"id='(mhsa-[0-9a-f]+)'", picture).group(1)
     for link in ("q3", "k1"):  # pointing at it keeps its query's row and key's column lit
         assert f"#{scope}:has(.{link}:hover) .{link}" in picture

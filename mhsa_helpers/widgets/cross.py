@@ -67,6 +67,7 @@ class CrossWidget(ExtensionWidget):
                 "key (from the memory C)",
                 colour=HEAD_COLOURS[i % len(HEAD_COLOURS)],
                 blocked=blocked,
+                meaning="the share of C's token's value in the X token's output",
             )
             for i in range(self.n_heads)
         ]
@@ -85,20 +86,21 @@ class CrossWidget(ExtensionWidget):
             "queries \u2193 (rows): the tokens of X</text>"
             f"<text x='{x}' y='{y + size + 58:.0f}' font-size='12' font-weight='bold'>"
             "memory C \u2192 (columns): its tokens give the keys and values</text>"
-            f"<text x='{x}' y='{y + size + 82:.0f}' font-size='12'>"
-            f"X = \u201c{' '.join(self.x.tokens)}\u201d reads C = "
-            f"\u201c{' '.join(self.c.tokens)}\u201d: each row of weights sums to 1</text>"
-            f"<text x='{x}' y='{y + size + 100:.0f}' font-size='12'>"
-            "over the positions of C that are not padding.</text>"
         )
         return picture.replace("</svg>", axes + "</svg>")
 
     def notes(self) -> list[str]:
         """Which position of C the slider hides."""
         n, T = self.length_w.value, self.c.T
+        reads = (
+            f"X = \u201c{' '.join(self.x.tokens)}\u201d reads C = "
+            f"\u201c{' '.join(self.c.tokens)}\u201d: each row of weights sums to 1 over the "
+            "positions of C that are not padding."
+        )
         if n == T:
-            return [f"C's length {n} of {T}: no padding, every query reads all of C."]
+            return [f"C's length {n} of {T}: no padding, every query reads all of C.", reads]
         return [
             f"C's length {n} of {T}: C's last {T - n} position(s) are padding, hidden from "
-            "every query by <code>padding_mask</code> (hatched: blocked by the mask)."
+            "every query by <code>padding_mask</code> (hatched: blocked by the mask).",
+            reads,
         ]

@@ -162,7 +162,7 @@ class Explorer:
                 value=example,
                 description="example",
             ),
-            "262px",
+            "330px",
             "58px",
         )
         self.heads_w = compact(
@@ -187,12 +187,12 @@ class Explorer:
             widgets.IntSlider(
                 value=max(1, e.T - 2), min=1, max=e.T, description="length", readout=True
             ),
-            "170px",
+            "190px",
             "46px",
         )
         self.query_w = compact(
             widgets.Dropdown(options=self._token_options(e), value=query, description="query"),
-            "200px",
+            "176px",
             "58px",
         )
         self.view_w = compact(
@@ -205,14 +205,14 @@ class Explorer:
         self.next_w = compact(widgets.Button(description="Next \u25b6"), "76px")
         self.step_w = compact(
             widgets.IntSlider(value=step, min=1, max=len(STEPS), description="step"),
-            "220px",
+            "196px",
             "40px",
         )
         self.anyway_w = widgets.Checkbox(
             value=False,
             description="draw my failing functions anyway",
             indent=False,
-            layout=widgets.Layout(visibility="hidden", width="270px", flex="0 0 auto"),
+            layout=widgets.Layout(display="none", width="270px", flex="0 0 auto"),
         )
         for w in (
             self.heads_w,
@@ -227,13 +227,13 @@ class Explorer:
         self.example_w.observe(self._on_example, names="value")
         self.prev_w.on_click(lambda _: self._move(-1))
         self.next_w.on_click(lambda _: self._move(+1))
-        first = {"example": [self.example_w], "heads": [self.heads_w]}
-        first["mask"] = [self.mask_w, self.length_w]
+        first = {"example": [self.example_w], "heads": [self.heads_w], "mask": [self.mask_w]}
         second = {"query": [self.query_w], "view": [self.view_w]}
         second["step"] = [self.prev_w, self.next_w, self.step_w]
+        second["mask"] = [self.length_w]  # the padding length: room for its slider here
         rows = [
-            [w for c in controls if c in first for w in first[c]],
-            [w for c in controls if c in second for w in second[c]],
+            [w for c in first if c in controls for w in first[c]],
+            [w for c in second if c in controls for w in second[c]],
         ]
         self.frame = Frame([r for r in rows if r], title=True, beside_status=[self.anyway_w])
         self.title_w = self.frame.title_w
@@ -554,8 +554,10 @@ class Explorer:
         padding = self.mask_w.value == "padding"  # the length slider only with its mask
         self.length_w.disabled = not padding
         self.length_w.layout.visibility = "visible" if padding else "hidden"
-        self.prev_w.disabled = self.step_w.value == 1
-        self.next_w.disabled = self.step_w.value == len(STEPS)
+        query_view = self.view_w.value == "query"  # one picture whatever the step
+        self.prev_w.disabled = query_view or self.step_w.value == 1
+        self.next_w.disabled = query_view or self.step_w.value == len(STEPS)
+        self.step_w.disabled = query_view
         self.figure.value = self.render()
         if self.view_w.value == "query":  # the same whatever the step
             title = "<b>The query's view</b> (steps 3–7)"
@@ -565,7 +567,7 @@ class Explorer:
         if mask == "padding":
             mask += f" (length {self.length_w.value} of {e.T})"
         self.title_w.value = (
-            f"<div class='mhsa-title'>{title} · <b>h = {h}</b> heads of "
+            f"<div class='mhsa-title'>{title} · <b>h = {h}</b> head{'s' if h > 1 else ''} of "
             f"d_k = {e.d_model // h} · mask: {mask} · query: "
             f"'{e.tokens[self.query_w.value]}'</div>"
         )
@@ -573,7 +575,8 @@ class Explorer:
         self.frame.status(line, line + " " + " ".join(notes))
         self.frame.notes(notes)
         failing = any(k in ("failing", "drawn failing") for k, _ in self.notes.values())
-        self.anyway_w.layout.visibility = "visible" if failing or self.anyway_w.value else "hidden"
+        # shown only when needed; the status line keeps its one line's height either way
+        self.anyway_w.layout.display = "" if failing or self.anyway_w.value else "none"
 
     # ------------------------------------------------------------------ events
     def _on_change(self, _change):

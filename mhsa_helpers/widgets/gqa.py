@@ -163,6 +163,8 @@ class GQAWidget(ExtensionWidget):
                 "query",
                 "key",
                 colour=HEAD_COLOURS[(i // group) % len(HEAD_COLOURS)],
+                meaning=f"the share of the key's value (from K/V head {i // group + 1}) in "
+                "the query's output",
             )
             for i in range(self.n_heads)
         ]

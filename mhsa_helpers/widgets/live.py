@@ -39,7 +39,9 @@ STATUS_HEIGHT, NOTES_HEIGHT = 26, 62
 _STYLE = (
     "<style>@keyframes mhsa-in{from{opacity:.55}to{opacity:1}}"
     "svg.mhsa-figure{animation:mhsa-in 160ms ease-out}"
-    ".mhsa-status,.mhsa-title{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}"
+    ".mhsa-status,.mhsa-title{display:block;max-width:100%;white-space:nowrap;overflow:hidden;"
+    "text-overflow:ellipsis}"
+    ".mhsa-frame .widget-html,.mhsa-frame .widget-html-content{min-width:0;max-width:100%}"
     ".mhsa-notes{font-size:13px;line-height:1.35;overflow-wrap:normal;word-break:normal}"
     # ipywidgets 8 stacks a toggle group's label above its buttons: here they share a line
     ".mhsa-frame .widget-toggle-buttons{display:flex;align-items:center}"

@@ -63,8 +63,25 @@ class RopeWidget:
         S = R @ R.T / np.sqrt(e.d_model)
         labels = [f"{t}@{q}" for t, q in zip(e.tokens, positions, strict=True)]
         panels = [
-            svg.Panel(R, f"X rotated, positions {p} … {p + e.T - 1}", labels, e.features),
-            svg.Panel(S, "scores R·Rᵀ/√d (the same for every offset)", labels, labels),
+            svg.Panel(
+                R,
+                f"X rotated, positions {p} … {p + e.T - 1}",
+                labels,
+                e.features,
+                "token",
+                "feature",
+                meaning="the token's features, each pair turned by its position's angle",
+                links=(("q", "k"), None),  # a rotated row serves as query and as key
+            ),
+            svg.Panel(
+                S,
+                "scores R·Rᵀ/√d (the same for every offset)",
+                labels,
+                labels,
+                "query",
+                "key",
+                meaning="(rotated row · rotated row) / √d: depends only on how far apart",
+            ),
         ]
         self.figure.value = svg.grid(panels, self._scale, "value", f"offset {p}")
         self.frame.status(f"{line} Positions {p} … {p + e.T - 1}.")

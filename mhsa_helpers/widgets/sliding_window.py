@@ -60,9 +60,25 @@ class SlidingWindowWidget:
         _, A = ref.attention_head(*self._qkv, M)
         seen = int((M[-1] == 0).sum())
         panels = [
-            svg.Panel(M, f"mask, window = {w}", e.tokens, e.tokens, "query", "key", neutral=True),
             svg.Panel(
-                A, "attention weights", e.tokens, e.tokens, "query", "key", blocked=np.isneginf(M)
+                M,
+                f"mask, window = {w}",
+                e.tokens,
+                e.tokens,
+                "query",
+                "key",
+                neutral=True,
+                meaning="0: inside the window, read; −∞: outside it, blocked",
+            ),
+            svg.Panel(
+                A,
+                "attention weights",
+                e.tokens,
+                e.tokens,
+                "query",
+                "key",
+                blocked=np.isneginf(M),
+                meaning="the share of the key's value in the query's output",
             ),
         ]
         self.figure.value = svg.grid(

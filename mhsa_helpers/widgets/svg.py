@@ -121,7 +121,8 @@ class Panel:
     pending: str = ""
     #: What a cell's value means, after "value": e.g. "how much the query takes from the key".
     meaning: str = ""
-    #: Link prefixes of rows and columns ("q" query, "k" key, "t" token; None: no link);
+    #: Link prefixes of rows and columns ("q" query, "k" key, "t" token, a tuple for several;
+    #: None: no link);
     #: by default from the kinds: a "query" axis links as "q", "key" as "k", "token" as "t".
     links: tuple | None = None
 
@@ -160,8 +161,8 @@ def _layout(panels, box):
 def _links(row_link, r: int, col_link, c: int, head: int | None) -> str:
     """The link classes of cell (r, c): its row's and column's tokens, within a head if any."""
     names = []
-    for prefix, i in ((row_link, r), (col_link, c)):
-        if prefix:
+    for prefixes, i in ((row_link, r), (col_link, c)):
+        for prefix in (prefixes,) if isinstance(prefixes, str) else prefixes or ():
             names.append(f"{prefix}{i}")
             if head is not None:
                 names.append(f"{prefix}{i}h{head}")
@@ -175,17 +176,19 @@ def _link_style(inner: str, uid: str) -> str:
     """
     classes = sorted(
         {c for m in re.findall(r"class='(?:cell|link) ([^']*)'", inner) for c in m.split()}
+        - {"off"}  # a blocked cell's mark, not a link
     )
     scope = f"#mhsa-{uid}"
     lit = ",".join(f"{scope}:has(.{c}:hover) .{c},{scope}:has(.{c}:focus) .{c}" for c in classes)
     return (
         f"<style>{scope} .tip{{display:none;pointer-events:none}}"
         f"{scope} :is(.cell,.link):is(:hover,:focus) .tip{{display:inline}}"
-        f"{scope} .panel:has(.cell:hover,.cell:focus) .meaning{{display:inline}}"
+        f"{scope} .panel:has(.cell:not(.off):hover,.cell:not(.off):focus) .meaning"
+        "{display:inline}"
         f"{scope} .cell,{scope} .link{{transition:opacity 120ms}}"
         f"{scope} .cell:focus{{outline:none}}"
         f"{scope} .cell:hover>rect,{scope} .cell:focus>rect{{stroke:#000;stroke-width:2.5}}"
-        f"{scope}:has(.cell:hover,.cell:focus,.link:hover) :is(.cell,.link){{opacity:.28}}"
+        f"{scope}:has(.cell:hover,.cell:focus,.link:hover) :is(.cell,.link){{opacity:.35}}"
         + (f"{lit}{{opacity:1}}" if lit else "")
         + f"{scope}:has(.cell) :is(.cell,.link).cell:is(:hover,:focus){{opacity:1}}"
         + f"{scope}:has(.cell) :is(.cell,.link).link:is(:hover,:focus){{opacity:1}}"
@@ -210,7 +213,16 @@ def _fmt(v: float) -> str:
         return "NaN"
     if np.isinf(v):
         return "\u2212\u221e" if v < 0 else "\u221e"
-    return f"{v:.2f}"
+    return f"{v + 0.0:.2f}" if abs(v) >= 0.005 else "0.00"  # never "-0.00"
+
+
+#: Widths of DejaVu Sans glyphs in em, for the numbers drawn in cells.
+_EM = {".": 0.318, "-": 0.361, "\u2212": 0.838, "N": 0.748, "a": 0.613}
+
+
+def text_width(text: str, size: float) -> float:
+    """The width in px of ``text`` (a number) at font ``size`` (digits 0.636 em)."""
+    return size * sum(_EM.get(ch, 0.636) for ch in text)
 
 
 def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]:
@@ -219,8 +231,10 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
     n_r, n_c = M.shape
     fills = scale.fills(M)
     out = ["<g class='panel'>"]
-    values = s >= 30  # room for the value in the cell
     size = 11 if s < 42 else 12 if s < 52 else 13  # at least 11 px, larger in larger cells
+    finite = M[np.isfinite(M)]
+    widest = max((text_width(_fmt(v), size) for v in finite), default=0.0)
+    values = widest + (10 if p.blocks or p.colour else 4) <= s  # every number fits its cell
     row_link, col_link = p.link_prefixes()
     head_of = {}  # column -> head number, from the head blocks
     for k, (first, end, *_) in enumerate(p.blocks):
@@ -246,7 +260,8 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
                 fill = "#ffffff" if p.neutral else fills[r, c]
                 mark = _fmt(v) if values else None
             out.append(
-                f"<g class='cell {links}' tabindex='0'><rect x='{cx:.1f}' y='{cy:.1f}' "
+                f"<g class='cell {links}{' off' if fill.startswith('url') else ''}' "
+                f"tabindex='0'><rect x='{cx:.1f}' y='{cy:.1f}' "
                 f"width='{s:.1f}' height='{s:.1f}' fill='{fill}'/>"
                 f"<text class='tip' x='10' y='16' font-size='13'>{escape(tip)}</text>"
             )
@@ -258,12 +273,18 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
                     f"pointer-events='none'>{mark}</text>"
                 )
             out.append("</g>")
+    every = max(1, math.ceil(13.0 / s))  # labels 13 px apart at least: every k-th if need be
+    every_col = max(1, math.ceil(18.0 / s))  # slanted labels need 18 px
     for r, label in enumerate(p.rows if p.row_labels else []):
+        if r % every:
+            continue
         out.append(
             f"<text x='{x - 8:.1f}' y='{y + (r + 0.5) * s + 4:.1f}' font-size='11' "
             f"text-anchor='end'>{escape(str(label))}</text>"
         )
     for c, label in enumerate(p.cols):
+        if c % every_col:
+            continue
         lx, ly = x + (c + 0.5) * s, y + n_r * s + 8
         out.append(
             f"<text x='{lx:.1f}' y='{ly:.1f}' font-size='11' text-anchor='end' "
@@ -418,7 +439,8 @@ def picture(body: list[str], label: str) -> str:
 
 def grid(panels: list[Panel], scale: Scale, bar_label: str, label: str) -> str:
     """The panels of one step in a grid, with one colour bar and a legend of special values."""
-    box = (10.0, 48.0, _COLOURBAR[0] - 40.0, HEIGHT - 48.0 - 30.0)
+    top = 58.0 if any(p.blocks for p in panels) else 48.0  # head chips clear of the top line
+    box = (10.0, top, _COLOURBAR[0] - 40.0, HEIGHT - top - 30.0)
     ncol, s = _layout(panels, box)
     shared = shared_rows(panels)
     n_r = max(p.M.shape[0] for p in panels)
@@ -458,10 +480,10 @@ def query_view(
     nrow = math.ceil(h / ncol)
     band_h = 28.0 + 15.0 * T  # a head's lines: its title chip, then a line per key
     band_top = HEIGHT - 34.0 - nrow * band_h
-    s = min(30.0, (WIDTH - 20.0 - 3 * (LABELS + GAP)) / (3 * n_c), (band_top - 48.0 - 64.0) / T)
+    s = min(44.0, (WIDTH - 20.0 - 3 * (LABELS + GAP)) / (3 * n_c), (band_top - 58.0 - 64.0) / T)
     for k, p in enumerate(qkv):
         x = 10.0 + LABELS + k * (n_c * s + LABELS + GAP)
-        body += panel_svg(p, x, 48.0, s, step_scale([p.M]))
+        body += panel_svg(p, x, 58.0, s, step_scale([p.M]))
     pw = (WIDTH - 40.0) / ncol
     for i in range(h):
         colour = HEAD_COLOURS[i % len(HEAD_COLOURS)]
@@ -476,7 +498,7 @@ def query_view(
             f"font-weight='bold' fill='{text_colour(colour)}'>head {i + 1}: "
             f"{escape(tokens[q])} attends to</text>"
         )
-        start = xq + 7.5 * len(tokens[q]) + 6
+        start = xq + 7.5 * len(tokens[q]) + 12  # the thickest line's round cap clears the word
         for j in range(T):
             w, z = float(weights[i, j]), float(scores[i, j])
             blocked = np.isneginf(z)
