@@ -91,3 +91,29 @@ def test_no_picture_has_text_smaller_than_11_px():
     pictures.append(ex.figure.value)
     sizes = {float(s) for p in pictures for s in re.findall(r"font-size='([\d.]+)'", p)}
     assert sizes and min(sizes) >= 11, sorted(sizes)
+
+
+def test_rope_shows_the_same_scores_at_every_offset():
+    """The text says the scores do not change with the offset: the numbers shown agree."""
+    import re
+
+    def scores(picture):
+        return re.findall(r"<text class='tip'[^>]*>scores[^<]* = ([^<]*)<", picture)
+
+    w = RopeWidget()
+    w.offset_w.value = 0
+    first = scores(w.figure.value)
+    assert len(first) == 36
+    for offset in (1, 17, 60):
+        w.offset_w.value = offset
+        assert scores(w.figure.value) == first, offset
+
+
+def test_next_token_is_off_once_every_token_is_decoded():
+    from mhsa_helpers.widgets.kv_cache import DecodeWidget
+
+    w = DecodeWidget()
+    w.step_w.value = w.step_w.max
+    assert w.next_w.disabled
+    w.step_w.value = 1
+    assert not w.next_w.disabled

@@ -177,6 +177,7 @@ class DecodeWidget:
         diff = float(np.abs(y - self.full[t]).max())
         equal = bool(np.allclose(y, self.full[t]))
         self.difference = diff
+        self.next_w.disabled = t == e.T - 1  # the last token: nothing left to decode
         self.figure.value = self.picture(t, steps, self.weights_of(t, K), diff, equal)
         verdict = "equal to" if equal else "<b>not equal</b> to"
         self.frame.status(f"{line} Token {t + 1} of {e.T}: y is {verdict} causal MHSA's row {t}.")

@@ -60,7 +60,8 @@ class RopeWidget:
         fn, line, notes = drawn_with("rotary_embedding", self._source, self._cache)
         positions = p + np.arange(e.T)
         R = np.asarray(fn(e.X, positions, self.base), dtype=float)  # (T, d)
-        S = R @ R.T / np.sqrt(e.d_model)
+        # equal for every offset up to rounding (1e-16): shown equal, as the text says they are
+        S = np.round(R @ R.T / np.sqrt(e.d_model), 12)
         labels = [f"{t}@{q}" for t, q in zip(e.tokens, positions, strict=True)]
         panels = [
             svg.Panel(

@@ -220,7 +220,8 @@ class TiledWidget:
                 20,
                 24,
                 f"Online softmax of the query \u201c{q_token}\u201d: block {k + 1} of {len(steps)} "
-                f"(keys {_keys(step)}), block size {b}",
+                f"({'key' if step.end - step.start == 1 else 'keys'} {_keys(step)}), "
+                f"block size {b}",
                 14,
                 font_weight="bold",
                 **{"class": "mhsa-info"},  # the top line: a pointed cell's value takes its place
