@@ -195,7 +195,8 @@ class TiledWidget:
             *notes,
             f"The steps are the online softmax, computed here; {what} "
             f"<code>{self.name}</code> gives only its output: its row {self.query} "
-            f"{verdict} their final row (max |difference| = {diff:.1e}).",
+            f"{verdict} their final row (max |difference| from the online softmax = {diff:.1e}; "
+            "the picture compares the online softmax with attention_head).",
         ]
 
     def update(self) -> None:
