@@ -73,6 +73,11 @@ heads_figure(
     titles=[f"head '{students.features[i]}'" for i in picked],
 )
 heatmap(A1[0], students.tokens, students.tokens, "one head, all interests", vmin=0, vmax=1)
+
+# %% [markdown]
+# Read off the figures above: the student each head picks out, and how sure it is.
+
+# %%
 for f in ("robotics", "NLP"):
     i = students.features.index(f)
     row = A7[i][students.tokens.index({"robotics": "Ross", "NLP": "Chandler"}[f])]
