@@ -27,7 +27,7 @@ from ..examples import EXAMPLES, get_example
 from ..exercises import names
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import Frame, bundle, check_sentence, compact
+from .live import Frame, bundle, check_sentence, compact, warn
 
 __all__ = ["STEPS", "USED", "Explorer"]
 
@@ -497,17 +497,9 @@ class Explorer:
         if used:
             parts.append("Drawn with <b>your</b> " + code(used))
         if mine_failing:
-            parts.append(
-                "<span style='color:#D55E00'>drawn with your failing "
-                + code(mine_failing)
-                + "</span>"
-            )
+            parts.append(warn("drawn with your failing " + code(mine_failing)))
         if replaced:
-            parts.append(
-                "<span style='color:#D55E00'>the reference instead of your "
-                + code(replaced)
-                + " (see below)</span>"
-            )
+            parts.append(warn("the reference instead of your " + code(replaced) + " (see below)"))
         if unwritten:
             parts.append("the reference for " + code(unwritten) + " (not written yet)")
         if not parts:
@@ -522,19 +514,15 @@ class Explorer:
                 )
             elif kind == "failing":
                 lines.append(
-                    f"<span style='color:#D55E00'>The reference instead of your <code>{n}</code>, "
-                    f"whose check fails: {text}</span>"
+                    warn(
+                        f"The reference instead of your <code>{n}</code>, whose check fails: {text}"
+                    )
                 )
             elif kind == "drawn failing":
-                lines.append(
-                    f"<span style='color:#D55E00'>Drawn with your failing <code>{n}</code> "
-                    f"(its check: {text})</span>"
-                )
+                lines.append(warn(f"Drawn with your failing <code>{n}</code> (its check: {text})"))
             elif kind in ("raised", "shape"):
-                lines.append(
-                    f"<span style='color:#D55E00'>The reference instead of your <code>{n}</code>, "
-                    f"which {'raised ' if kind == 'raised' else ''}{text}.</span>"
-                )
+                said = f"{'raised ' if kind == 'raised' else ''}{text}"
+                lines.append(warn(f"The reference instead of your <code>{n}</code>, which {said}."))
         e = self.example
         if e.head_notes and self.heads_w.value == e.n_heads:  # trained heads: what each learned
             lines.insert(0, "Learned: " + "; ".join(e.head_notes) + ".")

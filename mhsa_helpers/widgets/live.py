@@ -83,8 +83,6 @@ class Frame:
         The controls, one list per row (at most two rows keep the frame short).
     title : bool
         Whether there is a title line (a step's name) above the status line.
-    extra : list of widgets
-        Widgets between the status line and the picture (each of a fixed height).
     beside_status : list of widgets
         Widgets at the right end of the status line (e.g. a check box).
 
@@ -99,7 +97,7 @@ class Frame:
         The whole frame, of one height whatever its controls show.
     """
 
-    def __init__(self, rows, title: bool = False, extra=(), beside_status=()):
+    def __init__(self, rows, title: bool = False, beside_status=()):
         line = widgets.Layout(height=f"{STATUS_HEIGHT}px", overflow="hidden", width="100%")
         self.title_w = widgets.HTML(layout=widgets.Layout(height="24px", overflow="hidden"))
         self.status_w = widgets.HTML(layout=line)
@@ -125,7 +123,7 @@ class Frame:
                 layout=widgets.Layout(height=f"{STATUS_HEIGHT}px", overflow="hidden"),
             )
         self.widget = widgets.VBox(
-            [widgets.HTML(_STYLE), *boxes, *head, status, *extra, self.figure, self.notes_w],
+            [widgets.HTML(_STYLE), *boxes, *head, status, self.figure, self.notes_w],
             layout=widgets.Layout(width=f"{svg.WIDTH + 8}px"),
         )
         self.widget.add_class("mhsa-frame")
@@ -164,25 +162,6 @@ def check_sentence(name: str, fn, cache: dict) -> str | None:
     return sentence
 
 
-def learner_or_reference(name: str, functions, cache: dict) -> tuple:
-    """``(function to draw with, status sentence)``: the learner's ``name`` where its check passes.
-
-    ``functions`` is read afresh (``globals()`` works).
-    """
-    fn = dict(functions or {}).get(name)
-    if not callable(fn):
-        return getattr(ref, name), f"Drawn with the course's <code>{name}</code>."
-    failed = check_sentence(name, fn, cache)
-    if failed is None:
-        return fn, f"Drawn with <b>your</b> <code>{name}</code>."
-    text = failed.replace("&", "&amp;").replace("<", "&lt;")  # the sentence as text
-    said = re.sub(r"`([^`]*)`", r"<code>\1</code>", text)  # `code` shown as code
-    return getattr(ref, name), (
-        f"<span style='color:#D55E00'>The course's <code>{name}</code> instead of yours, "
-        f"whose check fails: {said}</span>"
-    )
-
-
 #: The colour of a line that tells the learner their function was not used.
 WARN = "#D55E00"
 
@@ -196,6 +175,22 @@ def _as_html(sentence: str) -> str:
     """A check's sentence (text, `code` in backticks) as HTML."""
     text = sentence.replace("&", "&amp;").replace("<", "&lt;")
     return re.sub(r"`([^`]*)`", r"<code>\1</code>", text)
+
+
+def learner_or_reference(name: str, functions, cache: dict) -> tuple:
+    """``(function to draw with, status sentence)``: the learner's ``name`` where its check passes.
+
+    ``functions`` is read afresh (``globals()`` works).
+    """
+    fn = dict(functions or {}).get(name)
+    if not callable(fn):
+        return getattr(ref, name), f"Drawn with the course's <code>{name}</code>."
+    failed = check_sentence(name, fn, cache)
+    if failed is None:
+        return fn, f"Drawn with <b>your</b> <code>{name}</code>."
+    return getattr(ref, name), warn(
+        f"The course's <code>{name}</code> instead of yours, whose check fails: {_as_html(failed)}"
+    )
 
 
 def drawn_with(name: str, functions, cache: dict) -> tuple:
