@@ -27,7 +27,7 @@ from ..examples import EXAMPLES, get_example
 from ..exercises import names
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import Frame, bundle, check_sentence, compact, warn
+from .live import Frame, Framed, check_sentence, compact, warn
 
 __all__ = ["STEPS", "USED", "Explorer"]
 
@@ -115,7 +115,7 @@ def _blocks(h: int, d_k: int) -> list:
     return [(i * d_k, (i + 1) * d_k, _colour(i), f"head {i + 1}") for i in range(h)]
 
 
-class Explorer:
+class Explorer(Framed):
     """Step-by-step explorer of multi-head self-attention.
 
     Parameters
@@ -236,11 +236,6 @@ class Explorer:
             [w for c in second if c in controls for w in second[c]],
         ]
         self.frame = Frame([r for r in rows if r], title=True, beside_status=[self.anyway_w])
-        self.title_w = self.frame.title_w
-        self.status_w = self.frame.status_w
-        self.figure = self.frame.figure
-        self.notes_w = self.frame.notes_w
-        self.widget = self.frame.widget
         self._busy = False
         self.update()
 
@@ -596,11 +591,3 @@ class Explorer:
         from IPython.display import SVG
 
         return SVG(self.figure.value)
-
-    def _repr_mimebundle_(self, **kwargs):
-        """The live widget, plus the current picture (SVG) for static viewers.
-
-        JupyterLab prefers the widget view; where widgets are not live (a
-        rendered notebook on a website) the picture is shown instead.
-        """
-        return bundle(self.widget, self.figure.value, **kwargs)

@@ -24,12 +24,12 @@ from .. import reference as ref
 from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import Frame, bundle, check_sentence, compact, drawn_with, raised
+from .live import Frame, Framed, check_sentence, compact, drawn_with, raised
 
 __all__ = ["ExtensionWidget", "GQAWidget"]
 
 
-class ExtensionWidget:
+class ExtensionWidget(Framed):
     """One function of an extension, drawn live: the learner's where its check passes.
 
     Subclasses set :attr:`name`, build their controls, and define
@@ -51,8 +51,6 @@ class ExtensionWidget:
         self._source = functions if functions is not None else {}
         self._checked = {}  # check_sentence's cache: name -> (function, sentence)
         self.frame = Frame([[compact(c, *size) for c, *size in row] for row in rows])
-        self.status_w, self.figure = self.frame.status_w, self.frame.figure
-        self.notes_w, self.widget = self.frame.notes_w, self.frame.widget
         for row in rows:
             for control, *_ in row:
                 control.observe(lambda _change: self.update(), names="value")
@@ -104,10 +102,6 @@ class ExtensionWidget:
         self.figure.value = self.picture(panels, label)
         self.frame.status(line)
         self.frame.notes([*notes, *self.notes()])
-
-    def _repr_mimebundle_(self, **kwargs):
-        """The live widget, plus the current picture (SVG) for static viewers."""
-        return bundle(self.widget, self.figure.value, **kwargs)
 
 
 class GQAWidget(ExtensionWidget):

@@ -25,7 +25,7 @@ from .. import reference as ref
 from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import Frame, bundle, compact, drawn_with, raised
+from .live import Frame, Framed, compact, drawn_with, raised
 
 __all__ = ["DecodeWidget", "decode_all", "not_yet_legend"]
 
@@ -87,7 +87,7 @@ def not_yet_legend(x: float, y: float, what: str) -> list[str]:
     ]
 
 
-class DecodeWidget:
+class DecodeWidget(Framed):
     """The song decoded token by token with ``decode_step``: the cache, the weights, the output.
 
     Parameters
@@ -127,8 +127,6 @@ class DecodeWidget:
         self.reset_w.on_click(lambda _: self.reset())
         row = [compact(self.step_w, "360px", "110px"), compact(self.next_w), compact(self.reset_w)]
         self.frame = Frame([row])
-        self.status_w, self.figure = self.frame.status_w, self.frame.figure
-        self.notes_w, self.widget = self.frame.notes_w, self.frame.widget
         self.step_w.observe(lambda _: self.update(), names="value")
         self.update()
 
@@ -304,7 +302,3 @@ class DecodeWidget:
                 )
                 out.append(_text(x0 + 74 + bar, yy, f"{v:.2f}", 11))
         return out
-
-    def _repr_mimebundle_(self, **kwargs):
-        """The live widget, plus the current picture (SVG) for static viewers."""
-        return bundle(self.widget, self.figure.value, **kwargs)

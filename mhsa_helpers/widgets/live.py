@@ -24,6 +24,7 @@ from . import svg
 
 __all__ = [
     "Frame",
+    "Framed",
     "bundle",
     "check_sentence",
     "compact",
@@ -136,6 +137,47 @@ class Frame:
     def notes(self, lines) -> None:
         """Set the notes under the picture (HTML lines; none leaves the box empty)."""
         self.notes_w.value = "<div class='mhsa-notes'>" + "<br>".join(lines) + "</div>"
+
+
+class Framed:
+    """A widget laid out by a :class:`Frame` (its :attr:`frame`): its parts by name, and its
+    picture offered to static viewers.
+    """
+
+    frame: Frame
+
+    @property
+    def status_w(self):
+        """The status line (:attr:`Frame.status_w`)."""
+        return self.frame.status_w
+
+    @property
+    def title_w(self):
+        """The title line (:attr:`Frame.title_w`)."""
+        return self.frame.title_w
+
+    @property
+    def figure(self):
+        """The picture (:attr:`Frame.figure`)."""
+        return self.frame.figure
+
+    @property
+    def notes_w(self):
+        """The notes under the picture (:attr:`Frame.notes_w`)."""
+        return self.frame.notes_w
+
+    @property
+    def widget(self):
+        """The whole widget (:attr:`Frame.widget`)."""
+        return self.frame.widget
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The live widget, plus the current picture (SVG) for static viewers.
+
+        JupyterLab prefers the widget view; where widgets are not live (a
+        rendered notebook on a website) the picture is shown instead.
+        """
+        return bundle(self.widget, self.figure.value, **kwargs)
 
 
 def check_sentence(name: str, fn, cache: dict) -> str | None:

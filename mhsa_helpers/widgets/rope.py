@@ -16,12 +16,12 @@ import numpy as np
 from ..examples import get_example
 from ..plots import DIVERGING
 from . import svg
-from .live import Frame, bundle, compact, drawn_with
+from .live import Frame, Framed, compact, drawn_with
 
 __all__ = ["RopeWidget"]
 
 
-class RopeWidget:
+class RopeWidget(Framed):
     """The song rotated at positions ``offset + arange(T)``, and its scores.
 
     Parameters
@@ -49,8 +49,6 @@ class RopeWidget:
         self._scale = svg.Scale(DIVERGING, -vmax, vmax)
         self.offset_w = widgets.IntSlider(value=offset, min=0, max=60, description="offset")
         self.frame = Frame([[compact(self.offset_w, "320px")]])
-        self.status_w, self.figure = self.frame.status_w, self.frame.figure
-        self.notes_w, self.widget = self.frame.notes_w, self.frame.widget
         self.offset_w.observe(lambda _: self.update(), names="value")
         self.update()
 
@@ -93,6 +91,3 @@ class RopeWidget:
                 "not: they depend only on m − n, how far apart two positions are.",
             ]
         )
-
-    def _repr_mimebundle_(self, **kwargs):
-        return bundle(self.widget, self.figure.value, **kwargs)

@@ -15,12 +15,12 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from . import svg
-from .live import Frame, bundle, compact, drawn_with
+from .live import Frame, Framed, compact, drawn_with
 
 __all__ = ["SlidingWindowWidget"]
 
 
-class SlidingWindowWidget:
+class SlidingWindowWidget(Framed):
     """The song's sliding-window mask and one head's attention, for a window chosen by a slider.
 
     Parameters
@@ -47,8 +47,6 @@ class SlidingWindowWidget:
         self._qkv = Q, K, V
         self.window_w = widgets.IntSlider(value=window, min=1, max=e.T, description="window")
         self.frame = Frame([[compact(self.window_w, "320px")]])
-        self.status_w, self.figure = self.frame.status_w, self.frame.figure
-        self.notes_w, self.widget = self.frame.notes_w, self.frame.widget
         self.window_w.observe(lambda _: self.update(), names="value")
         self.update()
 
@@ -92,6 +90,3 @@ class SlidingWindowWidget:
                 "the other keys are blocked by the mask (hatched, weight 0, no number).",
             ]
         )
-
-    def _repr_mimebundle_(self, **kwargs):
-        return bundle(self.widget, self.figure.value, **kwargs)

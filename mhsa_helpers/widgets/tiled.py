@@ -31,7 +31,7 @@ from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
 from .kv_cache import _text, not_yet_legend
-from .live import Frame, bundle, compact, drawn_with, raised
+from .live import Frame, Framed, compact, drawn_with, raised
 
 __all__ = ["OnlineStep", "TiledWidget", "online_softmax"]
 
@@ -112,7 +112,7 @@ def _keys(step: OnlineStep) -> str:
     return str(step.start) if step.end - step.start == 1 else f"{step.start}–{step.end - 1}"
 
 
-class TiledWidget:
+class TiledWidget(Framed):
     """The online softmax of the song's last query, block by block over the keys.
 
     Parameters
@@ -154,8 +154,6 @@ class TiledWidget:
         self.frame = Frame(
             [[compact(self.size_w, "300px", "70px"), compact(self.block_w, "300px")]]
         )
-        self.status_w, self.figure = self.frame.status_w, self.frame.figure
-        self.notes_w, self.widget = self.frame.notes_w, self.frame.widget
         self.size_w.observe(self._resize, names="value")
         self.block_w.observe(lambda _: self.update(), names="value")
         self.update()
@@ -351,7 +349,3 @@ class TiledWidget:
             _text(ax - svg.LABELS + 20, oy + 160, "black frame: the block just read", 12),
         ]
         return svg.picture(body, f"online softmax, block {k + 1} of {n}")
-
-    def _repr_mimebundle_(self, **kwargs):
-        """The live widget, plus the current picture (SVG) for static viewers."""
-        return bundle(self.widget, self.figure.value, **kwargs)
