@@ -76,18 +76,16 @@ class CrossWidget(ExtensionWidget):
 
     def picture(self, panels: list, label: str) -> str:
         """The weights, with the axes named: rows X's queries, columns the memory C."""
-        picture = super().picture(panels, label)
-        box = (10.0, 48.0, svg._COLOURBAR[0] - 40.0, svg.HEIGHT - 78.0)  # svg.grid's box
-        x, y = box[0] + svg.LABELS, box[1]
-        size = svg._layout(panels, box)[1] * self.x.T  # the panels' height
-        axes = (
-            f"<text x='16' y='{y + size / 2:.0f}' font-size='12' font-weight='bold' "
-            f"text-anchor='middle' transform='rotate(-90 16 {y + size / 2:.0f})'>"
-            "queries \u2193 (rows): the tokens of X</text>"
-            f"<text x='{x}' y='{y + size + 58:.0f}' font-size='12' font-weight='bold'>"
-            "memory C \u2192 (columns): its tokens give the keys and values</text>"
+        return svg.grid(
+            panels,
+            svg.Scale(vmin=0.0, vmax=1.0),
+            "weight",
+            label,
+            axes=(
+                "queries \u2193 (rows): the tokens of X",
+                "memory C \u2192 (columns): its tokens give the keys and values",
+            ),
         )
-        return picture.replace("</svg>", axes + "</svg>")
 
     def notes(self) -> list[str]:
         """Which position of C the slider hides."""

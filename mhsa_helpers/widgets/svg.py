@@ -437,8 +437,14 @@ def picture(body: list[str], label: str) -> str:
     )
 
 
-def grid(panels: list[Panel], scale: Scale, bar_label: str, label: str) -> str:
-    """The panels of one step in a grid, with one colour bar and a legend of special values."""
+def grid(
+    panels: list[Panel], scale: Scale, bar_label: str, label: str, axes: tuple | None = None
+) -> str:
+    """The panels of one step in a grid, with one colour bar and a legend of special values.
+
+    ``axes`` names what the rows and the columns are, ``(rows, columns)``: written down
+    the left edge and under the panels.
+    """
     top = 58.0 if any(p.blocks for p in panels) else 48.0  # head chips clear of the top line
     box = (10.0, top, _COLOURBAR[0] - 40.0, HEIGHT - top - 30.0)
     ncol, s = _layout(panels, box)
@@ -454,7 +460,17 @@ def grid(panels: list[Panel], scale: Scale, bar_label: str, label: str) -> str:
         body += panel_svg(p, box[0] + LABELS + col * step_x, box[1] + row * step_y, s, scale)
     n_rows = math.ceil(len(panels) / ncol)
     right = box[0] + LABELS + min(ncol, len(panels)) * step_x  # beside the panels, not far off
-    body += colourbar(scale, bar_label, box[1], n_rows * step_y - BELOW, right + 16)
+    height = n_rows * step_y - BELOW  # the panels' height
+    body += colourbar(scale, bar_label, box[1], height, right + 16)
+    if axes is not None:
+        rows, cols = axes
+        mid = box[1] + height / 2
+        body.append(
+            f"<text x='16' y='{mid:.0f}' font-size='12' font-weight='bold' text-anchor='middle' "
+            f"transform='rotate(-90 16 {mid:.0f})'>{escape(rows)}</text>"
+            f"<text x='{box[0] + LABELS}' y='{box[1] + height + 58:.0f}' font-size='12' "
+            f"font-weight='bold'>{escape(cols)}</text>"
+        )
     body += _legend(special_kinds((p.M for p in panels), (p.blocked for p in panels)), HEIGHT - 14)
     return picture(body, label)
 
