@@ -1,29 +1,62 @@
-"""``nbgrader export`` with one more column: whether grading succeeded.
+"""``nbgrader export``: the gradebook as a CSV no student can forge, with whether grading succeeded.
 
-nbgrader's CSV gives a student whose grading failed the same 0 as one who
-did not submit. The grade command records every failure, with its reasons,
-in ``grading-failures.json`` at the course root; this exporter (set by the
-course's configuration) adds a ``grading`` column: ``ok``, ``not submitted``
-or ``FAILED: <reasons>``.
+nbgrader's own CSV joins fields with commas and writes them unquoted, so a
+student id holding a comma or a line break forges columns and rows. This
+exporter (set by the course's configuration) writes the same columns from
+the gradebook with a real CSV writer instead, plus a ``grading`` column:
+
+* one row per student and assignment, fixed columns, every field quoted
+  as CSV needs (commas, quotes, line breaks), numbers written by us;
+* a text cell that a spreadsheet would read as a formula (starting with
+  ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading
+  ``'``, so it is shown, never run;
+* ``grading``: ``ok``, ``not submitted`` or ``FAILED: <reasons>``, the
+  reasons from ``grading-failures.json``, which the grade command writes
+  at the course root (a failed grading and no submission both score 0 in
+  nbgrader's columns);
+* a student whose row cannot be made still gets one, saying so in
+  ``grading``, and the file is written whole or not at all (a temporary
+  file renamed into place): one student never costs the class its export.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 from nbgrader.plugins.export import CsvExportPlugin
 
-__all__ = ["FAILURES", "GradesCsv", "failures", "record_failure"]
+__all__ = ["COLUMNS", "FAILURES", "GradesCsv", "failures", "neutral", "record_failure"]
 
 FAILURES = "grading-failures.json"
+
+#: The CSV's columns: nbgrader's, then whether grading succeeded.
+COLUMNS = (
+    "assignment",
+    "duedate",
+    "timestamp",
+    "student_id",
+    "last_name",
+    "first_name",
+    "email",
+    "raw_score",
+    "late_submission_penalty",
+    "score",
+    "max_score",
+    "grading",
+)
 
 
 def failures(course: Path) -> dict:
     """``{student: [reason, …]}`` of the students whose last grading failed."""
     path = course / FAILURES
-    return json.loads(path.read_text()) if path.exists() else {}
+    try:
+        found = json.loads(path.read_text()) if path.exists() else {}
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def record_failure(course: Path, student: str, reasons: list | None) -> None:
@@ -38,36 +71,100 @@ def record_failure(course: Path, student: str, reasons: list | None) -> None:
     tmp.replace(course / FAILURES)  # atomic: a killed grader leaves the old file or the new
 
 
-def _submitted(gradebook, assignment: str, student: str) -> bool:
+def neutral(value) -> str:
+    """A cell's text: numbers as they are, other text never read as a spreadsheet formula.
+
+    Parameters
+    ----------
+    value : object
+        None (an empty cell), a number, a date or text.
+
+    Returns
+    -------
+    str
+        ``""`` for None; ``str(value)`` for a number; text starting with
+        ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a
+        leading ``'`` (OWASP's advice against CSV injection).
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        text = str(value)
+        return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    return str(value)
+
+
+def _row(gradebook, assignment, student, failed: dict) -> dict:
     from nbgrader.api import MissingEntry
 
+    row = {
+        "assignment": assignment.name,
+        "duedate": assignment.duedate,
+        "student_id": student.id,
+        "last_name": student.last_name,
+        "first_name": student.first_name,
+        "email": student.email,
+        "max_score": assignment.max_score,
+    }
     try:
-        gradebook.find_submission(assignment, student)
+        submission = gradebook.find_submission(assignment.name, student.id)
     except MissingEntry:
-        return False
-    return True
+        row.update(timestamp=None, raw_score=0.0, late_submission_penalty=0.0, score=0.0)
+        submitted = False
+    else:
+        penalty = submission.late_submission_penalty
+        row.update(
+            timestamp=submission.timestamp,
+            raw_score=submission.score,
+            late_submission_penalty=penalty,
+            score=max(0.0, submission.score - penalty),
+        )
+        submitted = True
+    if student.id in failed:
+        reasons = failed[student.id]
+        reasons = reasons if isinstance(reasons, list) else [str(reasons)]
+        row["grading"] = "FAILED: " + "; ".join(map(str, reasons))
+    else:
+        row["grading"] = "ok" if submitted else "not submitted"
+    return row
 
 
 class GradesCsv(CsvExportPlugin):
-    """nbgrader's CSV export plus a ``grading`` column."""
+    """nbgrader's CSV columns plus ``grading``, written with a real CSV writer."""
 
     def export(self, gradebook) -> None:
-        """Write nbgrader's CSV, then add whether each student's grading succeeded."""
-        super().export(gradebook)
+        """Write one row per student and assignment to ``--to`` (``grades.csv`` by default)."""
         dest = Path(self.to or "grades.csv")
         course = Path(self.parent.coursedir.root) if self.parent is not None else Path(".")
         failed = failures(course)
-        with open(dest, newline="") as f:
-            rows = list(csv.DictReader(f))
-        for row in rows:
-            if row["student_id"] in failed:
-                row["grading"] = "FAILED: " + "; ".join(failed[row["student_id"]])
-            elif not _submitted(gradebook, row["assignment"], row["student_id"]):
-                row["grading"] = "not submitted"
-            else:
-                row["grading"] = "ok"
-        fields = [*(rows[0].keys() if rows else []), *([] if rows else ["grading"])]
-        with open(dest, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=fields)
-            writer.writeheader()
-            writer.writerows(rows)
+        students = {str(s) for s in self.student}
+        assignments = {str(a) for a in self.assignment}
+        rows = []
+        for assignment in gradebook.assignments:
+            if assignments and assignment.name not in assignments:
+                continue
+            for student in gradebook.students:
+                if students and student.id not in students:
+                    continue
+                try:
+                    rows.append(_row(gradebook, assignment, student, failed))
+                except Exception as exc:  # this student's row says so; the others are written
+                    self.log.error("export: student %r: %s", student.id, exc)
+                    rows.append(
+                        {
+                            "assignment": assignment.name,
+                            "student_id": student.id,
+                            "grading": f"FAILED: the export could not read this row ({exc})",
+                        }
+                    )
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "w", newline="", encoding="utf-8") as f:
+                writer = csv.writer(f, quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
+                writer.writerow(COLUMNS)
+                for row in rows:
+                    writer.writerow([neutral(row.get(column)) for column in COLUMNS])
+            tmp.replace(dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+        self.log.info("Exported %d rows to %s", len(rows), dest)

@@ -85,11 +85,22 @@ def is_done(course: Path, student: str, assignment: str) -> bool:
     return m.exists() and m.read_text() == submission_stamp(course, student, assignment)
 
 
-def students_of(course: Path, assignment: str) -> list:
-    """Every student with a submission of ``assignment``, sorted."""
-    return sorted(
-        p.parent.name for p in (course / "submitted").glob(f"*/{assignment}") if p.is_dir()
+def students_of(course: Path, assignment: str) -> tuple[list, list]:
+    """Every student with a submission of ``assignment``, sorted; and the folders refused.
+
+    A folder of ``submitted/`` whose name is not a safe student id
+    (:func:`autograders.ids.is_safe`; one a stock collect let in, say) is
+    refused: it reaches neither a worker, the gradebook nor the CSV. The
+    second list holds those names, as found.
+    """
+    from autograders.ids import is_safe
+
+    found = sorted(
+        p.parent.name
+        for p in (course / "submitted").glob(f"*/{assignment}")
+        if p.is_dir() and not p.parent.is_symlink()
     )
+    return [s for s in found if is_safe(s)], [s for s in found if not is_safe(s)]
 
 
 # --------------------------------------------------------------------------
@@ -152,22 +163,24 @@ def record(config, course: Path, assignment: str, student: str, result: dict, mo
     """
     from nbgrader.coursedir import CourseDirectory
 
+    from autograders.collect import arrival_of
     from autograders.gradebook import store
     from autograders.identity import identity_notes
 
     dirs = CourseDirectory(config=config)
     submission = submission_folder(config, assignment, student)
+    arrival, stamp_notes = arrival_of(submission)
     store(
         config,
         assignment,
         student,
-        dirs.get_existing_timestamp(str(submission)),
+        arrival or dirs.get_existing_timestamp(str(submission)),
         result["scores"],
         result["submitted"],
     )
     autograded = Path(dirs.format_path(dirs.autograded_directory, student, assignment))
     feedback = Path(dirs.format_path(dirs.feedback_directory, student, assignment))
-    notes = identity_notes(submission, student) + result["notes"]
+    notes = identity_notes(submission, student) + stamp_notes + result["notes"]
     if not result["ok"]:
         if autograded.exists():
             shutil.rmtree(autograded)  # an earlier grading's notebooks would mislead
@@ -297,10 +310,12 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler) ->
         sandbox.check()
     read_key(course)  # before any work: a course directory without its key says so
     config = load_config(course, db)
-    everyone = students_of(course, assignment)
+    everyone, unsafe = students_of(course, assignment)
+    at_door = refused_at_collect(course, assignment, unsafe)
     todo = [s for s in everyone if force or not is_done(course, s, assignment)]
     skipped = len(everyone) - len(todo)
-    ensure_gradebook(config, course, assignment, everyone)
+    # a student refused at collect gets a gradebook row, so the CSV names them
+    ensure_gradebook(config, course, assignment, sorted({*everyone, *at_door["students"]}))
     started = time.monotonic()
     outcomes = {}
     failed = 0
@@ -361,9 +376,44 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler) ->
                         done(student, False, [*result["notes"], f"recording failed: {exc}"])
     if todo:
         print(file=out)
-    return summarize(
+    summary = summarize(
         config, course, assignment, everyone, outcomes, skipped, time.monotonic() - started
     )
+    summary["refused"] = at_door["lines"]
+    for student, reasons in at_door["students"].items():
+        if student not in outcomes:  # nothing of theirs was graded now: the CSV says why
+            record_failure(course, student, None if student in everyone else reasons)
+        summary["failures"].setdefault(student, [])
+        summary["failures"][student] = reasons + summary["failures"][student]
+    return summary
+
+
+def refused_at_collect(course: Path, assignment: str, unsafe: list) -> dict:
+    """The submissions refused at the door, for the summary and the CSV.
+
+    ``{"students": {safe id: [reason, …]}, "lines": [str, …]}``: what the
+    course's collect refused (:data:`autograders.collect.REFUSED`) under a
+    safe id is told about that student; a refused folder without a safe id,
+    and a folder of ``submitted/`` whose name is not a safe id (``unsafe``),
+    is a line of its own, the name escaped.
+    """
+    from autograders.collect import refused
+    from autograders.ids import ID_RULE, shown
+
+    students, lines = {}, []
+    for entry in refused(course, assignment):
+        reason = f"a submission was not collected: {entry.get('reason')}"
+        if entry.get("student"):
+            students.setdefault(entry["student"], []).append(reason)
+        else:
+            folder, why = entry.get("folder"), entry.get("reason")
+            lines.append(f"exchange folder {folder} not collected: {why}")
+    for name in unsafe:
+        lines.append(
+            f"submitted/{shown(name)} not graded: its student id is not one the course "
+            f"accepts ({ID_RULE})"
+        )
+    return {"students": students, "lines": lines}
 
 
 def in_flight(client) -> int:
@@ -450,8 +500,21 @@ def summarize(config, course, assignment, students, outcomes, skipped, seconds) 
 
 
 def print_summary(summary: dict, out=None) -> None:
-    """Print the summary: counts, score distribution, and every student with a note."""
-    out = out or sys.stdout
+    """Print the summary: counts, score distribution, and every student with a note.
+
+    Every line is printed escaped (:func:`autograders.ids.printable`): no text a
+    student chose (an id, a file name, a stamp) puts a line break, a
+    control character or a terminal escape on the instructor's terminal.
+    """
+    from autograders.ids import printable
+
+    target = out or sys.stdout
+
+    class _Escaped:  # what print() writes, escaped; only its own line end passes as it is
+        def write(self, text: str) -> None:
+            target.write(text if text == "\n" else printable(text, backslashes=False))
+
+    out = _Escaped()
     scores = [v for v in summary["totals"].values() if v is not None]
     print(
         f"students: {summary['students']} · graded now: {summary['graded']} · "
@@ -474,6 +537,8 @@ def print_summary(summary: dict, out=None) -> None:
         for k, count in enumerate(bins):
             lo, hi = 20 * k, 20 * (k + 1)
             print(f"  {lo:>3}-{hi:<3}% {'#' * count} {count}", file=out)
+    for line in summary.get("refused", []):
+        print(f"! refused: {line}", file=out)
     for student, reasons in sorted(summary["failures"].items()):
         print(f"! {student}: " + "; ".join(reasons or ["failed"]), file=out)
 

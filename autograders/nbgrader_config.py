@@ -45,9 +45,10 @@ c.OverwriteCells.enabled = True
 c.OverwriteCells.add_missing_cells = True
 c.ClearHiddenTests.enabled = True
 
-# Collect: nbgrader's, which also records the account behind every submission, so that
-# the grade command can name one made from another student's id (autograders.identity).
-c.ExchangeFactory.collect = "autograders.identity.OwnerCollect"
+# Collect: the course's (autograders.collect): safe ids only, arrival times from the file
+# system, every student collected whatever one submission holds; it records the account
+# behind every submission, so that the grade command can name one made from another id.
+c.ExchangeFactory.collect = "autograders.collect.CourseCollect"
 
 # Export: nbgrader's CSV plus whether each student's grading succeeded.
 c.ExportApp.plugin_class = "autograders.export.GradesCsv"

@@ -1,0 +1,438 @@
+"""The course's collect step: every student collected, whatever one submission holds.
+
+``nbgrader collect`` (with the course's configuration) runs
+:class:`CourseCollect` instead of nbgrader's own collect. Every student can
+write into the exchange's ``inbound/``, so everything there is hostile until
+checked, and one bad entry must never stop the others:
+
+* **Ids at the door.** A folder is taken only when its name is
+  ``STUDENT+ASSIGNMENT+STAMP+RANDOM`` (what ``nbgrader submit`` makes) and
+  ``STUDENT`` is a safe id (:mod:`autograders.ids`). Any other entry of the
+  assignment is refused and named, its name escaped.
+* **Times the student cannot set.** When a submission reached the exchange
+  is read from the file system: the latest status-change time (``ctime``)
+  of the folder and of everything in it. No account can set a ``ctime``
+  (renaming, rewriting ``timestamp.txt`` or ``touch`` only make it later),
+  so a late submission cannot be made on time. The student's own stamps
+  (``timestamp.txt``, the folder's name) are kept for the record, for
+  nbgrader's feedback (which keys a student's feedback to them) and for
+  review: where they disagree with the arrival by more than
+  :data:`TOLERANCE`, the grade summary names it. Of a student's
+  submissions, the one that arrived last is collected.
+* **Collection that never stops.** Each submission is copied on its own,
+  without following a symbolic link (one could point at the solutions),
+  reading only regular files (a pipe would block the copy) that the folder's
+  owner owns (a hard link to another's file is not theirs), within
+  nbgrader's size limits (``CourseDirectory.max_file_size`` per file,
+  ``max_dir_size`` in all) and :data:`MAX_ENTRIES` entries. An oversized,
+  unreadable or malformed submission is skipped and named; the others are
+  collected. The copy is made beside the old one and swapped in.
+
+What was refused is written to :data:`REFUSED` at the course root, where the
+grade command reads it for its summary and the CSV export for its status
+column. The record of who submitted and when (:data:`RECORD`) is written in
+each collected folder after the student's files, so no student can forge it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import fnmatch
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from nbgrader.exchange.default.collect import ExchangeCollect
+
+from autograders.ids import ID_RULE, is_safe, shown
+
+__all__ = [
+    "MAX_ENTRIES",
+    "RECORD",
+    "REFUSED",
+    "TOLERANCE",
+    "CourseCollect",
+    "Refused",
+    "account_of",
+    "arrival_of",
+    "refused",
+]
+
+#: The record of owners and times in a collected submission folder (left out of grading).
+RECORD = ".mhsa-owners.json"
+#: What the last collect refused, per assignment, at the course root.
+REFUSED = "collect-refused.json"
+#: Files and folders one submission may hold.
+MAX_ENTRIES = 2000
+#: Folders one submission may nest.
+MAX_DEPTH = 8
+#: A student's own stamp may differ from the arrival time by this much before it is named.
+TOLERANCE = datetime.timedelta(minutes=5)
+#: nbgrader's time stamp format (``Exchange.timestamp_format``), in UTC.
+STAMP = "%Y-%m-%d %H:%M:%S.%f UTC"
+
+
+class Refused(Exception):
+    """A submission folder that is not collected; the message says why."""
+
+
+def account_of(path: str | None = None, uid: int | None = None) -> str | None:
+    """The login name of the account ``uid``, or owning ``path``; None if it has none."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.lstat(path).st_uid if uid is None else uid).pw_name
+    except (KeyError, OSError, TypeError):
+        return None
+
+
+def _stamp(when: datetime.datetime) -> str:
+    return when.astimezone(datetime.UTC).strftime(STAMP)
+
+
+def _parse_stamp(text) -> datetime.datetime | None:
+    """A student's time stamp as a UTC time, or None if it is not one."""
+    from nbgrader.utils import parse_utc
+
+    try:
+        when = parse_utc(str(text).strip()[:64])
+    except Exception:  # a student's text: anything
+        return None
+    if when is None:
+        return None
+    return when.replace(tzinfo=datetime.UTC) if when.tzinfo is None else when
+
+
+def _scan(folder: str, max_bytes: int) -> tuple[datetime.datetime, int]:
+    """``(arrival, owner uid)`` of a submission folder; :class:`Refused` if it cannot be taken.
+
+    The arrival is the latest ``ctime`` of the folder and of everything in
+    it, read without following a link.
+    """
+    top = os.lstat(folder)
+    latest, entries, total = top.st_ctime, 0, 0
+    stack = [(folder, 0)]
+    while stack:
+        path, depth = stack.pop()
+        try:
+            names = os.listdir(path)
+        except OSError as exc:
+            raise Refused(f"it cannot be read ({exc.strerror})") from None
+        for name in names:
+            entries += 1
+            if entries > MAX_ENTRIES:
+                raise Refused(f"it holds more than {MAX_ENTRIES} files and folders")
+            st = os.lstat(os.path.join(path, name))
+            latest = max(latest, st.st_ctime)
+            if stat.S_ISDIR(st.st_mode):
+                if depth + 1 >= MAX_DEPTH:
+                    raise Refused(f"its folders nest deeper than {MAX_DEPTH}")
+                stack.append((os.path.join(path, name), depth + 1))
+            elif stat.S_ISREG(st.st_mode):
+                total += st.st_size
+                if total > max_bytes:
+                    raise Refused(f"it is larger than {max_bytes / 1e6:g} MB in all")
+    return datetime.datetime.fromtimestamp(latest, datetime.UTC), top.st_uid
+
+
+def _copy(src: str, dest: Path, owner: int, keep, max_file: int, max_bytes: int) -> list[str]:
+    """Copy the submission folder ``src`` to ``dest``; return what was left out, and why.
+
+    Nothing is followed or opened but folders and regular files owned by
+    ``owner``, each opened relative to its folder without following a link,
+    so a folder swapped for a link during the copy is not followed either.
+    ``keep(name)`` says whether a name is copied (nbgrader's ignore and
+    include patterns). :class:`Refused` if the whole is over ``max_bytes``.
+    """
+    left_out, total = [], 0
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+    def walk(fd: int, into: Path, rel: str) -> None:
+        nonlocal total
+        into.mkdir(parents=True, exist_ok=True)
+        for name in sorted(os.listdir(fd)):
+            shown_name = f"{rel}{name}"
+            if not keep(name):
+                continue
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                left_out.append(f"{shown(shown_name)} is a symbolic link (left out)")
+            elif stat.S_ISDIR(st.st_mode):
+                sub = os.open(name, flags | os.O_DIRECTORY, dir_fd=fd)
+                try:
+                    walk(sub, into / name, f"{shown_name}/")
+                finally:
+                    os.close(sub)
+            elif not stat.S_ISREG(st.st_mode):
+                left_out.append(f"{shown(shown_name)} is not a regular file (left out)")
+            elif st.st_uid != owner:
+                left_out.append(f"{shown(shown_name)} belongs to another account (left out)")
+            elif st.st_size > max_file:
+                too_big = f"is larger than {max_file / 1e6:g} MB"
+                left_out.append(f"{shown(shown_name)} {too_big} (left out)")
+            else:
+                total += st.st_size
+                if total > max_bytes:
+                    raise Refused(f"it is larger than {max_bytes / 1e6:g} MB in all")
+                _copy_file(name, fd, into / name, max_file)
+
+    top = os.open(src, flags | os.O_DIRECTORY)
+    try:
+        walk(top, dest, "")
+    finally:
+        os.close(top)
+    return left_out
+
+
+def _copy_file(name: str, folder_fd: int, dest: Path, max_file: int) -> None:
+    """Copy one regular file, read relative to its folder, at most ``max_file`` bytes."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since it was looked at
+            raise Refused("it changed while it was collected")
+        with open(dest, "wb") as out:
+            copied = 0
+            while chunk := os.read(fd, 1 << 20):
+                copied += len(chunk)
+                if copied > max_file:
+                    raise Refused("it grew while it was collected")
+                out.write(chunk)
+    finally:
+        os.close(fd)
+
+
+def refused(course: Path, assignment: str) -> list[dict]:
+    """What the last collect of ``assignment`` refused: ``[{"folder", "student", "reason"}]``.
+
+    ``folder`` is escaped for display; ``student`` is the id when it is a
+    safe one, else None.
+    """
+    try:
+        found = json.loads((Path(course) / REFUSED).read_text())
+        return [dict(r) for r in found.get(assignment, [])]
+    except (OSError, ValueError, AttributeError, TypeError):
+        return []
+
+
+def arrival_of(submission: Path) -> tuple[str | None, list[str]]:
+    """When a collected submission reached the exchange, and what to review about its stamps.
+
+    Returns
+    -------
+    arrival : str or None
+        The arrival time in nbgrader's stamp format, as the course's collect
+        read it from the file system; None for a folder not made by it.
+    notes : list of str
+        What collect left out of the folder (a link, a pipe, a file too
+        large …), and a sentence for the instructor when the student's own
+        stamp (``timestamp.txt``, or the folder's name) disagrees with the
+        arrival by more than :data:`TOLERANCE`.
+    """
+    try:
+        record = json.loads((Path(submission) / RECORD).read_text())
+        arrival = record["received"]
+        claims = record.get("claimed", {})
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, []
+    when = _parse_stamp(arrival)
+    if when is None:
+        return None, []
+    notes = [str(n) for n in record.get("left_out", [])][:20]
+    for what, text in sorted(claims.items()):
+        claimed = _parse_stamp(text)
+        if claimed is None:
+            notes.append(
+                f"its {what} {shown(text, 40)} is not a time; lateness is from its arrival "
+                f"({arrival}): review it"
+            )
+        elif abs(claimed - when) > TOLERANCE:
+            notes.append(
+                f"its {what} says {_stamp(claimed)} but it reached the exchange at {arrival}; "
+                "lateness is from its arrival: review it"
+            )
+    return arrival, notes
+
+
+class CourseCollect(ExchangeCollect):
+    """nbgrader's collect, hardened: safe ids, arrival times, and no submission stops it."""
+
+    def init_src(self):
+        """Find every submission of the assignment in ``inbound/``; refuse and name the bad ones."""
+        if self.coursedir.course_id == "":
+            self.fail("No course id specified. Re-run with --course flag.")
+        self.course_path = os.path.join(self.root, self.coursedir.course_id)
+        self.inbound_path = os.path.join(self.course_path, "inbound")
+        if not os.path.isdir(self.inbound_path):
+            self.fail(f"Course not found: {self.inbound_path}")
+        self.refusals = []
+        self.duedate = self._duedate()
+        assignment, wanted = self.coursedir.assignment_id, self.coursedir.student_id
+        candidates = {}
+        try:
+            names = sorted(os.listdir(self.inbound_path))
+        except OSError as exc:
+            self.fail(f"You cannot read the directory {self.inbound_path} ({exc})")
+        for name in names:
+            if f"+{assignment}+" not in f"+{name}+":
+                continue  # another assignment's
+            parts = name.split("+")
+            student = parts[0]
+            if wanted and wanted != "*" and student != wanted:
+                continue
+            try:
+                record = self._record(name, parts)
+            except Refused as why:
+                self._refuse(name, student, str(why))
+                continue
+            candidates.setdefault(student, []).append(record)
+        self.src_records = []
+        for _student, records in sorted(candidates.items()):
+            records.sort(key=lambda r: r["timestamp"], reverse=True)
+            on_time = [r for r in records if self.duedate is None or r["timestamp"] <= self.duedate]
+            self.src_records.append(on_time[0] if self.before_duedate and on_time else records[0])
+            self.src_records[-1]["all"] = records
+
+    def _duedate(self):
+        from nbgrader.api import Gradebook, MissingEntry
+
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            try:
+                due = gb.find_assignment(self.coursedir.assignment_id).duedate
+            except MissingEntry:
+                return None
+        return None if due is None else due.replace(tzinfo=datetime.UTC)
+
+    def _record(self, name: str, parts: list) -> dict:
+        """One inbound entry as a record to collect; :class:`Refused` if it is not one."""
+        if len(parts) not in (3, 4) or parts[1] != self.coursedir.assignment_id:
+            raise Refused("its name is not STUDENT+ASSIGNMENT+TIME[+RANDOM] (nbgrader submit's)")
+        if not is_safe(parts[0]):
+            raise Refused(f"its student id is not one the course accepts ({ID_RULE})")
+        path = os.path.join(self.inbound_path, name)
+        try:
+            st = os.lstat(path)
+        except OSError as exc:
+            raise Refused(f"it cannot be read ({exc.strerror})") from None
+        if not stat.S_ISDIR(st.st_mode):
+            raise Refused("it is not a folder")
+        received, owner = _scan(path, 1000 * self.coursedir.max_dir_size)
+        return {
+            "username": parts[0],
+            "filename": name,
+            "timestamp": received,
+            "owner": owner,
+            "claimed_name": parts[2],
+        }
+
+    def _refuse(self, name: str, student: str, reason: str) -> None:
+        safe = student if is_safe(student) else None
+        self.refusals.append({"folder": shown(name, 120), "student": safe, "reason": reason})
+        who = f"student {shown(student)}" if safe is None else f"student {student}"
+        self.log.error("Not collected: %s (%s): %s", shown(name, 120), who, reason)
+
+    def init_dest(self):
+        """Nothing to prepare: each submission's folder is made as it is copied."""
+
+    def copy_files(self):
+        """Collect each chosen submission on its own; one that fails is named, the rest go on."""
+        if not self.src_records:
+            self.log.warning(
+                "No submissions of '%s' for course '%s' to collect",
+                self.coursedir.assignment_id,
+                self.coursedir.course_id,
+            )
+        for rec in self.src_records:
+            try:
+                self._collect(rec)
+            except Exception as exc:  # one submission's trouble costs that submission only
+                reason = str(exc) if isinstance(exc, Refused) else f"{type(exc).__name__}: {exc}"
+                self._refuse(rec["filename"], rec["username"], reason)
+        self._write_refusals()
+
+    def _collect(self, rec: dict) -> None:
+        student, assignment = rec["username"], self.coursedir.assignment_id
+        src = os.path.join(self.inbound_path, rec["filename"])
+        dirs = self.coursedir
+        dest = Path(dirs.format_path(dirs.submitted_directory, student, assignment))
+        if dest.is_dir():
+            existing, _ = arrival_of(dest)
+            newer = existing is None or rec["timestamp"] > _parse_stamp(existing)
+            if not (self.update and newer):
+                self.log.info(
+                    "Submission already collected%s: %s %s",
+                    "" if self.update else " (use --update to update)",
+                    student,
+                    assignment,
+                )
+                return
+        self.log.info("Collecting submission: %s %s", student, assignment)
+        self.do_copy(src, str(dest), rec=rec)
+
+    def do_copy(self, src, dest, log=None, rec=None):
+        """Copy one submission folder safely, then write :data:`RECORD` into it.
+
+        The copy is made beside ``dest`` and swapped in: a failed copy
+        leaves the earlier submission as it was.
+        """
+        dest = Path(dest)
+        if rec is None:  # called as nbgrader's do_copy: look at the folder here
+            name = os.path.basename(src.rstrip("/"))
+            rec = self._record(name, name.split("+"))
+        new = dest.with_name(dest.name + ".mhsa-collecting")
+        if new.exists():
+            shutil.rmtree(new)
+        try:
+            left_out = _copy(
+                src,
+                new,
+                rec["owner"],
+                self._keep,
+                1000 * self.coursedir.max_file_size,
+                1000 * self.coursedir.max_dir_size,
+            )
+            claimed = {"folder name's time": rec["claimed_name"]}
+            with contextlib.suppress(OSError):
+                claimed["timestamp.txt"] = (new / "timestamp.txt").read_text(errors="replace")[:64]
+            record = {
+                "student": rec["username"],
+                "collected": {"folder": rec["filename"], "account": account_of(uid=rec["owner"])},
+                "all": [
+                    {"folder": r["filename"], "account": account_of(uid=r["owner"])}
+                    for r in sorted(rec.get("all", [rec]), key=lambda r: r["timestamp"])
+                ],
+                "received": _stamp(rec["timestamp"]),
+                "claimed": claimed,
+                "left_out": left_out,
+            }
+            (new / RECORD).write_text(json.dumps(record, indent=1))
+        except BaseException:
+            shutil.rmtree(new, ignore_errors=True)
+            raise
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if dest.exists():
+            shutil.rmtree(dest)
+        new.rename(dest)
+
+    def _keep(self, name: str) -> bool:
+        """Whether nbgrader's ignore and include patterns let ``name`` be copied."""
+        if any(fnmatch.fnmatch(name, pat) for pat in self.coursedir.ignore):
+            return False
+        include = self.coursedir.include
+        return not include or any(fnmatch.fnmatch(name, pat) for pat in include)
+
+    def _write_refusals(self) -> None:
+        """Record this collect's refusals for the grade command and the export (atomically)."""
+        course = Path(self.coursedir.root)
+        path = course / REFUSED
+        try:
+            found = json.loads(path.read_text())
+            found = found if isinstance(found, dict) else {}
+        except (OSError, ValueError):
+            found = {}
+        found[self.coursedir.assignment_id] = self.refusals
+        tmp = course / (REFUSED + ".tmp")
+        tmp.write_text(json.dumps(found, indent=1, sort_keys=True))
+        tmp.replace(path)
