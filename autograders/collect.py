@@ -283,7 +283,7 @@ class CourseCollect(ExchangeCollect):
             if wanted and wanted != "*" and student != wanted:
                 continue
             try:
-                record = self._record(name, parts)
+                record = self._record(os.path.join(self.inbound_path, name), parts)
             except Refused as why:
                 self._refuse(name, student, str(why))
                 continue
@@ -305,13 +305,12 @@ class CourseCollect(ExchangeCollect):
                 return None
         return None if due is None else due.replace(tzinfo=datetime.UTC)
 
-    def _record(self, name: str, parts: list) -> dict:
-        """One inbound entry as a record to collect; :class:`Refused` if it is not one."""
+    def _record(self, path: str, parts: list) -> dict:
+        """The inbound entry ``path`` as a record to collect; :class:`Refused` if it is not one."""
         if len(parts) not in (3, 4) or parts[1] != self.coursedir.assignment_id:
             raise Refused("its name is not STUDENT+ASSIGNMENT+TIME[+RANDOM] (nbgrader submit's)")
         if not is_safe(parts[0]):
             raise Refused(f"its student id is not one the course accepts ({ID_RULE})")
-        path = os.path.join(self.inbound_path, name)
         try:
             st = os.lstat(path)
         except OSError as exc:
@@ -321,7 +320,7 @@ class CourseCollect(ExchangeCollect):
         received, owner = _scan(path, 1000 * self.coursedir.max_dir_size)
         return {
             "username": parts[0],
-            "filename": name,
+            "filename": os.path.basename(path),
             "timestamp": received,
             "owner": owner,
             "claimed_name": parts[2],
@@ -379,8 +378,8 @@ class CourseCollect(ExchangeCollect):
         """
         dest = Path(dest)
         if rec is None:  # called as nbgrader's do_copy: look at the folder here
-            name = os.path.basename(src.rstrip("/"))
-            rec = self._record(name, name.split("+"))
+            src = src.rstrip("/")
+            rec = self._record(src, os.path.basename(src).split("+"))
         new = dest.with_name(dest.name + ".mhsa-collecting")
         if new.exists():
             shutil.rmtree(new)

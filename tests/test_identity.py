@@ -16,7 +16,8 @@ import shutil
 
 import pytest
 
-from autograders.identity import RECORD, identity_notes
+from autograders.collect import RECORD
+from autograders.identity import identity_notes
 from tests import nbgrader_course as nc
 
 pytestmark = pytest.mark.slow  # real nbgrader submit, collect and grade
@@ -97,13 +98,13 @@ def test_a_forged_record_in_the_submission_is_overwritten(tmp_path):
     """The record is written after the student's files are copied: theirs cannot stand."""
     from nbgrader.coursedir import CourseDirectory
 
-    from autograders.identity import OwnerCollect
+    from autograders.collect import CourseCollect
 
     src = tmp_path / "inbound" / "eve+mhsa+2026-11-25 10:00:00.000000 UTC+abc"
     src.mkdir(parents=True)
     (src / RECORD).write_text('{"collected": {"account": "eve"}, "all": []}')
     (src / "timestamp.txt").write_text("2026-11-25 10:00:00.000000 UTC")
-    collect = OwnerCollect(coursedir=CourseDirectory())
+    collect = CourseCollect(coursedir=CourseDirectory(assignment_id="mhsa"))
     dest = tmp_path / "submitted" / "eve" / "mhsa"
     collect.do_copy(str(src), str(dest))
     account = pwd.getpwuid(os.getuid()).pw_name
