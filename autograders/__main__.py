@@ -1,14 +1,14 @@
 """Command line: ``python -m autograders COMMAND …``.
 
-Commands: ``init-course``, ``new-key``, ``grade``, ``install-kernel``, ``instructor-ui``,
-``student-ui``.
+Commands: ``init-course``, ``new-key``, ``grade``, ``cluster-certs``, ``install-kernel``,
+``instructor-ui``, ``student-ui``.
 """
 
 import sys
 
 USAGE = (
     "usage: python -m autograders "
-    "{init-course,new-key,grade,install-kernel,instructor-ui,student-ui} …"
+    "{init-course,new-key,grade,cluster-certs,install-kernel,instructor-ui,student-ui} …"
 )
 
 
@@ -32,6 +32,10 @@ def main() -> int:
         from autograders.grade import main as grade
 
         return grade(sys.argv[2:])
+    if command == "cluster-certs":
+        from autograders.cluster import main as cluster_certs
+
+        return cluster_certs(sys.argv[2:])
     if command in ("instructor-ui", "student-ui"):
         from autograders.lab import main as lab_ui
 

@@ -1,10 +1,15 @@
 """Grade a whole class: the judge outside, each submission sandboxed, nbgrader's records.
 
-``python -m autograders grade ASSIGNMENT [--workers N | --scheduler tcp://HOST:PORT]``
-(run in the course directory) grades every submission under
-``submitted/*/ASSIGNMENT``. The command is the coordinator; the judging runs
-on Dask: a LocalCluster of N single-threaded worker processes by default, or
-an existing cluster. For one student:
+``python -m autograders grade ASSIGNMENT [--workers N | --scheduler tls://HOST:PORT
+--tls-ca-file CA --tls-cert CERT --tls-key KEY]`` (run in the course directory)
+grades every submission under ``submitted/*/ASSIGNMENT``. The command is the
+coordinator; the judging runs on Dask: a LocalCluster of N single-threaded
+worker processes by default, or an existing cluster. Only the grade command
+reaches its workers: every connection of the cluster is Dask's TLS, both ends
+showing a certificate (:mod:`autograders.cluster`): for the LocalCluster,
+credentials made in memory for this command; for a cluster, the certificates
+``python -m autograders cluster-certs`` makes (a ``tcp://`` address is
+refused). For one student:
 
 1. here, the coordinator reads the submission folder's files and sends them,
    as data, with the course (configuration, the assignment as the gradebook
@@ -241,23 +246,30 @@ def grade_class(
     out=sys.stderr,
     sandboxed: bool = True,
     scheduler: str | None = None,
+    tls: tuple = (None, None, None),
 ) -> dict:
     """Grade every submission of ``assignment``; return the summary as a dict.
 
     Each student is one Dask task (:func:`autograders.task.grade_submission`)
     on a LocalCluster of ``workers`` processes, or on the cluster at
-    ``scheduler``; the task gets the course and the submission as data and
+    ``scheduler`` (``tls://`` only, with ``tls``: the CA file, certificate
+    and key of :func:`autograders.cluster.cluster_security`); the task gets
+    the course and the submission as data and
     returns the grades and files as data. One task per worker thread is in
     flight, so a class of thousands never sits in memory at once.
     Everything else — reading submissions, the gradebook, ``autograded/``,
     ``feedback/`` — happens here. Refuses
     (:class:`autograders.sandbox.SandboxUnavailable`) when the sandbox cannot
-    be made, unless ``sandboxed`` is False, and (:class:`GradingBusy`) while
-    another grade command grades the same course.
+    be made, unless ``sandboxed`` is False, (:class:`GradingBusy`) while
+    another grade command grades the same course, and
+    (:class:`autograders.cluster.InsecureCluster`) a cluster without TLS.
     """
+    from autograders.cluster import cluster_security
+
+    security = cluster_security(scheduler, *tls) if scheduler else None
     course = course.resolve()
     with exclusive(course):
-        return _grade(course, assignment, workers, force, db, out, sandboxed, scheduler)
+        return _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, security)
 
 
 @contextlib.contextmanager
@@ -295,7 +307,7 @@ class GradingBusy(RuntimeError):
     """Another grade command holds the course's grading lock."""
 
 
-def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler) -> dict:
+def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, security) -> dict:
     """:func:`grade_class`'s work, with the course's grading lock held."""
     from distributed import wait
     from nbgrader.converters import Autograde, GenerateFeedback
@@ -335,7 +347,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler) ->
             name: int(str(kind(coursedir=coursedir, config=config).permissions), 8)
             for name, kind in (("autograded", Autograde), ("feedback", GenerateFeedback))
         }
-        with dask_client(workers, scheduler) as client:
+        with dask_client(workers, scheduler, security) as client:
             shared = client.scatter([course_data(config, course, assignment)], broadcast=True)[0]
             queue, pending = list(reversed(todo)), {}
 
@@ -427,27 +439,50 @@ def in_flight(client) -> int:
 
 
 @contextlib.contextmanager
-def dask_client(workers: int, scheduler: str | None = None):
+def dask_client(workers: int, scheduler: str | None = None, security=None):
     """A Dask client: on ``scheduler`` (an address) if given, else on a LocalCluster here.
 
-    The LocalCluster has ``workers`` single-threaded worker processes; it
-    ends with the command.
+    Parameters
+    ----------
+    workers : int
+        Single-threaded worker processes of the LocalCluster; it ends with
+        the command.
+    scheduler : str, optional
+        The address of a running cluster's scheduler, reached with ``security``
+        (:func:`autograders.cluster.cluster_security`).
+    security : distributed.security.Security, optional
+        The client's credentials for ``scheduler``.
+
+    Yields
+    ------
+    distributed.Client
+        A client of a cluster that refuses every peer without its
+        credentials: the LocalCluster's scheduler, nannies and workers
+        listen on ``tls://`` loopback addresses only, with credentials made
+        in memory for it (:func:`autograders.cluster.local_security`) and
+        no dashboard.
     """
     from distributed import Client, LocalCluster
 
+    from autograders.cluster import local_security
+
     if scheduler:
-        with Client(scheduler) as client:
+        with Client(scheduler, security=security) as client:
             yield client
         return
+    security = local_security()
     with (
         LocalCluster(
             n_workers=max(1, workers),
             threads_per_worker=1,
             processes=True,
+            host="127.0.0.1",
+            protocol="tls://",
+            security=security,
             dashboard_address=None,
             silence_logs=logging.ERROR,
         ) as cluster,
-        Client(cluster) as client,
+        Client(cluster, security=security) as client,
     ):
         yield client
 
@@ -545,6 +580,8 @@ def print_summary(summary: dict, out=None) -> None:
 
 def main(argv=None) -> int:
     """``python -m autograders grade``: parse the arguments, grade, print the summary."""
+    from autograders.cluster import FILES
+
     p = argparse.ArgumentParser(prog="python -m autograders grade", description=__doc__)
     p.add_argument("assignment")
     p.add_argument(
@@ -555,8 +592,10 @@ def main(argv=None) -> int:
     )
     p.add_argument(
         "--scheduler",
-        help="grade on the Dask cluster at this address (tcp://HOST:PORT) instead",
+        help="grade on the Dask cluster at this address (tls://HOST:PORT) instead",
     )
+    for option, name in FILES.items():
+        p.add_argument(f"--{option}", help=f"with --scheduler: the cluster's {name}")
     p.add_argument("--force", action="store_true", help="regrade students already graded")
     p.add_argument("--db", help="gradebook URL (default: the course's, SQLite)")
     p.add_argument("--course-dir", default=".", type=Path)
@@ -566,6 +605,7 @@ def main(argv=None) -> int:
         help="run the answers without bubblewrap (only for trusted submissions)",
     )
     a = p.parse_args(argv)
+    from autograders.cluster import InsecureCluster
     from autograders.sandbox import SandboxUnavailable
     from autograders.secret import MissingKey
 
@@ -578,8 +618,9 @@ def main(argv=None) -> int:
             a.db,
             sandboxed=not a.no_sandbox,
             scheduler=a.scheduler,
+            tls=(a.tls_ca_file, a.tls_cert, a.tls_key),
         )
-    except (SandboxUnavailable, GradingBusy, MissingKey) as exc:
+    except (SandboxUnavailable, GradingBusy, MissingKey, InsecureCluster) as exc:
         print(f"not grading: {exc}", file=sys.stderr)
         return 2
     summary["sandboxed"] = not a.no_sandbox
