@@ -29,6 +29,9 @@ from pathlib import Path
 #: The files ``cluster-certs`` writes, as the dask command-line options that take them.
 FILES = {"tls-ca-file": "ca.pem", "tls-cert": "cluster.pem", "tls-key": "cluster-key.pem"}
 NAME = "mhsa-grading-cluster"  # the members' certificate names no host: Dask checks none
+#: Dask configuration that leaves the HTTP servers of schedulers and workers (always
+#: started, plain HTTP, outside TLS: task names, logs, call stacks, metrics) without pages.
+NO_HTTP = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
 
 
 class InsecureCluster(ValueError):

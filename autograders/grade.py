@@ -459,12 +459,14 @@ def dask_client(workers: int, scheduler: str | None = None, security=None):
         A client of a cluster that refuses every peer without its
         credentials: the LocalCluster's scheduler, nannies and workers
         listen on ``tls://`` loopback addresses only, with credentials made
-        in memory for it (:func:`autograders.cluster.local_security`) and
-        no dashboard.
+        in memory for it (:func:`autograders.cluster.local_security`). The
+        HTTP servers Dask starts beside the scheduler and each worker (plain
+        HTTP: dashboard, task and worker pages, metrics) serve nothing.
     """
+    import dask
     from distributed import Client, LocalCluster
 
-    from autograders.cluster import local_security
+    from autograders.cluster import NO_HTTP, local_security
 
     if scheduler:
         with Client(scheduler, security=security) as client:
@@ -472,6 +474,7 @@ def dask_client(workers: int, scheduler: str | None = None, security=None):
         return
     security = local_security()
     with (
+        dask.config.set(NO_HTTP),  # the nannies hand it on to the worker processes
         LocalCluster(
             n_workers=max(1, workers),
             threads_per_worker=1,

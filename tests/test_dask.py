@@ -1,5 +1,9 @@
 """The grade command on a separate Dask cluster: a scheduler and two workers on loopback.
 
+The cluster is set up as the README says: TLS with the certificates
+``python -m autograders cluster-certs`` makes, on every ``dask`` command and
+the grade command.
+
 Each worker runs in a temporary directory of its own, apart from the course
 directory: the tasks carry the course and the submission as data. Grades
 equal serial ``nbgrader autograde``; a worker killed mid-run costs nothing
@@ -28,37 +32,78 @@ pytestmark = pytest.mark.slow  # real Dask processes, real grading
 DASK = str(Path(sys.executable).parent / "dask")
 
 
+#: As the README says: Dask's HTTP servers (plain HTTP, outside TLS) serve no pages.
+NO_HTTP = {
+    "DASK_DISTRIBUTED__SCHEDULER__HTTP__ROUTES": "[]",
+    "DASK_DISTRIBUTED__WORKER__HTTP__ROUTES": "[]",
+}
+
+
 def _start(args, cwd: Path, log: Path, env: dict | None = None) -> subprocess.Popen:
     cwd.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(
         [DASK, *args],
         cwd=cwd,
-        env={**nc.env(), **(env or {})},
+        env={**nc.env(), **NO_HTTP, **(env or {})},
         stdout=open(log, "w"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
 
 
+def certificates(folder: Path) -> list:
+    """Make the cluster's certificates with ``cluster-certs``; the TLS options that name them."""
+    subprocess.run(
+        [sys.executable, "-m", "autograders", "cluster-certs", str(folder)],
+        check=True,
+        capture_output=True,
+        env=nc.env(),
+    )
+    return [
+        "--tls-ca-file",
+        str(folder / "ca.pem"),
+        "--tls-cert",
+        str(folder / "cluster.pem"),
+        "--tls-key",
+        str(folder / "cluster-key.pem"),
+    ]
+
+
+def security(tls: list):
+    """A client's Security from the TLS options :func:`certificates` returns."""
+    from distributed.security import Security
+
+    ca, cert, key = tls[1::2]
+    return Security(
+        require_encryption=True, tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key
+    )
+
+
 @contextlib.contextmanager
 def cluster(tmp: Path, allowed_failures: int = 3):
-    """A ``dask scheduler`` and two single-threaded ``dask worker`` processes: (address, procs).
+    """A TLS ``dask scheduler`` and two single-threaded ``dask worker`` processes.
 
-    ``allowed_failures``: how many workers may die running one task before
-    Dask gives up on it (3 is Dask's default).
+    Yields (address, worker processes, TLS options, scheduler process). ``allowed_failures``:
+    how many workers may die running one task before Dask gives up on it
+    (3 is Dask's default).
     """
     info = tmp / "scheduler.json"
+    tmp.mkdir(parents=True, exist_ok=True)
+    tls = certificates(tmp / "certs")
     procs = [
         _start(
             [
                 "scheduler",
                 "--host",
                 "127.0.0.1",
+                "--protocol",
+                "tls",
                 "--port",
                 "0",
                 "--no-dashboard",
                 "--scheduler-file",
                 str(info),
+                *tls,
             ],
             tmp / "scheduler",
             tmp / "scheduler.log",
@@ -83,6 +128,7 @@ def cluster(tmp: Path, allowed_failures: int = 3):
                     "--local-directory",
                     str(tmp / f"worker{k}" / "space"),
                     "--no-dashboard",
+                    *tls,
                 ],
                 tmp / f"worker{k}",
                 tmp / f"worker{k}.log",
@@ -92,9 +138,10 @@ def cluster(tmp: Path, allowed_failures: int = 3):
         procs += workers
         from distributed import Client
 
-        with Client(address, timeout=120) as client:
+        assert address.startswith("tls://"), address
+        with Client(address, timeout=120, security=security(tls)) as client:
             client.wait_for_workers(2, timeout=120)
-        yield address, workers
+        yield address, workers, tls, procs[0]
     finally:
         for p in procs:
             with contextlib.suppress(ProcessLookupError):
@@ -110,9 +157,12 @@ def grade_killing_the_stuck_students_worker(tmp_path, allowed_failures):
     """
     course = nc.make_course(tmp_path / "course", LIMIT)
     honest_class(course, stuck=True)
-    with cluster(tmp_path / "dask", allowed_failures) as (address, _):
+    with cluster(tmp_path / "dask", allowed_failures) as (address, _, tls, _):
         proc = subprocess.Popen(
-            [sys.executable, "-m", "autograders", "grade", nc.ASSIGNMENT, "--scheduler", address],
+            [
+                *(sys.executable, "-m", "autograders", "grade", nc.ASSIGNMENT),
+                *("--scheduler", address, *tls),
+            ],
             cwd=course,
             env=nc.env(),
             stdout=subprocess.PIPE,
@@ -122,7 +172,7 @@ def grade_killing_the_stuck_students_worker(tmp_path, allowed_failures):
         from distributed import Client
 
         deadline = time.monotonic() + 600
-        with Client(address, timeout=60) as client:
+        with Client(address, timeout=60, security=security(tls)) as client:
             victim = None
             while victim is None and time.monotonic() < deadline and proc.poll() is None:
                 for worker, keys in client.processing().items():
