@@ -369,3 +369,29 @@ def test_another_account_cannot_reach_the_workers_during_a_grade_run(tmp_path):
     assert {nb: scores["stub"][nb][0] for nb in SOME} == dict.fromkeys(SOME, 0), scores
     assert scores["a-stuck"]["07_softmax"][0] == 0, scores
     assert "! perfect" not in out and "! stub" not in out, out
+
+
+def test_the_readmes_cluster_commands_take_only_options_that_exist():
+    """Every option of the README's cluster commands is in that command's ``--help``."""
+    import re
+
+    readme = (nc.ROOT / "README.md").read_text()
+    block = readme.split("<!-- cluster-commands -->", 1)[1].split("```", 2)[1]
+    dask = str(Path(sys.executable).parent / "dask")
+    helps = {
+        "dask scheduler": [dask, "scheduler", "--help"],
+        "dask worker": [dask, "worker", "--help"],
+        "python -m autograders grade": [sys.executable, "-m", "autograders", "grade", "x", "-h"],
+        "python -m autograders cluster-certs": [
+            *(sys.executable, "-m", "autograders", "cluster-certs", "-h")
+        ],
+    }
+    seen = set()
+    for line in block.replace("\\\n", " ").splitlines():
+        command = next((c for c in helps if line.lstrip().startswith(c)), None)
+        if command:
+            seen.add(command)
+            text = subprocess.run(helps[command], capture_output=True, text=True, env=nc.env())
+            options = re.findall(r"(?<!\S)(--[a-z][a-z-]*)", line.split("#")[0])
+            assert [o for o in options if o not in text.stdout] == [], (command, text.stdout)
+    assert seen == set(helps), seen
