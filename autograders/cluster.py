@@ -8,13 +8,19 @@ every connection show a certificate signed by the cluster's own authority,
 and a peer without one is refused before it can send anything.
 
 * The LocalCluster (:func:`local_security`): credentials made afresh in
-  memory for each grade command (``Security.temporary()``); no other
-  process has them.
+  memory for each grade command (``Security.temporary()``), handed to the
+  worker processes through their start-up pipe; no other process has them.
+  (Dask loads them into OpenSSL through files in a new folder of mode 0700,
+  removed at once.)
 * A real cluster (:func:`cluster_security`): ``tls://`` only, with the
   certificates ``python -m autograders cluster-certs DIR`` makes
   (:func:`make_certificates`): a private certificate authority, and one
   certificate and key for the cluster's members (scheduler, workers, the
   grade command), each file readable by its owner only.
+
+Dask also starts a plain HTTP server beside every scheduler and worker
+(task names, logs, call stacks, metrics), which TLS does not cover:
+:data:`NO_HTTP` leaves them without pages.
 """
 
 from __future__ import annotations

@@ -469,6 +469,10 @@ def dask_client(workers: int, scheduler: str | None = None, security=None):
     from autograders.cluster import NO_HTTP, local_security
 
     if scheduler:
+        if security is None:  # never a cluster without credentials: this refuses
+            from autograders.cluster import cluster_security
+
+            security = cluster_security(scheduler, None, None, None)
         with Client(scheduler, security=security) as client:
             yield client
         return
