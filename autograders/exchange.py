@@ -106,12 +106,23 @@ def _mode(st: os.stat_result) -> str:
 
 
 def _who(uid: int) -> str:
+    """``account 'name' (uid N)``, or ``uid N`` for an account without a name."""
     import pwd
 
     try:
         return f"account {pwd.getpwuid(uid).pw_name!r} (uid {uid})"
     except KeyError:
         return f"uid {uid}"
+
+
+def _you(uid: int) -> str:
+    """``you ('name')``, or ``you (uid N)``: the running account."""
+    import pwd
+
+    try:
+        return f"you ({pwd.getpwuid(uid).pw_name!r})"
+    except KeyError:
+        return f"you (uid {uid})"
 
 
 def _containers(path: Path) -> list[str]:
@@ -208,8 +219,8 @@ def problems(root, course_id: str = COURSE_ID) -> list[str]:
         return [*out, f"{root} is not a folder, expected the exchange root."]
     if st.st_uid not in (0, me):
         out.append(
-            f"{root} (the exchange root) belongs to {_who(st.st_uid)}, expected root or you "
-            f"({_who(me)}): its owner can rename anything in it. Fix: as root, make a new root "
+            f"{root} (the exchange root) belongs to {_who(st.st_uid)}, expected root or "
+            f"{_you(me)}: its owner can rename anything in it. Fix: as root, make a new root "
             f"(mkdir -m 1777 NEW, then python -m autograders init-exchange NEW) and use it."
         )
     elif st.st_mode & _OPEN and not st.st_mode & stat.S_ISVTX:
@@ -253,7 +264,7 @@ def _folder_problems(path: Path, what: str, mode: int, me: int, init: str) -> li
         return [f"{path} ({what}) is not a folder, expected a folder of yours. Fix: {aside}."]
     if st.st_uid != me:
         return [
-            f"{path} ({what}) belongs to {_who(st.st_uid)}, expected you ({_who(me)}): that "
+            f"{path} ({what}) belongs to {_who(st.st_uid)}, expected {_you(me)}: that "
             f"account may have put it there, and can change it. Fix: {aside} (as the owner of "
             f"its folder), look at what is in it, then {init}."
         ]
@@ -297,11 +308,15 @@ def init_exchange(root, course_id: str = COURSE_ID) -> list[str]:
 
     Raises
     ------
+    ValueError
+        When ``course_id`` is not a plain folder name.
     UnsafeExchange
         When, afterwards, :func:`problems` still finds some (a folder of
         another account, a symbolic link), or the root cannot be written by
         students (it belongs to root without mode 1777).
     """
+    if not _is_plain_name(course_id):
+        raise ValueError(f"the course id must be a folder name, got {course_id!r}")
     root, me, done = Path(os.path.abspath(root)), os.geteuid(), []
     if not os.path.lexists(root):
         root.parent.mkdir(parents=True, exist_ok=True)
@@ -330,6 +345,10 @@ def init_exchange(root, course_id: str = COURSE_ID) -> list[str]:
     if found:
         raise UnsafeExchange(found)
     return done
+
+
+def _is_plain_name(name: str) -> bool:
+    return bool(name) and name not in (".", "..") and os.sep not in name and "\0" not in name
 
 
 def _is_root_usable(root: Path) -> bool:
@@ -366,7 +385,10 @@ def _chmod(path: Path, mode: int, done: list) -> None:
 
 def _refuse_if_unsafe(exchange, when: str) -> None:
     """``exchange.fail`` (nbgrader's refusal) with every problem of its exchange, if any."""
-    found = problems(exchange.root, exchange.coursedir.course_id)
+    course_id = exchange.coursedir.course_id
+    if not _is_plain_name(course_id):
+        exchange.fail(f"The course id must be a folder name, got {course_id!r}.")
+    found = problems(exchange.root, course_id)
     if found:
         exchange.fail(
             f"Refusing to {when}: in the exchange, one account could rename or replace "

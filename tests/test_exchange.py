@@ -102,6 +102,13 @@ def test_init_exchange_fixes_the_modes_of_the_instructors_own_folders(tmp_path):
     assert stat.S_IMODE(os.lstat(exchange / "mhsa" / "inbound").st_mode) == INBOUND_MODE
 
 
+@pytest.mark.parametrize("course_id", ["", ".", "..", "a/b"])
+def test_a_course_id_that_is_not_a_folder_name_is_refused(tmp_path, course_id):
+    with pytest.raises(ValueError, match="the course id must be a folder name"):
+        init_exchange(tmp_path / "exchange", course_id)
+    assert not (tmp_path / "exchange").exists()
+
+
 def _mode(rel: str, mode: int):
     return lambda exchange: (exchange / rel).chmod(mode)
 
