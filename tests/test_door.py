@@ -136,11 +136,9 @@ def graded(tmp_path_factory):
     course = nc.make_course(tmp / "course", config)
     with accounts.shared_folder() as shared:
         exchange = shared / "exchange"
-        exchange.mkdir()
-        exchange.chmod(0o1777)
+        nc._python(course, "autograders", "init-exchange", str(exchange), check=True)
         nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
         nc.nbgrader(course, "release_assignment", nc.ASSIGNMENT, "--force", *_exchange(exchange))
-        (exchange / "mhsa" / "inbound").chmod(0o3733)  # sticky: each student's own folder
         homes = tmp / "homes"
         homes.mkdir()
         _submit_as_root(homes, exchange, "alice")  # honest, on time
