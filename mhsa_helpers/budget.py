@@ -72,6 +72,10 @@ def reference_seconds(name: str, args, kwargs) -> float:
         return time.perf_counter() - start
 
 
+#: ``{(notebook, test key, call index): seconds}`` of the reference, as timed in this process.
+_TIMED: dict = {}
+
+
 class Budget:
     """One student's time for grading: each request's budget, and the pool they share.
 
@@ -96,15 +100,22 @@ class Budget:
 
     @classmethod
     def of_jobs(cls, jobs) -> Budget:
-        """The budget of ``jobs`` (:class:`mhsa_helpers.run.Job`): every call's reference timed."""
-        return cls(
-            {
-                (job.stem, key, i): reference_seconds(name, args, kwargs)
-                for job in jobs
-                for key, name, requests in job.tests
-                for i, (args, kwargs, _) in enumerate(requests)
-            }
-        )
+        """The budget of ``jobs`` (:class:`mhsa_helpers.run.Job`): every call's reference timed.
+
+        Each call is timed once per process (:data:`_TIMED`): a test key
+        holds the exercise and the seed of its inputs, so every student of a
+        course has the same calls (a memory-measured call's inputs are drawn
+        afresh, of the same shapes), and the next students a worker grades
+        cost no timing.
+        """
+        reference_s = {}
+        for job in jobs:
+            for key, name, requests in job.tests:
+                for i, (args, kwargs, _) in enumerate(requests):
+                    if (job.stem, key, i) not in _TIMED:
+                        _TIMED[job.stem, key, i] = reference_seconds(name, args, kwargs)
+                    reference_s[job.stem, key, i] = _TIMED[job.stem, key, i]
+        return cls(reference_s)
 
     def call_s(self, stem: str, key, index: int) -> float:
         """Seconds the call ``index`` of test ``key`` of notebook ``stem`` may take."""
