@@ -45,10 +45,11 @@ processes together hold more than the memory limit.
 Each reply is an ``R`` frame (the answer process's own pickle, which the
 parent reads with :class:`SafeUnpickler`) or an ``S`` frame (this process's
 word: ``{"error": why, "events": [...]}`` when a notebook's process timed
-out, crashed or ended; ``"slow": True`` too when it was killed for time during
-a request that had a ``B`` budget). A notebook's process never holds another call's
-inputs: it is forked before any call is read, and each call's inputs are
-dropped when the call returns; it holds no channel but its own two pipes.
+out, crashed or ended; ``{"error": why, "slow": True}`` when it ran out of
+time during a request that had a ``B`` budget). A notebook's process never
+holds another call's inputs: it is forked before any call is read, and each
+call's inputs are dropped when the call returns; it holds no channel but its
+own two pipes.
 """
 
 from __future__ import annotations
@@ -1108,7 +1109,8 @@ class _Process:
     def _why(self) -> dict:
         """Kill the process and its group; why it ended, as the parent reports it."""
         status = self.end()
-        timed_out = self.late or (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM)
+        alarm = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM
+        timed_out = getattr(self, "late", False) or alarm
         if timed_out and self.budgeted:  # whichever deadline came first: the parent's budget
             return {"error": "it ran over its time budget", "slow": True}
         if timed_out:
