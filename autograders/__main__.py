@@ -1,14 +1,14 @@
 """Command line: ``python -m autograders COMMAND …``.
 
-Commands: ``init-course``, ``new-key``, ``grade``, ``cluster-certs``, ``install-kernel``,
-``instructor-ui``, ``student-ui``.
+Commands: ``init-course``, ``init-exchange``, ``new-key``, ``grade``, ``cluster-certs``,
+``install-kernel``, ``instructor-ui``, ``student-ui``.
 """
 
 import sys
 
 USAGE = (
-    "usage: python -m autograders "
-    "{init-course,new-key,grade,cluster-certs,install-kernel,instructor-ui,student-ui} …"
+    "usage: python -m autograders {init-course,init-exchange,new-key,grade,cluster-certs,"
+    "install-kernel,instructor-ui,student-ui} …"
 )
 
 
@@ -24,6 +24,10 @@ def main() -> int:
         from autograders.course import main as init_course
 
         return init_course(sys.argv[2:])
+    if command == "init-exchange":
+        from autograders.exchange import main as init_exchange
+
+        return init_exchange(sys.argv[2:])
     if command == "new-key":
         from autograders.secret import main as new_key
 

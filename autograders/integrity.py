@@ -184,8 +184,15 @@ def verify(source: Path, submission: Path, key: bytes, timeout: float = 30.0, wr
     here. A hidden test's message names the property that failed, never
     its inputs. An exercise the judge cannot decide scores 0 and is named
     in the notes as a grading error to review; it costs nothing else.
+
+    Every request has a time budget tied to the reference's own time on
+    its inputs, and the student a pool of them all
+    (:mod:`mhsa_helpers.budget`): a call over its budget fails that
+    exercise, a spent pool fails what is left, and both are named in the
+    notes.
     """
     from autograders.kernel import MEMORY_LIMIT
+    from mhsa_helpers.budget import Budget
     from mhsa_helpers.checks import CHECKS, GRADING_ERROR, hidden_seed, job, judge
     from mhsa_helpers.exercises import by_grade_id
     from mhsa_helpers.run import run_answers
@@ -205,7 +212,12 @@ def verify(source: Path, submission: Path, key: bytes, timeout: float = 30.0, wr
             tests = [(e.name, seed) for e in exercises for seed in (None, seeds[e.name])]
             jobs.append(job(src_path.stem, answer_cells(sub), tests))
     results = run_answers(
-        jobs, timeout=timeout, memory=MEMORY_LIMIT, wrapper=wrapper, contained=wrapper is not None
+        jobs,
+        timeout=timeout,
+        memory=MEMORY_LIMIT,
+        wrapper=wrapper,
+        contained=wrapper is not None,
+        budget=Budget.of_jobs(jobs),
     )
     out = {}
     for stem, exercises in graded.items():

@@ -48,7 +48,13 @@ c.ClearHiddenTests.enabled = True
 # Collect: the course's (autograders.collect): safe ids only, arrival times from the file
 # system, every student collected whatever one submission holds; it records the account
 # behind every submission, so that the grade command can name one made from another id.
-c.ExchangeFactory.collect = "autograders.collect.CourseCollect"
+c.ExchangeFactory.collect = "autograders.exchange.SafeCollect"
+
+# The exchange (autograders.exchange): release makes it so that no account can rename
+# another's folders (root 1777, inbound sticky); release, release_feedback and collect
+# refuse an exchange where one could.
+c.ExchangeFactory.release_assignment = "autograders.exchange.SafeReleaseAssignment"
+c.ExchangeFactory.release_feedback = "autograders.exchange.SafeReleaseFeedback"
 
 # Export: nbgrader's CSV plus whether each student's grading succeeded.
 c.ExportApp.plugin_class = "autograders.export.GradesCsv"

@@ -29,7 +29,11 @@ pickle. The parent sends
   is killed and ``/tmp`` emptied first, and again once the fresh process has
   run the cells, so nothing computed earlier can stand in for the call;
 * ``E`` at the end of a notebook: the process replies ``("events", events)``
-  and is killed with everything it started.
+  and is killed with everything it started;
+* ``B`` before any of these (the grader's): the seconds the next request may
+  take, by this process's clock (:meth:`_Process.limit`), within the
+  notebook's own time limit. A process over it is killed, and the reply
+  says so (``"slow": True``): the parent decides what that costs.
 
 In the sandbox this program is the PID namespace's first process: nothing
 the answers start can signal it, and it is not dumpable, so nothing can
@@ -41,9 +45,11 @@ processes together hold more than the memory limit.
 Each reply is an ``R`` frame (the answer process's own pickle, which the
 parent reads with :class:`SafeUnpickler`) or an ``S`` frame (this process's
 word: ``{"error": why, "events": [...]}`` when a notebook's process timed
-out, crashed or ended). A notebook's process never holds another call's
-inputs: it is forked before any call is read, and each call's inputs are
-dropped when the call returns; it holds no channel but its own two pipes.
+out, crashed or ended; ``{"error": why, "slow": True}`` when it ran out of
+time during a request that had a ``B`` budget). A notebook's process never
+holds another call's inputs: it is forked before any call is read, and each
+call's inputs are dropped when the call returns; it holds no channel but its
+own two pipes.
 """
 
 from __future__ import annotations
@@ -625,20 +631,25 @@ def _serve_parent(stdin: int, out: int, limits: dict) -> None:
     and a fresh process before the one call it runs, so no process holds
     inputs it was not given (this loop keeps none once relayed).
     """
-    setup, process = None, None
+    setup, process, seconds = None, None, None
     while True:
         header = _read_exact(stdin, 9)
         if len(header) < 9:
             break
         kind, size = header[8:9], struct.unpack("<Q", header[:8])[0] - 1
+        if kind == b"B":  # the next request's budget, from the parent (trusted): no reply
+            seconds = float(pickle.loads(_read_exact(stdin, size)))
+            continue
         if kind == b"N":
             if process is not None:
                 process.end()
             _sweep(limits)
             setup = _read_exact(stdin, size)
             process = _Process(setup, limits)
+            process.limit(seconds)
             reply = process.ask(b"N", None)
         elif kind in (b"C", b"E") and process is not None:
+            process.limit(seconds)
             reply = process.ask(kind, _read_exact(stdin, size))
             if kind == b"E":
                 process.end()
@@ -647,6 +658,7 @@ def _serve_parent(stdin: int, out: int, limits: dict) -> None:
             _sweep(limits)  # no helper of earlier processes is left to compute for it
             base = _resident()  # what the fresh process holds when it begins
             fresh = _Process(setup, limits, fresh=True)  # forked before the call is read
+            fresh.limit(seconds)  # its cells and its call together
             reply = fresh.ask(b"N", None)  # its cells have run ("ready"), or why not
             if reply[0] == b"R" and _ready(reply[1]):
                 _sweep(limits, spare=fresh.pid)  # nor any its cells started
@@ -661,6 +673,7 @@ def _serve_parent(stdin: int, out: int, limits: dict) -> None:
             reply = (b"S", {"error": "the child received a request out of order"})
         _write_all(out, _frame(reply[0], reply[1] if reply[0] == b"R" else pickle.dumps(reply[1])))
         del reply
+        seconds = None  # a budget holds for one request only
 
 
 def _measured(reply: tuple, maxrss: int, base: int) -> tuple:
@@ -997,11 +1010,16 @@ def _held() -> tuple[int, int]:
 
 
 class _Process:
-    """One notebook's process as the child's main loop sees it: its pipes and its deadline."""
+    """One notebook's process as the child's main loop sees it: its pipes and its deadlines.
+
+    Its own deadline (the notebook's time limit, from its fork) holds for
+    its whole life; a request may have a nearer one (:meth:`limit`).
+    """
 
     def __init__(self, setup: bytes, limits: dict, fresh: bool = False):
         self.timeout = limits["timeout"]
         self.deadline = time.monotonic() + self.timeout + 2
+        self.until, self.budgeted = self.deadline, False
         self.pid, self.requests, self.replies = _start(setup, limits, fresh)
         self.dead, self.late, self.garbled, self.hog = None, False, False, ""
         self.status, self.maxrss = None, 0
@@ -1009,6 +1027,12 @@ class _Process:
         self.watch = bool(limits.get("contained"))
         self.memory = limits["memory"]
         os.set_blocking(self.requests, False)  # a process that stops reading cannot block us
+
+    def limit(self, seconds: float | None) -> None:
+        """Give the next request ``seconds`` from now (None: the notebook's deadline only)."""
+        self.budgeted = seconds is not None
+        until = time.monotonic() + seconds if self.budgeted else self.deadline
+        self.until = min(self.deadline, until)
 
     def ask(self, kind: bytes, payload: bytes | None):
         """Send one request (``payload`` None: none, just read) and return the reply frame.
@@ -1030,7 +1054,7 @@ class _Process:
         """Write ``data`` to the process before the deadline (late: it stops reading)."""
         view = memoryview(data)
         while view:
-            left = self.deadline - time.monotonic()
+            left = self.until - time.monotonic()
             if left <= 0 or not select.select([], [self.requests], [], left)[1]:
                 self.late = True
                 return
@@ -1056,14 +1080,14 @@ class _Process:
         chunks, look = [], time.monotonic() + WATCH_EVERY
         while size > 0:
             now = time.monotonic()
-            if now >= self.deadline:
+            if now >= self.until:
                 self.late = True
                 return None
             if self.watch and now >= look:  # by the clock, however the reply trickles in
                 look = now + WATCH_EVERY
                 if self._over() is not None:
                     return None
-            until = min(self.deadline, look) if self.watch else self.deadline
+            until = min(self.until, look) if self.watch else self.until
             if not select.select([self.replies], [], [], max(0.0, until - now))[0]:
                 continue
             chunk = os.read(self.replies, min(size, 1 << 20))
@@ -1085,9 +1109,11 @@ class _Process:
     def _why(self) -> dict:
         """Kill the process and its group; why it ended, as the parent reports it."""
         status = self.end()
-        if getattr(self, "late", False) or (
-            os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM
-        ):
+        alarm = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM
+        timed_out = getattr(self, "late", False) or alarm
+        if timed_out and self.budgeted:  # whichever deadline came first: the parent's budget
+            return {"error": "it ran over its time budget", "slow": True}
+        if timed_out:
             return {
                 "error": f"timed out after {self.timeout:.0f} s (an endless loop?)",
                 "events": ["a cell ran past the time limit (endless loop?)"],

@@ -35,11 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from . import child, reference
+from .budget import CELLS_ALLOWANCE, FACTOR, Budget
 from .exercises import exercise, forbidden, names
 
 __all__ = [
     "CHILD",
     "ERROR_CODES",
+    "SPENT",
     "Job",
     "NotebookResult",
     "Opaque",
@@ -72,6 +74,8 @@ ERROR_CODES = frozenset(
         "exit",
         "crashed",
         "garbled",
+        "slow",
+        "spent",
     }
 )
 
@@ -276,6 +280,11 @@ class ChildFailed(RuntimeError):
     """The child itself stopped answering (nothing a notebook's answers can cause)."""
 
 
+#: Seconds the child may reply after a request's budget (to kill and sweep) before it counts
+#: as failed itself.
+CHILD_GRACE = 30.0
+
+
 class _Channel:
     """The child process, and one request/reply exchange with it at a time."""
 
@@ -306,27 +315,35 @@ class _Channel:
         except OSError as exc:
             raise ChildFailed(type(exc).__name__) from None
 
-    def ask(self, kind: bytes, obj) -> tuple[bytes, Any]:
-        """One request and its reply: ``(b"R" or b"S", the unpickled reply or None if garbled)``."""
+    def ask(self, kind: bytes, obj, seconds: float | None = None) -> tuple[bytes, Any]:
+        """One request and its reply: ``(b"R" or b"S", the unpickled reply or None if garbled)``.
+
+        With ``seconds``, the child gives the request that long (a ``B``
+        request first) and is waited for that long and :data:`CHILD_GRACE`.
+        """
+        wait = self.reply_wait
+        if seconds is not None:
+            self.send(b"B", float(seconds))
+            wait = min(wait, seconds + CHILD_GRACE)
         self.send(kind, obj)
-        header = self._exactly(9)
+        header = self._exactly(9, wait)
         size = struct.unpack("<Q", header[:8])[0] - 1
         if header[8:9] not in (b"R", b"S") or not 0 <= size <= child.REPLY_LIMIT:
             raise ChildFailed("an oversized or malformed reply")
         if size > RESULT_LIMIT - self.read:  # over the notebook's limit: read, never kept
             kept = self.read
             while size > 0:
-                size -= len(self._exactly(min(size, 1 << 20)))
+                size -= len(self._exactly(min(size, 1 << 20), wait))
             self.read = kept
             return header[8:9], TOO_LARGE
-        data = self._exactly(size)
+        data = self._exactly(size, wait)
         try:
             return header[8:9], child.safe_loads(data)
         except Exception:  # garbage from a notebook's process: that notebook's doing
             return header[8:9], None
 
-    def _exactly(self, size: int) -> bytes:
-        fd, chunks, deadline = self.proc.stdout.fileno(), [], time.monotonic() + self.reply_wait
+    def _exactly(self, size: int, wait: float) -> bytes:
+        fd, chunks, deadline = self.proc.stdout.fileno(), [], time.monotonic() + wait
         while size > 0:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
@@ -379,34 +396,134 @@ def _died(reply) -> NotebookResult:
     )
 
 
+#: What a student whose pool of time is spent is told (with the pool's seconds).
+SPENT = "the time budget for grading all the notebooks was used up"
 #: Stands, in a test's list of outcomes, for a measured call still to be made.
 _LATER = object()
 
 
-def _run_job(channel: _Channel, job: Job) -> NotebookResult:
+class _Timed:
+    """One notebook's requests to the child, each within its budget and the student's pool.
+
+    Without a :class:`~mhsa_helpers.budget.Budget` (the progress report)
+    the requests have the notebook's time limit only, as before.
+    ``why`` says why the last request gave no reply: ``"slow"`` (it ran
+    over its budget) or ``"spent"`` (the pool ran out before or during it).
+    """
+
+    def __init__(self, channel: _Channel, budget: Budget | None, stem: str):
+        self.channel, self.budget, self.stem = channel, budget, stem
+        self.slow, self.events, self.why = set(), [], None
+
+    def call_s(self, key, index: int, cells: bool = False) -> float | None:
+        """The budget of a call (with ``cells``: run in a fresh process, the cells first)."""
+        if self.budget is None:
+            return None
+        return self.budget.call_s(self.stem, key, index) + (CELLS_ALLOWANCE if cells else 0.0)
+
+    def ask(self, kind: bytes, obj, seconds: float | None) -> tuple:
+        """``(b"R" or b"S", reply)``, or ``(None, None)`` when over a budget (:attr:`why`)."""
+        self.why = None
+        if self.budget is None:
+            return self.channel.ask(kind, obj)
+        left = self.budget.left_s()
+        if left <= 0:
+            self.why = "spent"
+            return None, None
+        given = min(seconds, left)
+        start = time.monotonic()
+        try:
+            kind, reply = self.channel.ask(kind, obj, given)
+        finally:
+            self.budget.spend(time.monotonic() - start)
+        if kind == b"S" and isinstance(reply, dict) and reply.get("slow") is True:
+            self.why = "slow" if given >= seconds else "spent"
+            return None, None
+        return kind, reply
+
+    def start(self, setup: tuple) -> list | NotebookResult:
+        """Run the answer cells in a new process: the events it reports, or why it cannot run."""
+        kind, reply = self.ask(b"N", setup, CELLS_ALLOWANCE if self.budget else None)
+        if self.why == "slow":
+            error = f"the answer cells took longer than their time budget ({CELLS_ALLOWANCE:.0f} s)"
+            return NotebookResult(error=error)
+        if self.why == "spent":
+            return NotebookResult(error=self.pool())
+        if kind == b"S":
+            return _died(reply)
+        if not (isinstance(reply, tuple) and reply and reply[0] in ("ready", "failed")):
+            return NotebookResult(error="the answer cells garbled their results")
+        if reply[0] == "failed":
+            return NotebookResult(error=_failure(reply[1]), events=_told(reply[2:3] and reply[2]))
+        return _told(reply[1])
+
+    def pool(self) -> str:
+        """What the learner is told of the spent pool."""
+        return f"{SPENT} ({self.budget.pool_s:.0f} s) by answers that ran long"
+
+    def over(self, name: str, seconds: float | None) -> tuple:
+        """The raw outcome of a call of ``name`` that found no time (:attr:`why`)."""
+        if self.why == "spent":
+            self.events.append(f"{SPENT} ({self.budget.pool_s:.0f} s): not graded from {name} on")
+            return ("error", f"{name} was not checked: {self.pool()}.", "spent")
+        if name not in self.slow:
+            self.events.append(f"{name}: a call ran over its time budget ({seconds:.1f} s)")
+        self.slow.add(name)
+        return (
+            "error",
+            f"{name} took longer than its time budget ({seconds:.1f} s: {FACTOR}× the "
+            "reference's time on the same inputs, and a few seconds more): look for an endless "
+            "loop or a wait.",
+            "slow",
+        )
+
+
+def _run_job(channel: _Channel, job: Job, budget: Budget | None = None) -> NotebookResult:
     """One notebook: its cells, its calls one at a time, its events, then its measured calls.
 
     The memory-measured calls run last, each in a fresh process, once the
     notebook's own process and everything it started are gone; the outcomes
     are then put back in call order, cut after the first error, as if made
-    in order.
+    in order. With a ``budget``, a call over its own loses that call (and
+    the exercise's later calls): the notebook's process is started again,
+    its cells run anew, for the next exercise; once the student's pool is
+    spent no call is made.
     """
     source, blocked = _mh_of([name for _, name, _ in job.tests])
-    kind, reply = channel.ask(b"N", (job.stem, list(job.sources), source, sorted(blocked)))
-    if kind == b"S":
-        return _died(reply)
-    if not (isinstance(reply, tuple) and reply and reply[0] in ("ready", "failed")):
-        return NotebookResult(error="the answer cells garbled their results")
-    if reply[0] == "failed":
-        return NotebookResult(error=_failure(reply[1]), events=_told(reply[2:3] and reply[2]))
-    events, raw = _told(reply[1]), {}
+    setup = (job.stem, list(job.sources), source, sorted(blocked))
+    timed = _Timed(channel, budget, job.stem)
+    started = timed.start(setup)
+    if isinstance(started, NotebookResult):
+        return started
+    events, raw, alive, stopped = list(started), {}, True, None
     for key, name, requests in job.tests:
         raw[key] = []
-        for args, kwargs, options in requests:
+        if stopped is not None:  # the process could not start again: why, for every call left
+            raw[key] = [("error", f"{name} was not checked: {stopped.error}", stopped.code)]
+            continue
+        if name in timed.slow:  # its visible calls ran over: the hidden ones are not made
+            why = "not run on the hidden inputs: it ran over its time budget on the visible ones"
+            raw[key] = [("error", f"{name} was {why}.", "slow")]
+            continue
+        for index, (args, kwargs, options) in enumerate(requests):
             if options.get("memory"):
                 raw[key].append(_LATER)
                 continue
-            kind, reply = channel.ask(b"C", (name, args, kwargs, options))
+            if not alive:  # a call ran over: its process is gone, the cells run in a new one
+                started = timed.start(setup)
+                if isinstance(started, NotebookResult):
+                    stopped = _Stop(started.error, timed.why or "crashed")
+                    raw[key] = [("error", f"{name} was not checked: {stopped.error}", stopped.code)]
+                    break
+                events, alive = events + started, True
+            seconds = timed.call_s(key, index)
+            kind, reply = timed.ask(b"C", (name, args, kwargs, options), seconds)
+            if kind is None:
+                raw[key].append(timed.over(name, seconds))
+                alive = False  # killed, or left for the next notebook's start to end
+                if timed.why == "spent":
+                    stopped = _Stop(timed.pool(), "spent")
+                break
             if kind == b"S":
                 return _died(reply)
             if reply == ("undefined",):
@@ -415,18 +532,25 @@ def _run_job(channel: _Channel, job: Job) -> NotebookResult:
             raw[key].append(_call_outcome(name, reply))
             if raw[key][-1][0] == "error":
                 break
-    kind, reply = channel.ask(b"E", None)
-    if kind == b"R" and isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "events":
-        events += _told(reply[1])
+    if alive and stopped is None:
+        kind, reply = timed.ask(b"E", None, CELLS_ALLOWANCE if budget else None)
+        if kind == b"R" and isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "events":
+            events += _told(reply[1])
     outcomes = {}
     for key, name, requests in job.tests:
         made = []
-        for entry, (args, kwargs, options) in zip(raw[key], requests, strict=False):
+        for index, (entry, (args, kwargs, options)) in enumerate(
+            zip(raw[key], requests, strict=False)
+        ):
             if raw[key] == "not defined":
                 break
             if entry is _LATER:
-                kind, reply = channel.ask(b"F", (name, args, kwargs, options))
-                entry = _call_outcome(name, reply) if kind == b"R" else _fresh_died(name, reply)
+                seconds = timed.call_s(key, index, cells=True)
+                kind, reply = timed.ask(b"F", (name, args, kwargs, options), seconds)
+                if kind is None:
+                    entry = timed.over(name, seconds)
+                else:
+                    entry = _call_outcome(name, reply) if kind == b"R" else _fresh_died(name, reply)
             made.append(entry)
             if entry[0] == "error":
                 break
@@ -435,8 +559,16 @@ def _run_job(channel: _Channel, job: Job) -> NotebookResult:
         except Exception:  # malformed or oversized: that check fails, nothing else
             error = f"{name}: its result could not be read."
             outcomes[key] = [Outcome(error=error, code="garbled")]
-    events = list(dict.fromkeys(events + _events_of(outcomes)))
+    events = list(dict.fromkeys(events + timed.events + _events_of(outcomes)))
     return NotebookResult(outcomes=outcomes, events=events)
+
+
+@dataclass(frozen=True)
+class _Stop:
+    """Why a notebook's calls stopped for good (its cells ran over, or the pool is spent)."""
+
+    error: str
+    code: str
 
 
 def _call_outcome(name: str, reply) -> tuple:
@@ -464,6 +596,7 @@ def run_answers(
     memory: int | None = None,
     wrapper=None,
     contained: bool = False,
+    budget: Budget | None = None,
 ) -> dict:
     """Run every job in one child process, a call at a time; return ``{stem: NotebookResult}``.
 
@@ -485,6 +618,13 @@ def run_answers(
         The wrapper gives the child a PID namespace of its own (the grader's
         sandbox): before each notebook and each measured call it kills every
         other process it sees, so nothing an answer started earlier lives on.
+    budget : Budget, optional
+        The student's time (the grader's, :class:`mhsa_helpers.budget.Budget`):
+        each request gets its own budget within ``timeout``; a call over it
+        fails (code ``"slow"``) and the notebook goes on in a new process
+        with the next exercise; once the pool is spent, no request is sent
+        and what is left fails (code ``"spent"``). Every such call is named
+        in the notebook's events.
 
     A notebook's process receives each call's inputs only when it runs that
     call, and replies on a pipe of its own: its code can neither read
@@ -502,7 +642,7 @@ def run_answers(
             channel.send(b"L", limits)
             while pending:
                 started, channel.read = True, 0  # each notebook reads within its own limit
-                results[pending[0].stem] = _run_job(channel, pending[0])
+                results[pending[0].stem] = _run_job(channel, pending[0], budget)
                 pending.pop(0)
         except Exception as exc:  # the child itself failed: this notebook (or all) says so
             reason = exc if isinstance(exc, ChildFailed) else type(exc).__name__

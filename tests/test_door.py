@@ -19,6 +19,7 @@ import datetime
 import io
 import os
 import pwd
+import shutil
 import sys
 import time
 
@@ -135,11 +136,9 @@ def graded(tmp_path_factory):
     course = nc.make_course(tmp / "course", config)
     with accounts.shared_folder() as shared:
         exchange = shared / "exchange"
-        exchange.mkdir()
-        exchange.chmod(0o1777)
+        nc._python(course, "autograders", "init-exchange", str(exchange), check=True)
         nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
         nc.nbgrader(course, "release_assignment", nc.ASSIGNMENT, "--force", *_exchange(exchange))
-        (exchange / "mhsa" / "inbound").chmod(0o3733)  # sticky: each student's own folder
         homes = tmp / "homes"
         homes.mkdir()
         _submit_as_root(homes, exchange, "alice")  # honest, on time
@@ -156,6 +155,8 @@ def graded(tmp_path_factory):
         _redate("sys", shared, exchange)  # and then re-dated to look on time
         _inbound_traps(course, exchange)
         collect = nc.nbgrader(course, "collect", nc.ASSIGNMENT, *_exchange(exchange))
+    # a folder a stock collect (or a hand) let in under an unsafe id: the grade command refuses it
+    shutil.copytree(course / "submitted" / "alice", course / "submitted" / FORGE_ROW)
     proc = nc.grade(course, "--workers", "2")
     nc.nbgrader(course, "export", "--to", "grades.csv")
     return course, collect, proc.stdout, nc.scores(course)
@@ -174,7 +175,7 @@ def test_collection_never_stops_and_honest_students_get_their_scores(graded):
     assert collect.returncode == 0, collect.stderr
     for student in ("alice", "daemon", "zed"):
         assert _full(scores, student), (student, scores.get(student))
-    assert sorted(p.name for p in (course / "submitted").iterdir()) == [
+    assert sorted(p.name for p in (course / "submitted").iterdir() if is_safe(p.name)) == [
         "alice", "bin", "daemon", "linker", "piper", "sys", "zed"
     ]  # fmt: skip
 
@@ -209,9 +210,11 @@ def test_unsafe_ids_are_refused_named_escaped_and_reach_nothing(graded):
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         ids = sorted(s.id for s in gb.students)
     assert all(is_safe(s) for s in ids), ids
-    assert sorted((course / "submitted").iterdir()) == sorted(
-        p for p in (course / "submitted").iterdir() if is_safe(p.name)
-    )
+    unsafe = [p.name for p in (course / "submitted").iterdir() if not is_safe(p.name)]
+    assert unsafe == [FORGE_ROW]  # the one planted by hand: collect let none in
+    refused = f"! refused: submitted/{shown(FORGE_ROW)} not graded: its student id is not one"
+    assert refused in summary, summary
+    assert not (course / "autograded" / FORGE_ROW).exists()
     for student in HOSTILE_IDS:
         if "/" in student:
             continue  # nbgrader submit wrote it outside inbound/: collect never sees it

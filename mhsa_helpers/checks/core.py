@@ -814,6 +814,8 @@ _PUBLIC = {
     "exit": "{name} tried to end its process.",
     "crashed": "{name}: its process ended during the call.",
     "garbled": "{name}: its result could not be read.",
+    "slow": "{name} took longer than its time budget on a hidden input.",
+    "spent": "{name} was not checked: the time budget for grading all the notebooks was used up.",
 }
 
 
