@@ -317,6 +317,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
     from autograders.export import record_failure
     from autograders.secret import read_key
     from autograders.task import files_of, grade_submission
+    from autograders.watch import cluster_refusals, summary_lines, watch_cluster
 
     if sandboxed:
         sandbox.check()
@@ -329,7 +330,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
     # a student refused at collect gets a gradebook row, so the CSV names them
     ensure_gradebook(config, course, assignment, sorted({*everyone, *at_door["students"]}))
     started = time.monotonic()
-    outcomes = {}
+    outcomes, intruders = {}, []
     failed = 0
 
     def done(student, ok, reasons):
@@ -348,6 +349,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
             for name, kind in (("autograded", Autograde), ("feedback", GenerateFeedback))
         }
         with dask_client(workers, scheduler, security) as client:
+            watch_cluster(client)  # every connection refused for want of credentials is named
             shared = client.scatter([course_data(config, course, assignment)], broadcast=True)[0]
             queue, pending = list(reversed(todo)), {}
 
@@ -386,12 +388,13 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
                         done(*record(config, course, assignment, student, result, modes))
                     except Exception as exc:
                         done(student, False, [*result["notes"], f"recording failed: {exc}"])
+            intruders = summary_lines(cluster_refusals(client))
     if todo:
         print(file=out)
     summary = summarize(
         config, course, assignment, everyone, outcomes, skipped, time.monotonic() - started
     )
-    summary["refused"] = at_door["lines"]
+    summary["refused"] = at_door["lines"] + intruders
     for student, reasons in at_door["students"].items():
         if student not in outcomes:  # nothing of theirs was graded now: the CSV says why
             record_failure(course, student, None if student in everyone else reasons)

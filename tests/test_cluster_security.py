@@ -336,7 +336,8 @@ def test_another_account_cannot_reach_the_workers_during_a_grade_run(tmp_path):
     counted by the grader's clock): the cluster outlives the attack (its
     attempts run at once, 10 s at most) by about a minute however fast the
     machine; and the attacker checks with a plain TCP connect, before and
-    after its attempts, that the ports were listening all along.
+    after its attempts, that the ports were listening all along. The grade
+    summary names the refused connections.
     """
     need_root()
     course = nc.make_course(tmp_path / "course")
@@ -376,6 +377,9 @@ def test_another_account_cannot_reach_the_workers_during_a_grade_run(tmp_path):
     assert breaches(report) == [], "\n".join(breaches(report))
     assert grade.returncode == 0, out + err
     assert "students: 3" in out and "failed: 0" in out, out
+    (named,) = [ln for ln in out.splitlines() if "to the grading cluster without" in ln]
+    assert named.startswith("! refused: ") and "from '127.0.0.1'" in named, named
+    assert {int(p) for p in named.split("to port(s) ")[1].split(":")[0].split(", ")} <= set(ports)
     scores = nc.scores(course)
     full = scores.pop("_max")
     assert {nb: scores["perfect"][nb][0] for nb in SOME} == {nb: full[nb] for nb in SOME}, scores
