@@ -5,6 +5,13 @@
 write into the exchange's ``inbound/``, so everything there is hostile until
 checked, and one bad entry must never stop the others:
 
+* **One's own account first.** Where a student's own account (the login
+  name equal to the id) submitted, only its submissions are collected for
+  that id; a submission under the id from another account is refused and
+  named, so no one replaces a classmate's work by submitting in their name.
+  Where no submission of an id comes from an account of that name (a class
+  sharing one account), the newest is collected and the grade command
+  names the account for review (:mod:`autograders.identity`).
 * **Ids at the door.** A folder is taken only when its name is
   ``STUDENT+ASSIGNMENT+STAMP+RANDOM`` (what ``nbgrader submit`` makes) and
   ``STUDENT`` is a safe id (:mod:`autograders.ids`). Any other entry of the
@@ -289,7 +296,18 @@ class CourseCollect(ExchangeCollect):
                 continue
             candidates.setdefault(student, []).append(record)
         self.src_records = []
-        for _student, records in sorted(candidates.items()):
+        for student, records in sorted(candidates.items()):
+            own = [r for r in records if account_of(uid=r["owner"]) == student]
+            if own:  # the student's own account submitted: no other account stands in for it
+                for r in records:
+                    if r not in own:
+                        self._refuse(
+                            r["filename"],
+                            student,
+                            f"it came from account {shown(account_of(uid=r['owner']))}, "
+                            f"while {student} submitted from their own account",
+                        )
+                records = own
             records.sort(key=lambda r: r["timestamp"], reverse=True)
             on_time = [r for r in records if self.duedate is None or r["timestamp"] <= self.duedate]
             self.src_records.append(on_time[0] if self.before_duedate and on_time else records[0])

@@ -66,11 +66,11 @@ def _submit_as_root(tmp, exchange, student: str) -> None:
                *_exchange(exchange), check=True)  # fmt: skip
 
 
-def _submit_as(account: str, shared, exchange, *extra: str) -> None:
+def _submit_as(account: str, shared, exchange, *extra: str, answers="solution") -> None:
     """The README's student commands, run by ``account`` itself, with the solutions' answers."""
     home = accounts.home_of(account, shared)
     entry = pwd.getpwnam(account)
-    _notebooks(home)
+    _notebooks(home, answers)
     for root, dirs, files in os.walk(home):
         for name in [*dirs, *files]:
             os.chown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)
@@ -143,6 +143,7 @@ def graded(tmp_path_factory):
         homes.mkdir()
         _submit_as_root(homes, exchange, "alice")  # honest, on time
         _submit_as("daemon", shared, exchange)  # honest, on time, as their own account
+        _submit_as("nobody", shared, exchange, "--student=daemon", answers=None)  # in their name
         for student in HOSTILE_IDS:
             _submit_as_root(homes, exchange, student)
         _submit_as_root(homes, exchange, "zed")  # honest, after the hostile ones
@@ -246,6 +247,14 @@ def test_the_csv_has_one_row_per_student_and_no_forged_row(graded):
     assert "victim" not in rows and "mallory" not in rows
     assert float(rows["alice"]["score"]) == sum(scores["_max"][s] for s in STEMS) > 0
     assert rows["alice"]["grading"] == "ok"
+
+
+def test_a_submission_in_a_classmates_name_does_not_replace_theirs(graded):
+    _, _, summary, scores = graded
+    assert _full(scores, "daemon"), scores["daemon"]  # their own, though nobody's is newer
+    line = _line(summary, "daemon")
+    assert "it came from account 'nobody', while daemon submitted from their own account" in line
+    assert "submitted from account" not in line  # what was collected is their own
 
 
 def test_late_is_late_whatever_the_student_wrote(graded):

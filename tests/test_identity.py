@@ -3,7 +3,8 @@
 The red team ran ``nbgrader submit --student victim1`` from another account:
 collect only warned, and the impostor's stubs were graded as victim1's. The
 course's collect step now records the account behind every submission in
-the exchange, and the grade command names the mismatch. The tests run as
+the exchange, and the grade command names the mismatch; a submission in the
+name of a student whose own account submitted is not collected at all. The tests run as
 root; the exchange folders are given to other (system) accounts with
 ``chown``, as the operating system records a real submission.
 """
@@ -65,7 +66,7 @@ def graded(tmp_path_factory):
     _submit(tmp, exchange, "daemon", "daemon")  # honest: the account is the student
     _submit(tmp, exchange, "sys", "nobody")  # another account, in sys's name
     _submit(tmp, exchange, "bin", "bin")  # bin submits ...
-    _submit(tmp, exchange, "bin", "nobody")  # ... and another account replaces it later
+    _submit(tmp, exchange, "bin", "nobody")  # ... and another account submits in bin's name
     nc.nbgrader(course, "collect", nc.ASSIGNMENT, *_exchange_args(exchange))
     proc = nc.grade(course, "--workers", "1")
     return course, proc.stdout
@@ -86,12 +87,14 @@ def test_a_submission_from_another_account_is_named(graded):
     assert "submitted from account 'nobody', not 'sys': review it" in _line(summary, "sys")
 
 
-def test_a_replaced_submission_names_both_accounts_and_is_still_graded(graded):
+def test_a_later_submission_from_another_account_does_not_replace_the_students_own(graded):
     course, summary = graded
     line = _line(summary, "bin")
-    assert "submitted from account 'nobody', not 'bin'" in line, summary
-    assert "replaces a submission from account(s) 'bin' by account 'nobody'" in line
-    assert (course / "autograded" / "bin" / nc.ASSIGNMENT).is_dir()  # graded, for review
+    assert "it came from account 'nobody', while bin submitted from their own account" in line
+    assert "submitted from account" not in line, summary  # what was collected is bin's own
+    record = (course / "submitted" / "bin" / nc.ASSIGNMENT / RECORD).read_text()
+    assert '"account": "bin"' in record and '"nobody"' not in record
+    assert (course / "autograded" / "bin" / nc.ASSIGNMENT).is_dir()
 
 
 def test_a_forged_record_in_the_submission_is_overwritten(tmp_path):
