@@ -4,6 +4,7 @@ Property tests draw the same examples on every run (CI included).
 """
 
 import os
+import tempfile
 
 import pytest
 from hypothesis import settings
@@ -12,6 +13,12 @@ from mhsa_helpers.checks import KEY_VARIABLE
 
 settings.register_profile("course", derandomize=True, deadline=None)
 settings.load_profile("course")
+
+#: Matplotlib's font cache, private to this test run and every process it starts: the
+#: shared one in ~/.cache can be rebuilt by another environment's matplotlib while that
+#: environment is being deleted (seen: a list without matplotlib's own fonts, and a
+#: notebook's figure cell then writes findfont warnings).
+os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mhsa-tests-mpl-"))
 
 #: The tests' own hidden-test key: check_hidden draws the same inputs on every run.
 TEST_KEY = b"the test suite's hidden-test key"
