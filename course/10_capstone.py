@@ -44,7 +44,7 @@ except NotImplementedError:
 # status line says why (a box lets you draw a failing one anyway).
 
 # %%
-explorer = Explorer(functions=learner_functions(), step=7)
+explorer = Explorer(functions=learner_functions(), step=7, saved=True)
 explorer
 
 # %% [markdown]

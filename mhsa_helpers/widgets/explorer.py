@@ -19,15 +19,17 @@ fixed size, one colour scale per step with its colour bar, special values
 
 from __future__ import annotations
 
+from html import escape
+
 import ipywidgets as widgets
 import numpy as np
 
 from .. import reference as ref
 from ..examples import EXAMPLES, get_example
-from ..exercises import names
+from ..exercises import exercise, names
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import Frame, Framed, check_sentence, compact, warn
+from .live import Frame, Framed, as_html, check_sentence, compact, warn
 
 __all__ = ["STEPS", "USED", "Explorer"]
 
@@ -49,6 +51,8 @@ MASK_TIPS = [
     "padding: keys past the sentence's length are blocked",
 ]
 VIEWS = ("matrices", "query")
+#: The mask an example is shown with when chosen: the trained heads learned with none.
+SUITED_MASK = {"trained": "none"}
 
 
 #: The course functions the explorer runs, in the order it runs them.
@@ -139,6 +143,11 @@ class Explorer(Framed):
     controls : tuple of str, optional
         Which controls to show, among "example", "heads", "mask", "query",
         "view" and "step"; all by default.
+    saved : bool
+        Whether ``functions`` come from the learner's saved notebooks
+        (:func:`mhsa_helpers.answers.learner_functions`, the capstone) rather
+        than from the notebook it runs in: the notes then say why a function
+        is missing in those words.
     """
 
     def __init__(
@@ -151,8 +160,10 @@ class Explorer(Framed):
         query=0,
         view="matrices",
         controls=("example", "heads", "mask", "query", "view", "step"),
+        saved=False,
     ):
         self._source = functions if functions is not None else {}
+        self._saved = saved
         self._checked = {}  # name -> (function, the check's sentence or None)
         self.notes = {}
         e = get_example(example)
@@ -425,9 +436,20 @@ class Explorer(Framed):
         ]
         return panels, None, "value"
 
-    def render(self) -> str:
-        """Recompute and return the current picture as SVG text."""
-        s = self.compute()
+    def _drawn_matrices(self, s: dict) -> list:
+        """The matrices the picture shows (for the notes on NaN and +∞)."""
+        q = self.query_w.value
+        if self.view_w.value == "query":
+            self._titles = None
+            return [s["ZM"][:, q], s["A"][:, q]]
+        panels, _, _ = self.panels(s)
+        self._titles = [p.title for p in panels]
+        return [p.M for p in panels]
+
+    def render(self, s: dict | None = None, max_height: float = svg.HEIGHT) -> str:
+        """The current picture as SVG text, at most ``max_height`` px tall (recomputed if
+        ``s`` is None)."""
+        s = self.compute() if s is None else s
         e, q = self.example, self.query_w.value
         h = self.heads_w.value
         label = f"{e.title}, step {self.step_w.value}, {h} heads, mask {self.mask_w.value}"
@@ -447,18 +469,15 @@ class Explorer(Framed):
                 )
                 for n in "QKV"
             ]
-            self._drawn = [s["ZM"][:, q], s["A"][:, q]]
-            return svg.query_view(e.tokens, q, qkv, s["ZM"][:, q], s["A"][:, q], label)
+            return svg.query_view(e.tokens, q, qkv, s["ZM"][:, q], s["A"][:, q], label, max_height)
         panels, fixed, bar = self.panels(s)
-        self._drawn = [p.M for p in panels]
-        self._titles = [p.title for p in panels]
         scale = svg.step_scale([p.M for p in panels], fixed)
-        return svg.grid(panels, scale, bar, label)
+        return svg.grid(panels, scale, bar, label, max_height=max_height)
 
     def _special_note(self) -> str:
         """Words for NaN and +∞ in the picture (a learner's bug, never the reference's)."""
         notes = []
-        titles = getattr(self, "_titles", None) if self.view_w.value == "matrices" else None
+        titles = self._titles
         for k, M in enumerate(self._drawn):
             M = np.asarray(M, float)
             where = titles[k] if titles else ("the query's scores", "the query's weights")[k]
@@ -471,61 +490,88 @@ class Explorer(Framed):
     def _status_notes(self) -> tuple[str, list[str]]:
         """The status line and the notes: only the functions of the steps the picture shows.
 
-        The line names the learner's functions drawn and those replaced by the
-        reference; the notes say why each was replaced, what special values
-        mean and, for trained heads, what each head learned.
+        The line says what the picture was drawn with: the learner's functions
+        by name, the course's in a word. The notes put first why a learner's
+        function was not used (or was drawn although its check fails), then what
+        special values mean, which functions come from elsewhere and why, the
+        functions not written yet (summed up in one line) and, for trained heads,
+        what each head learned.
         """
         shown = 7 if self.view_w.value == "query" else self.step_w.value
-        notes = {n: v for n, v in self.notes.items() if STEP_OF[n] <= shown}
-        code = ", ".join
-        used = [f"<code>{n}</code>" for n in USED if notes.get(n, ("",))[0] == "used"]
-        mine_failing = [
-            f"<code>{n}</code>" for n in USED if notes.get(n, ("",))[0] == "drawn failing"
-        ]
-        unwritten = [f"<code>{n}</code>" for n in USED if notes.get(n, ("",))[0] == "unwritten"]
-        replaced = [
-            f"<code>{n}</code>"
-            for n in USED
-            if notes.get(n, ("",))[0] in ("failing", "raised", "shape")
-        ]
+        drawn = [n for n in USED if STEP_OF[n] <= shown]
+        notes = {n: v for n, v in self.notes.items() if n in drawn}
+        kind = {n: notes.get(n, ("absent",))[0] for n in drawn}
+
+        def code(which):
+            return ", ".join(f"<code>{n}</code>" for n in drawn if kind[n] in which)
+
         parts = []
-        if used:
-            parts.append("Drawn with <b>your</b> " + code(used))
-        if mine_failing:
-            parts.append(warn("drawn with your failing " + code(mine_failing)))
-        if replaced:
-            parts.append(warn("the reference instead of your " + code(replaced) + " (see below)"))
-        if unwritten:
-            parts.append("the reference for " + code(unwritten) + " (not written yet)")
-        if not parts:
-            parts.append("Drawn with the reference functions")
-        line = " · ".join(parts) + "."
+        if code({"used"}):
+            parts.append(f"<b>your</b> {code({'used'})} (checks pass)")
+        if code({"drawn failing"}):
+            parts.append(warn(f"your failing {code({'drawn failing'})}, as asked"))
+        if code({"failing", "raised", "shape"}):
+            bad = code({"failing", "raised", "shape"})
+            parts.append(warn(f"the course's {bad} instead of yours (why: below)"))
+        if code({"unwritten", "absent"}):
+            other = "other functions" if parts else "functions"
+            parts.append(f"the course's {other} (below: which, and why)")
+        line = "Drawn with " + " · ".join(parts) + "."
         lines = []
-        for n in USED:
-            kind, text = notes.get(n, (None, None))
-            if kind == "unwritten":
+        for n in drawn:  # the reasons first
+            k, text = notes.get(n, (None, None))
+            if k == "failing":
                 lines.append(
-                    f"Your <code>{n}</code> is not implemented yet: the reference is drawn."
+                    warn(f"Why not your <code>{n}</code>: its check fails: {as_html(text)}")
                 )
-            elif kind == "failing":
+            elif k in ("raised", "shape"):
+                said = f"{'raised ' if k == 'raised' else ''}{escape(text)}"
+                lines.append(warn(f"Why not your <code>{n}</code>: it {said}."))
+        for n in drawn:
+            k, text = notes.get(n, (None, None))
+            if k == "drawn failing":
                 lines.append(
-                    warn(
-                        f"The reference instead of your <code>{n}</code>, whose check fails: {text}"
-                    )
+                    warn(f"Drawn with your failing <code>{n}</code>; its check: {as_html(text)}")
                 )
-            elif kind == "drawn failing":
-                lines.append(warn(f"Drawn with your failing <code>{n}</code> (its check: {text})"))
-            elif kind in ("raised", "shape"):
-                said = f"{'raised ' if kind == 'raised' else ''}{text}"
-                lines.append(warn(f"The reference instead of your <code>{n}</code>, which {said}."))
-        e = self.example
-        if e.head_notes and self.heads_w.value == e.n_heads:  # trained heads: what each learned
-            lines.insert(0, "Learned: " + "; ".join(e.head_notes) + ".")
         special = self._special_note()
         if special:
-            lines.insert(
-                0, f"<span class='mhsa-special' style='color:#b000b0'>\u26a0 {special}.</span>"
+            lines.append(
+                f"<span class='mhsa-special' style='color:#b000b0'>\u26a0 {special}.</span>"
             )
+        others = [n for n in self.functions if n not in USED]
+        if others:  # a whole layer (09) or a function of another step: why it is not drawn
+            lines.append(
+                "Your "
+                + ", ".join(f"<code>{n}</code>" for n in others)
+                + " is checked by its test cell; the explorer draws the layer step by step, "
+                "with the functions of notebooks 03–08."
+            )
+        if code({"absent"}):
+            where = sorted({exercise(n).notebook[:2] for n in drawn if kind[n] == "absent"})
+            span = where[0] if len(where) == 1 else f"{where[0]}–{where[-1]}"
+            books = "notebooks" if len(where) > 1 else "notebook"
+            lines.append(
+                f"The course's {code({'absent'})}: yours are not in your saved {books} {span} "
+                "(not written, not saved, or a cell there raises: the progress report says "
+                "which); save them and run this cell again."
+                if self._saved
+                else f"The course's {code({'absent'})}: yours are written in {books} {span}, "
+                "not here; the capstone's explorer (notebook 10) draws with them."
+            )
+        if code({"unwritten"}):
+            lines.append(
+                f"Not written yet, so drawn with the course's: {code({'unwritten'})}; "
+                "yours is used from the first change after its check passes."
+            )
+        e = self.example
+        if e.head_notes and self.heads_w.value == e.n_heads:  # trained heads: what each learned
+            learned = "Learned: " + "; ".join(e.head_notes) + "."
+            if self.mask_w.value != "none":
+                learned += (
+                    f" The {self.mask_w.value} mask drawn here was not there in training: "
+                    "it blocks keys the heads learned to read."
+                )
+            lines.append(learned)
         return line, lines
 
     def update(self):
@@ -541,7 +587,8 @@ class Explorer(Framed):
         self.prev_w.disabled = query_view or self.step_w.value == 1
         self.next_w.disabled = query_view or self.step_w.value == len(STEPS)
         self.step_w.disabled = query_view
-        self.figure.value = self.render()
+        state = self.compute()
+        self._drawn = self._drawn_matrices(state)
         if self.view_w.value == "query":  # the same whatever the step
             title = "<b>The query's view</b> (steps 3–7)"
         else:
@@ -557,8 +604,8 @@ class Explorer(Framed):
         line, notes = self._status_notes()
         self.frame.status(line, line + " " + " ".join(notes))
         self.frame.notes(notes)
+        self.figure.value = self.render(state, self.frame.picture_budget())
         failing = any(k in ("failing", "drawn failing") for k, _ in self.notes.values())
-        # shown only when needed; the status line keeps its one line's height either way
         self.anyway_w.layout.display = "" if failing or self.anyway_w.value else "none"
 
     # ------------------------------------------------------------------ events
@@ -578,6 +625,8 @@ class Explorer(Framed):
             self.query_w.value = 0
             self.length_w.max = e.T
             self.length_w.value = min(self.length_w.value, e.T)
+            if change["new"] in SUITED_MASK:  # the example brings the mask it was made for
+                self.mask_w.value = SUITED_MASK[change["new"]]
         finally:
             self._busy = False
         self.update()

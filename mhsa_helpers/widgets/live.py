@@ -6,9 +6,11 @@ function is used only while it passes (:func:`learner_or_reference`), and
 every widget offers its current picture to static viewers (:func:`bundle`).
 
 They also share one frame (:class:`Frame`) that keeps a widget on one screen:
-controls in at most two compact rows, one status line, the picture at its
-fixed size and a fixed-height box of notes under it, so that nothing moves
-or grows when a control changes.
+controls in at most two compact rows, the status line, the picture and the
+notes under it. Nothing is cut or scrolled: the picture takes the height
+the status and the notes leave (:meth:`Frame.picture_budget`), so the whole
+widget fits the notebook area of a laptop's browser window (:data:`VIEW_HEIGHT`),
+and the controls above never move.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from . import svg
 __all__ = [
     "Frame",
     "Framed",
+    "as_html",
     "bundle",
     "check_sentence",
     "compact",
@@ -34,16 +37,23 @@ __all__ = [
     "raised",
 ]
 
-#: Heights in CSS px of a frame's parts: one status line and the notes box under the picture.
-STATUS_HEIGHT, NOTES_HEIGHT = 26, 62
+#: The notebook area's height in CSS px in a 1400 x 900 browser window (a viewport of
+#: about 1400 x 790), JupyterLab's menus, toolbar and status bar taken off: measured.
+VIEW_HEIGHT = 668
+#: Heights in CSS px of a frame's parts: a row of controls, the title, a line of the
+#: status and of the notes, and the gaps between the parts.
+ROW_HEIGHT, TITLE_HEIGHT, STATUS_LINE, NOTES_LINE, GAPS = 36, 24, 20, 17.6, 20
+#: Characters in one line of the status (14 px) and of the notes (13 px), at the
+#: picture's width, counted generously (a wrapped line is a line more).
+STATUS_CHARS, NOTES_CHARS = 100, 112
 #: The picture appears with a short fade, so that a step reads as a change of the same place.
 _STYLE = (
     "<style>@keyframes mhsa-in{from{opacity:.55}to{opacity:1}}"
     "svg.mhsa-figure{animation:mhsa-in 160ms ease-out}"
-    ".mhsa-status,.mhsa-title{display:block;max-width:100%;white-space:nowrap;overflow:hidden;"
-    "text-overflow:ellipsis}"
+    ".mhsa-status,.mhsa-title{display:block;max-width:100%;white-space:normal;"
+    "line-height:20px}"
     ".mhsa-frame .widget-html,.mhsa-frame .widget-html-content{min-width:0;max-width:100%}"
-    ".mhsa-notes{font-size:13px;line-height:1.35;overflow-wrap:normal;word-break:normal}"
+    ".mhsa-notes{font-size:13px;line-height:17.6px;overflow-wrap:normal;word-break:normal}"
     # ipywidgets 8 stacks a toggle group's label above its buttons: here they share a line
     ".mhsa-frame .widget-toggle-buttons{display:flex;align-items:center}"
     ".mhsa-frame .widget-toggle-buttons>div{display:flex;flex-wrap:nowrap}"
@@ -76,7 +86,7 @@ def compact(control, width: str | None = None, label: str = "52px", button: int 
 
 
 class Frame:
-    """A widget on one screen: controls, one status line, the picture, a notes box.
+    """A widget on one screen: controls, the status line, the picture, the notes.
 
     Parameters
     ----------
@@ -90,53 +100,72 @@ class Frame:
     Attributes
     ----------
     status_w, figure, notes_w, title_w : ipywidgets.HTML
-        The status line (one line: what drew the picture; the whole sentence in
-        its tooltip), the picture (:data:`svg.WIDTH` x :data:`svg.HEIGHT`), the
-        notes under it (why a function was replaced, what special values mean)
-        and the title line (None without a title).
+        The status (what drew the picture), the picture (:data:`svg.WIDTH`
+        wide, as tall as it is drawn), the notes under it (why a function was
+        replaced, what special values mean) and the title line (None without a
+        title). Nothing in them is cut or scrolled.
     widget : ipywidgets.VBox
-        The whole frame, of one height whatever its controls show.
+        The whole frame.
     """
 
     def __init__(self, rows, title: bool = False, beside_status=()):
-        line = widgets.Layout(height=f"{STATUS_HEIGHT}px", overflow="hidden", width="100%")
-        self.title_w = widgets.HTML(layout=widgets.Layout(height="24px", overflow="hidden"))
-        self.status_w = widgets.HTML(layout=line)
-        self.figure = widgets.HTML(
-            layout=widgets.Layout(width=f"{svg.WIDTH}px", height=f"{svg.HEIGHT}px")
-        )
-        self.notes_w = widgets.HTML(  # ipywidgets 8 has no overflow_y: x hidden, y scrolls
-            layout=widgets.Layout(
-                height=f"{NOTES_HEIGHT}px", overflow="hidden auto", width=f"{svg.WIDTH}px"
-            )
-        )
+        self.title_w = widgets.HTML(layout=widgets.Layout(min_height=f"{TITLE_HEIGHT}px"))
+        self.status_w = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self.figure = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
+        self.notes_w = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
         boxes = [
             widgets.HBox(list(r), layout=widgets.Layout(flex_flow="row nowrap", height="36px"))
             for r in rows
         ]
+        self._rows = len(boxes)
+        self._title = title
         head = [self.title_w] if title else []
         status = self.status_w
         if beside_status:
             self.status_w.layout.width = "auto"
             self.status_w.layout.flex = "1 1 auto"
-            status = widgets.HBox(
-                [self.status_w, *beside_status],
-                layout=widgets.Layout(height=f"{STATUS_HEIGHT}px", overflow="hidden"),
-            )
+            status = widgets.HBox([self.status_w, *beside_status])
         self.widget = widgets.VBox(
             [widgets.HTML(_STYLE), *boxes, *head, status, self.figure, self.notes_w],
             layout=widgets.Layout(width=f"{svg.WIDTH + 8}px"),
         )
         self.widget.add_class("mhsa-frame")
+        self._status_lines = self._notes_lines = 0
 
     def status(self, line: str, full: str | None = None) -> None:
-        """Set the status line; ``full`` (HTML) is its tooltip where the line is cut."""
+        """Set the status (HTML; it wraps, never cut); ``full`` is also its tooltip."""
         tip = plain(full if full is not None else line)
         self.status_w.value = f"<div class='mhsa-status' title='{tip}'>{line}</div>"
+        self._status_lines = lines_of(line, STATUS_CHARS)
 
     def notes(self, lines) -> None:
-        """Set the notes under the picture (HTML lines; none leaves the box empty)."""
+        """Set the notes under the picture (HTML lines; none leaves no room)."""
+        lines = list(lines)
         self.notes_w.value = "<div class='mhsa-notes'>" + "<br>".join(lines) + "</div>"
+        self._notes_lines = sum(lines_of(line, NOTES_CHARS) for line in lines)
+
+    def picture_budget(self) -> float:
+        """The picture's height in CSS px that the status and notes set now leave on screen."""
+        used = (
+            self._rows * ROW_HEIGHT
+            + (TITLE_HEIGHT if self._title else 0)
+            + max(1, self._status_lines) * STATUS_LINE
+            + self._notes_lines * NOTES_LINE
+            + GAPS
+        )
+        return float(min(svg.HEIGHT, VIEW_HEIGHT - used))
+
+
+def lines_of(html: str, width: int) -> int:
+    """How many lines ``html`` takes where a line holds ``width`` characters (words kept)."""
+    text = re.sub(r"<[^>]+>", "", html).replace("&lt;", "<").replace("&amp;", "&")
+    lines, used = 1, 0
+    for word in text.split():
+        if used and used + 1 + len(word) > width:
+            lines, used = lines + 1, len(word)
+        else:
+            used += len(word) + (1 if used else 0)
+    return lines
 
 
 class Framed:
@@ -213,7 +242,7 @@ def warn(html: str) -> str:
     return f"<span style='color:{WARN}'>{html}</span>"
 
 
-def _as_html(sentence: str) -> str:
+def as_html(sentence: str) -> str:
     """A check's sentence (text, `code` in backticks) as HTML."""
     text = sentence.replace("&", "&amp;").replace("<", "&lt;")
     return re.sub(r"`([^`]*)`", r"<code>\1</code>", text)
@@ -231,7 +260,7 @@ def learner_or_reference(name: str, functions, cache: dict) -> tuple:
     if failed is None:
         return fn, f"Drawn with <b>your</b> <code>{name}</code>."
     return getattr(ref, name), warn(
-        f"The course's <code>{name}</code> instead of yours, whose check fails: {_as_html(failed)}"
+        f"The course's <code>{name}</code> instead of yours, whose check fails: {as_html(failed)}"
     )
 
 
@@ -263,7 +292,7 @@ def drawn_with(name: str, functions, cache: dict) -> tuple:
             f"Drawn with the course's <code>{name}</code> instead of yours "
             "(its check fails: see below)."
         ),
-        [warn(f"Why not yours: the check of your <code>{name}</code> fails: {_as_html(failed)}")],
+        [warn(f"Why not yours: the check of your <code>{name}</code> fails: {as_html(failed)}")],
     )
 
 

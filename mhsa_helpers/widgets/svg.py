@@ -2,8 +2,9 @@
 
 SVG is drawn by the browser at the screen's pixel ratio, so it stays crisp on
 any display, and building it is string work (a few milliseconds), so every
-picture, first visits included, is quick. Every picture has a fixed size
-(:data:`WIDTH` x :data:`HEIGHT`) whatever it shows.
+picture, first visits included, is quick. Every picture is :data:`WIDTH`
+wide; a grid of panels is as tall as its panels need (at most the height it
+is given, :data:`HEIGHT` by default), so no box is left blank.
 
 Special values are never painted like ordinary ones: −∞ (a blocked position)
 is hatched, NaN is magenta with "NaN", +∞ black with "∞"; a legend under the
@@ -12,17 +13,23 @@ picture names each kind present.
 Panels are linked: every cell carries classes naming the tokens it belongs to
 (``q3``: query token 3's row, ``k5``: key token 5, ``t2``: token 2 as a row of
 X, Q, K or V; ``q3h1``: the same within head 1's columns). Hovering or
-focusing a cell shows its value and meaning on the picture's top line and
-dims every cell that shares none of its classes, so the query's row and the
-key's column light up in every panel, the way the numbers flow (a CSS rule
-per class, written into the picture: no script runs).
+focusing a cell shows its value and meaning in a tooltip beside the cell
+(placed when the picture is built, always inside it) and dims every cell
+that shares none of its classes, so the query's row and the key's column
+light up in every panel, the way the numbers flow (a CSS rule per class,
+written into the picture: no script runs).
+
+Ids (the hatching, the colour bar's gradient) are made afresh for every
+drawing: two pictures of the same state in one page (another notebook's tab)
+never share an id, so neither borrows the other's definitions.
 """
 
 from __future__ import annotations
 
-import hashlib
+import itertools
 import math
 import re
+import secrets
 from dataclasses import dataclass, field
 from html import escape
 
@@ -142,20 +149,36 @@ def shared_rows(panels) -> bool:
     return all(list(p.rows) == list(panels[0].rows) for p in panels)
 
 
-def _layout(panels, box):
-    """Columns of the grid and the cell size that fit every panel in ``box`` largest."""
+def label_band(cols) -> float:
+    """The height under a panel that its column labels take: level if short, else slanted."""
+    longest = max((text_width(str(c), 11) * 1.08 for c in cols), default=0.0)  # letters
+    if max((len(str(c)) for c in cols), default=0) <= 3:
+        return 22.0
+    return 16.0 + math.sin(math.radians(40)) * longest
+
+
+def _layout(panels, box, below: float):
+    """Columns of the grid and the cell size that fit every panel in ``box`` largest.
+
+    ``below`` is the height between two rows of panels (column labels, then the
+    next row's titles); the last row needs only its labels, counted in ``box``.
+    """
     _, _, w, h = box
     n = len(panels)
     n_r = max(p.M.shape[0] for p in panels)
     n_c = max(p.M.shape[1] for p in panels)
     margin = GAP if shared_rows(panels) else LABELS + GAP
-    best = (0.0, 1)
+    sizes = {}
     for ncol in range(1, n + 1):
         nrow = math.ceil(n / ncol)
         across = (w - LABELS - (ncol - 1) * margin) / (ncol * n_c)
-        down = (h - nrow * BELOW) / (nrow * n_r)
-        best = max(best, (min(across, down, 60.0), -ncol))
-    return -best[1], best[0]
+        down = (h - (nrow - 1) * below) / (nrow * n_r)
+        sizes[ncol] = min(across, down, 60.0)
+    largest = max(sizes.values())
+    # the fewest rows of panels whose cells are nearly the largest: no half-empty rows
+    near = [c for c, size in sizes.items() if size >= 0.85 * largest]
+    ncol = min(near, key=lambda c: (math.ceil(n / c), -sizes[c]))
+    return ncol, sizes[ncol]
 
 
 def _links(row_link, r: int, col_link, c: int, head: int | None) -> str:
@@ -170,31 +193,85 @@ def _links(row_link, r: int, col_link, c: int, head: int | None) -> str:
 
 
 def _link_style(inner: str, uid: str) -> str:
-    """CSS linking the cells of one picture: hover or focus one, dim those it shares nothing with.
+    """CSS of one picture: hover or focus a cell for its tooltip, dim the cells it shares
+    nothing with.
 
-    One rule per link class present (a few dozen): cheap to write and to match.
+    One rule per link class present (a few dozen) and one per cell's tooltip:
+    cheap to write and to match.
     """
     classes = sorted(
         {c for m in re.findall(r"class='(?:cell|link) ([^']*)'", inner) for c in m.split()}
         - {"off"}  # a blocked cell's mark, not a link
+        - set(re.findall(r"class='tip (at[\w-]+)'", inner))  # a cell's tooltip, not a link
     )
+    tips = re.findall(r"class='tip (at[\w-]+)'", inner)
     scope = f"#mhsa-{uid}"
     lit = ",".join(f"{scope}:has(.{c}:hover) .{c},{scope}:has(.{c}:focus) .{c}" for c in classes)
+    shown = ",".join(f"{scope}:has(.{t}:is(.cell,.link):is(:hover,:focus)) .tip.{t}" for t in tips)
     return (
         f"<style>{scope} .tip{{display:none;pointer-events:none}}"
-        f"{scope} :is(.cell,.link):is(:hover,:focus) .tip{{display:inline}}"
-        f"{scope} .panel:has(.cell:not(.off):hover,.cell:not(.off):focus) .meaning"
-        "{display:inline}"
-        f"{scope} .cell,{scope} .link{{transition:opacity 120ms}}"
-        f"{scope} .cell:focus{{outline:none}}"
+        + (f"{shown}{{display:inline}}" if shown else "")
+        + f"{scope} .cell,{scope} .link{{transition:opacity 120ms}}"
+        f"{scope} .cell:focus,{scope} .link:focus{{outline:none}}"
         f"{scope} .cell:hover>rect,{scope} .cell:focus>rect{{stroke:#000;stroke-width:2.5}}"
-        f"{scope}:has(.cell:hover,.cell:focus,.link:hover) :is(.cell,.link){{opacity:.35}}"
+        f"{scope}:has(.cell:hover,.cell:focus,.link:hover,.link:focus) :is(.cell,.link)"
+        "{opacity:.35}"
         + (f"{lit}{{opacity:1}}" if lit else "")
         + f"{scope}:has(.cell) :is(.cell,.link).cell:is(:hover,:focus){{opacity:1}}"
         + f"{scope}:has(.cell) :is(.cell,.link).link:is(:hover,:focus){{opacity:1}}"
-        + f"{scope}:has(.cell:hover,.cell:focus,.link:hover) .mhsa-info{{display:none}}"
         + "</style>"
     )
+
+
+#: Tooltips: font size, line height and width per character (DejaVu Sans, generous).
+TIP_SIZE, TIP_LINE, TIP_CHAR = 12, 16.0, 7.2
+#: A tooltip line longer than this many characters wraps.
+TIP_WRAP = 78
+
+
+def _wrap(text: str, width: int = TIP_WRAP) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken between words."""
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*lines, line] if line else lines
+
+
+def tooltip(key: str, lines: list[str], box: tuple[float, float, float, float]) -> str:
+    """A tooltip for the element of class ``key`` at ``box`` (x, y, width, height).
+
+    Placed above the element, else below it, left-aligned with it, else
+    right-aligned, and moved inside the picture (:data:`WIDTH` wide): it
+    never leaves the picture and never covers the element pointed at.
+    The first line is bold (where and what value), the rest plain (what it means).
+    """
+    x, y, w, h = box
+    lines = [part for line in lines for part in _wrap(line)]
+    tw = TIP_CHAR * max(len(line) for line in lines) + 14
+    th = TIP_LINE * len(lines) + 8
+    tx = x if x + tw <= WIDTH - 4 else x + w - tw
+    tx = min(max(tx, 4.0), WIDTH - 4 - tw)
+    ty = y - th - 6 if y - th - 6 >= 4 else y + h + 6
+    text = "".join(
+        f"<tspan x='{tx + 7:.1f}' y='{ty + 4 + TIP_LINE * (k + 0.75):.1f}'"
+        + (" font-weight='bold'" if k == 0 else " fill='#333'")
+        + f">{escape(line)}</tspan>"
+        for k, line in enumerate(lines)
+    )
+    return (
+        f"<g class='tip {key}'><rect x='{tx:.1f}' y='{ty:.1f}' width='{tw:.1f}' "
+        f"height='{th:.1f}' rx='4' fill='#ffffff' fill-opacity='0.97' stroke='#333'/>"
+        f"<text font-size='{TIP_SIZE}'>{text}</text></g>"
+    )
+
+
+def _cell_key(x: float, y: float) -> str:
+    """A cell's own class, from where it is (no two cells of a picture share a place)."""
+    return f"at{round(x)}-{round(y)}"
 
 
 def _defs() -> str:
@@ -208,12 +285,16 @@ def _defs() -> str:
     )
 
 
-def _fmt(v: float) -> str:
+def _fmt(v: float, compact: bool = False) -> str:
+    """``v`` with two decimals (never "-0.00"); ``compact``: without the leading zero."""
     if np.isnan(v):
         return "NaN"
     if np.isinf(v):
         return "\u2212\u221e" if v < 0 else "\u221e"
-    return f"{v + 0.0:.2f}" if abs(v) >= 0.005 else "0.00"  # never "-0.00"
+    text = f"{v + 0.0:.2f}" if abs(v) >= 0.005 else "0.00"
+    if compact and abs(v) < 0.995:
+        text = text.replace("0.", ".", 1)
+    return text
 
 
 #: Widths of DejaVu Sans glyphs in em, for the numbers drawn in cells.
@@ -233,37 +314,45 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
     out = ["<g class='panel'>"]
     size = 11 if s < 42 else 12 if s < 52 else 13  # at least 11 px, larger in larger cells
     finite = M[np.isfinite(M)]
-    widest = max((text_width(_fmt(v), size) for v in finite), default=0.0)
-    values = widest + (10 if p.blocks or p.colour else 4) <= s  # every number fits its cell
+    frame = 8 if p.blocks or p.colour else 4  # room for a head's frame
+    compact = False  # "0.24" as ".24" where only that fits (the tooltip has every digit)
+    values = False
+    for compact in (False, True):
+        widest = max((text_width(_fmt(v, compact), size) for v in finite), default=0.0)
+        values = widest + frame <= s  # every number fits its cell
+        if values:
+            break
     row_link, col_link = p.link_prefixes()
     head_of = {}  # column -> head number, from the head blocks
     for k, (first, end, *_) in enumerate(p.blocks):
         head_of.update({c: k + 1 for c in range(first, end)})
+    tab_row = p.highlight if p.highlight is not None else 0  # Tab walks this row only
     for r in range(n_r):
         for c in range(n_c):
             v = M[r, c]
             cx, cy = x + c * s, y + r * s
+            key = _cell_key(cx, cy)
             links = _links(row_link, r, col_link, c, head_of.get(c))
             where = f"{p.title}: {p.row_kind} '{p.rows[r]}', {p.col_kind} '{p.cols[c]}'"
-            tip = f"{where} = {_fmt(v)}"
+            tip = [f"{where} = {_fmt(v)}", p.meaning]
             if np.isnan(v):  # a learner's bug shows even where the mask blocks
                 fill, mark = NAN_FILL, "NaN"
+                tip[1] = "NaN: not a number (0/0, ∞−∞): a bug upstream"
             elif np.isposinf(v):
                 fill, mark = INF_FILL, "\u221e"
             elif p.pending and np.isneginf(v) and (p.blocked is None or not p.blocked[r, c]):
                 fill, mark = NOT_YET_FILL, None
-                tip = f"{where}: {p.pending}"
+                tip = [f"{where}: {p.pending}"]
             elif (p.blocked is not None and p.blocked[r, c]) or np.isneginf(v):
                 fill, mark = "url(#blocked)", None
-                tip = f"{where}: blocked by the mask (score \u2212\u221e, weight 0)"
+                tip = [f"{where}: blocked by the mask", "score −∞, so weight 0: no number is drawn"]
             else:
                 fill = "#ffffff" if p.neutral else fills[r, c]
-                mark = _fmt(v) if values else None
+                mark = _fmt(v, compact) if values else None
+            tab = " tabindex='0'" if r == tab_row else ""
             out.append(
-                f"<g class='cell {links}{' off' if fill.startswith('url') else ''}' "
-                f"tabindex='0'><rect x='{cx:.1f}' y='{cy:.1f}' "
-                f"width='{s:.1f}' height='{s:.1f}' fill='{fill}'/>"
-                f"<text class='tip' x='10' y='16' font-size='13'>{escape(tip)}</text>"
+                f"<g class='cell {links} {key}{' off' if fill.startswith('url') else ''}'{tab}>"
+                f"<rect x='{cx:.1f}' y='{cy:.1f}' width='{s:.1f}' height='{s:.1f}' fill='{fill}'/>"
             )
             if mark:
                 ink = "#ffffff" if fill.startswith("url") else text_colour(fill)
@@ -272,9 +361,11 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
                     f"font-size='{size}' text-anchor='middle' fill='{ink}' "
                     f"pointer-events='none'>{mark}</text>"
                 )
-            out.append("</g>")
+            out.append("</g>" + tooltip(key, [t for t in tip if t], (cx, cy, s, s)))
     every = max(1, math.ceil(13.0 / s))  # labels 13 px apart at least: every k-th if need be
-    every_col = max(1, math.ceil(18.0 / s))  # slanted labels need 18 px
+    level = label_band(p.cols) <= 22.0
+    widest_col = max((text_width(str(c), 11) * 1.08 for c in p.cols), default=0.0)
+    every_col = max(1, math.ceil((widest_col + 3 if level else 18.0) / s))  # slanted: 18 px
     for r, label in enumerate(p.rows if p.row_labels else []):
         if r % every:
             continue
@@ -285,7 +376,13 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
     for c, label in enumerate(p.cols):
         if c % every_col:
             continue
-        lx, ly = x + (c + 0.5) * s, y + n_r * s + 8
+        lx, ly = x + (c + 0.5) * s, y + n_r * s + 10
+        if level:  # short labels stand level, centred under their column, clear of frames
+            out.append(
+                f"<text x='{lx:.1f}' y='{ly + 8:.1f}' font-size='11' text-anchor='middle'>"
+                f"{escape(str(label))}</text>"
+            )
+            continue
         out.append(
             f"<text x='{lx:.1f}' y='{ly:.1f}' font-size='11' text-anchor='end' "
             f"transform='rotate(-40 {lx:.1f} {ly:.1f})'>{escape(str(label))}</text>"
@@ -336,11 +433,6 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
         out.append(
             f"<text x='{x:.1f}' y='{title_y:.1f}' font-size='12' font-weight='bold'>"
             f"{escape(p.title)}</text>"
-        )
-    if p.meaning:  # one per panel, shown beside the pointed cell's value
-        out.append(
-            f"<text class='tip meaning' x='{WIDTH - 10}' y='16' font-size='13' fill='#444' "
-            f"text-anchor='end'>{escape(p.meaning)}</text>"
         )
     out.append("</g>")
     return out
@@ -411,15 +503,23 @@ def special_kinds(matrices, blocked=()) -> set[str]:
     return kinds
 
 
-def picture(body: list[str], label: str) -> str:
-    """The picture, its ids (hatch, colour bar) made unique to its content.
+_TIP = re.compile(r"<g class='tip at[\w-]+'>.*?</g>")
+_DRAWINGS = itertools.count(1)
 
-    Ids are global in an HTML page: two explorers in one page (another
-    notebook's tab) with the same ids would draw each other's definitions.
-    Identical pictures get identical ids, which is harmless.
+
+def picture(body: list[str], label: str, height: float = HEIGHT) -> str:
+    """The picture, ``height`` px tall, its ids (hatch, colour bar) new to this drawing.
+
+    Ids are global in an HTML page: two explorers showing the same state in
+    one page (another notebook's tab) would otherwise draw each other's
+    definitions (Chromium paints nothing for a definition in a hidden tab).
+    Every drawing gets ids of its own, from a counter and a random part, so
+    no two drawings in any page share one. Tooltips go last, over everything.
     """
     inner = _defs() + "".join(body)
-    uid = hashlib.sha1(inner.encode()).hexdigest()[:10]
+    tips = _TIP.findall(inner)
+    inner = _TIP.sub("", inner) + "".join(tips)
+    uid = f"{next(_DRAWINGS)}-{secrets.token_hex(4)}"
     for name in ("blocked", "notyet", "bar"):
         inner = inner.replace(f"id='{name}'", f"id='{name}-{uid}'")
         inner = inner.replace(f"url(#{name})", f"url(#{name}-{uid})")
@@ -429,30 +529,41 @@ def picture(body: list[str], label: str) -> str:
         if "class='cell " in inner and "class='mhsa-info'" not in inner  # unless it has a title
         else ""
     )
+    height = round(height)
     return (
         f"<svg class='mhsa-figure' id='mhsa-{uid}' xmlns='http://www.w3.org/2000/svg' "
-        f"width='{WIDTH}' height='{HEIGHT}' viewBox='0 0 {WIDTH} {HEIGHT}' {FONT} role='img' "
+        f"width='{WIDTH}' height='{height}' viewBox='0 0 {WIDTH} {height}' {FONT} role='img' "
         f"aria-label='{escape(label)}'>{_link_style(inner, uid)}<rect width='{WIDTH}' "
-        f"height='{HEIGHT}' fill='#ffffff'/>{hint}{inner}</svg>"
+        f"height='{height}' fill='#ffffff'/>{hint}{inner}</svg>"
     )
 
 
 def grid(
-    panels: list[Panel], scale: Scale, bar_label: str, label: str, axes: tuple | None = None
+    panels: list[Panel],
+    scale: Scale,
+    bar_label: str,
+    label: str,
+    axes: tuple | None = None,
+    max_height: float = HEIGHT,
 ) -> str:
     """The panels of one step in a grid, with one colour bar and a legend of special values.
 
     ``axes`` names what the rows and the columns are, ``(rows, columns)``: written down
-    the left edge and under the panels.
+    the left edge and under the panels. The picture is as tall as the panels
+    need, at most ``max_height``: the cells take the largest size that fits.
     """
     top = 58.0 if any(p.blocks for p in panels) else 48.0  # head chips clear of the top line
-    box = (10.0, top, _COLOURBAR[0] - 40.0, HEIGHT - top - 30.0)
-    ncol, s = _layout(panels, box)
+    band = max(label_band(p.cols) for p in panels)  # the column labels under a row of panels
+    kinds = special_kinds((p.M for p in panels), (p.blocked for p in panels))
+    foot = band + (22.0 if axes is not None else 0.0) + (24.0 if kinds else 0.0) + 8.0
+    below = band + top - 10.0  # labels, then the next row's titles (and head chips)
+    box = (10.0, top, _COLOURBAR[0] - 40.0, max_height - top - foot)
+    ncol, s = _layout(panels, box, below)
     shared = shared_rows(panels)
     n_r = max(p.M.shape[0] for p in panels)
     n_c = max(p.M.shape[1] for p in panels)
     step_x = n_c * s + (GAP if shared else LABELS + GAP)
-    step_y = n_r * s + BELOW
+    step_y = n_r * s + below
     body = []
     for k, p in enumerate(panels):
         row, col = divmod(k, ncol)
@@ -460,19 +571,22 @@ def grid(
         body += panel_svg(p, box[0] + LABELS + col * step_x, box[1] + row * step_y, s, scale)
     n_rows = math.ceil(len(panels) / ncol)
     right = box[0] + LABELS + min(ncol, len(panels)) * step_x  # beside the panels, not far off
-    height = n_rows * step_y - BELOW  # the panels' height
+    height = n_rows * step_y - below  # the panels' height
+    bar_h = max(height, 120.0)
+    total = max(top + height + foot, top + bar_h + 12.0)  # as tall as the panels need
     body += colourbar(scale, bar_label, box[1], height, right + 16)
+    y = top + height + band
     if axes is not None:
         rows, cols = axes
         mid = box[1] + height / 2
         body.append(
             f"<text x='16' y='{mid:.0f}' font-size='12' font-weight='bold' text-anchor='middle' "
             f"transform='rotate(-90 16 {mid:.0f})'>{escape(rows)}</text>"
-            f"<text x='{box[0] + LABELS}' y='{box[1] + height + 58:.0f}' font-size='12' "
+            f"<text x='{box[0] + LABELS}' y='{y + 14:.0f}' font-size='12' "
             f"font-weight='bold'>{escape(cols)}</text>"
         )
-    body += _legend(special_kinds((p.M for p in panels), (p.blocked for p in panels)), HEIGHT - 14)
-    return picture(body, label)
+    body += _legend(kinds, total - 12)
+    return picture(body, label, total)
 
 
 def query_view(
@@ -482,6 +596,7 @@ def query_view(
     scores: np.ndarray,
     weights: np.ndarray,
     label: str,
+    max_height: float = HEIGHT,
 ) -> str:
     """The query's view: Q, K, V by head, and per head lines from the query to every key.
 
@@ -495,7 +610,7 @@ def query_view(
     ncol = min(h, 4)
     nrow = math.ceil(h / ncol)
     band_h = 28.0 + 15.0 * T  # a head's lines: its title chip, then a line per key
-    band_top = HEIGHT - 34.0 - nrow * band_h
+    band_top = max_height - 34.0 - nrow * band_h
     s = min(44.0, (WIDTH - 20.0 - 3 * (LABELS + GAP)) / (3 * n_c), (band_top - 58.0 - 64.0) / T)
     for k, p in enumerate(qkv):
         x = 10.0 + LABELS + k * (n_c * s + LABELS + GAP)
@@ -521,15 +636,18 @@ def query_view(
             dash = " stroke-dasharray='3 3'" if blocked or not np.isfinite(w) else ""
             width = 1.0 if blocked or not np.isfinite(w) else 0.5 + 9 * max(w, 0.0)
             stroke = "#999999" if blocked else (NAN_FILL if np.isnan(w) else colour)
+            where = f"head {i + 1}: query '{tokens[q]}' → key '{tokens[j]}'"
             tip = (
-                f"head {i + 1}: query '{tokens[q]}' → key '{tokens[j]}': blocked by the mask"
+                [f"{where}: blocked by the mask", "score −∞, so weight 0: no number is drawn"]
                 if blocked
-                else f"head {i + 1}: query '{tokens[q]}' → key '{tokens[j]}': score "
-                f"{_fmt(z)}, weight {_fmt(w)} (the share of '{tokens[j]}''s value row in "
-                f"'{tokens[q]}''s output)"
+                else [
+                    f"{where}: weight {_fmt(w)}, score {_fmt(z)}",
+                    f"the share of the value row of '{tokens[j]}' in the output of '{tokens[q]}'",
+                ]
             )
+            key = _cell_key(xk, ys[j])
             body.append(
-                f"<g class='link q{q}h{i + 1} k{j}h{i + 1}' tabindex='0'>"
+                f"<g class='link q{q}h{i + 1} k{j}h{i + 1} {key}' tabindex='0'>"
                 f"<line class='mhsa-attend' data-weight='{w:.4f}' x1='{start:.1f}' "
                 f"y1='{yq:.1f}' x2='{xk:.1f}' y2='{ys[j]:.1f}' stroke='{stroke}' "
                 f"stroke-width='{width:.2f}' stroke-linecap='round'{dash}/>"
@@ -541,16 +659,17 @@ def query_view(
                     f"{escape(tokens[j])} <tspan font-weight='bold'>{_fmt(w)}</tspan>"
                     f"<tspan fill='#666' font-size='11'> z {_fmt(z)}</tspan></text>"
                 )
-                + f"<text class='tip' x='10' y='16' font-size='13'>{escape(tip)}</text></g>"
+                + "</g>"
+                + tooltip(key, tip, (xk, ys[j] - 11, 7.5 * len(tokens[j]) + 90, 15))
             )
         body.append(
             f"<text x='{xq:.1f}' y='{yq + 4:.1f}' font-size='12' font-weight='bold' "
             f"fill='#000000'>{escape(tokens[q])}</text>"
         )
     body.append(
-        f"<text x='20' y='{HEIGHT - 12}' font-size='12'>line width = the query's attention "
+        f"<text x='20' y='{max_height - 12}' font-size='12'>line width = the query's attention "
         "weight for that key; z = its score (Z + M); dashed grey, no number = blocked by the mask"
         "</text>"
     )
-    body += _legend(special_kinds([scores, weights]) - {"blocked"}, HEIGHT - 12 - 18)
-    return picture(body, label)
+    body += _legend(special_kinds([scores, weights]) - {"blocked"}, max_height - 12 - 18)
+    return picture(body, label, max_height)
