@@ -10,6 +10,7 @@ import mhsa_helpers as mh
 from mhsa_helpers.plots import HEAD_COLOURS
 from mhsa_helpers.widgets import svg
 from mhsa_helpers.widgets.explorer import MEANING, STEPS, USED, Explorer
+from tests.pictures import cells, links, size, without_ids
 
 
 def my_softmax(Z, axis=-1):
@@ -23,6 +24,11 @@ def my_softmax(Z, axis=-1):
 def png(ex):
     """The picture (SVG text; the name is kept from when it was a PNG)."""
     return ex.figure.value
+
+
+def drawing(ex):
+    """What ``ex`` draws now, at the largest height, its own ids left out: to compare two."""
+    return without_ids(ex.render(max_height=svg.HEIGHT))
 
 
 def test_heads_offer_only_divisors_and_follow_the_example():
@@ -87,7 +93,7 @@ def test_runs_the_learners_functions_that_pass_their_checks_and_names_them():
     mine = Explorer(functions={"softmax": softmax, "unrelated": 3}, step=7)
     assert mine.functions == {"softmax": softmax}
     assert calls, "the learner's softmax was never called"
-    assert png(mine) == png(Explorer(step=7))
+    assert drawing(mine) == drawing(Explorer(step=7))
     assert "Drawn with <b>your</b> <code>softmax</code>" in mine.status_w.value
     assert mine.anyway_w.layout.display == "none"  # nothing failing: no box
 
@@ -97,15 +103,16 @@ def test_a_failing_function_is_replaced_by_the_reference_and_its_hint_shown():
         return my_softmax(Z, axis=-2)
 
     ex = Explorer(functions={"softmax": softmax}, step=7)
-    assert png(ex) == png(Explorer(step=7))  # the reference is drawn
-    assert "the reference instead of your <code>softmax</code>" in ex.status_w.value
+    assert drawing(ex) == drawing(Explorer(step=7))  # the reference is drawn
+    assert "the course's <code>softmax</code> instead of yours" in ex.status_w.value
     notes = ex.notes_w.value
-    assert "The reference instead of your <code>softmax</code>" in notes
+    assert notes.startswith("<div class='mhsa-notes'><span")  # the reason comes first
+    assert "Why not your <code>softmax</code>: its check fails" in notes
     assert "each column sums to 1" in notes  # the check's own sentence
     assert ex.anyway_w.layout.display == ""
     ex.anyway_w.value = True  # the learner asks to see their version
-    assert png(ex) != png(Explorer(step=7))
-    assert "drawn with your failing <code>softmax</code>" in ex.status_w.value
+    assert drawing(ex) != drawing(Explorer(step=7))
+    assert "your failing <code>softmax</code>, as asked" in ex.status_w.value
     assert "Drawn with your failing <code>softmax</code>" in ex.notes_w.value
 
 
@@ -140,11 +147,13 @@ def test_unwritten_or_failing_functions_fall_back_to_the_reference():
     ex = Explorer(
         functions={"split_heads": split_heads, "attention_scores": attention_scores}, step=5
     )
-    assert png(ex) == png(Explorer(step=5))
-    assert "<code>split_heads</code> (not written yet)" in ex.status_w.value
-    assert "Your <code>split_heads</code> is not implemented yet" in ex.notes_w.value
+    assert drawing(ex) == drawing(Explorer(step=5))
+    notes = ex.notes_w.value.split("<br>")
+    assert "Why not your <code>attention_scores</code>: its check fails" in notes[0]  # first
     assert ex.anyway_w.layout.display == ""  # attention_scores is written, and fails
-    assert "your <code>attention_scores</code>, whose check fails" in ex.notes_w.value
+    unwritten = [n for n in notes if "Not written yet" in n]
+    assert len(unwritten) == 1 and "<code>split_heads</code>" in unwritten[0]  # one line
+    assert "<code>attention_scores</code> instead of yours" in ex.status_w.value
 
 
 def test_static_fallback_in_the_mimebundle():
@@ -155,47 +164,68 @@ def test_static_fallback_in_the_mimebundle():
     assert data["image/svg+xml"] == png(ex)
 
 
-def cells(picture: str) -> list[tuple[str, str]]:
-    """``(link classes, tip text)`` of every cell of a picture."""
-    return re.findall(
-        r"<g class='cell ([^']*)' tabindex='0'>.*?<text class='tip'[^>]*>([^<]*)<", picture
-    )
-
-
 def test_a_cell_names_its_value_and_meaning_and_links_its_query_and_key():
-    """A weight's cell: its tip says head, query, key, value and meaning; its links light up."""
+    """A weight's cell: its tooltip says head, query, key, value and meaning; its links light."""
     ex = Explorer(step=7, mask="causal", n_heads=2)
     picture = png(ex)
-    got = dict(cells(picture))
-    assert len(cells(picture)) == 2 * 6 * 6  # every cell of both heads
-    tip = next(t for c, t in cells(picture) if c == "q3 k1")
+    found = cells(picture)
+    assert len(found) == 2 * 6 * 6  # every cell of both heads
+    cell = next(c for c in found if c.links == "q3 k1")
     w = ex.compute()["A"][0, 3, 1]
-    assert tip.startswith(f"A, head 1: query &#x27;for&#x27;, key &#x27;new&#x27; = {w:.2f}")
-    meaning = re.findall(r"<text class='tip meaning'[^>]*>([^<]*)<", picture)
-    assert meaning == [html.escape(MEANING["A"], quote=True)] * 2  # one per panel
-    assert "blocked by the mask" in got["q0 k5 off"]  # causal: 'List' reads no later key
-    scope = re.search(r"id='(mhsa-[0-9a-f]+)'", picture).group(1)
+    assert cell.tip == [f"A, head 1: query 'for', key 'new' = {w:.2f}", MEANING["A"]]
+    blocked = next(c for c in found if c.links == "q0 k5 off")
+    assert "blocked by the mask" in blocked.text  # causal: 'List' reads no later key
+    scope = re.search(r"id='(mhsa-[\w-]+)'", picture).group(1)
     for link in ("q3", "k1"):  # pointing at it keeps its query's row and key's column lit
         assert f"#{scope}:has(.{link}:hover) .{link}" in picture
         assert f"#{scope}:has(.{link}:focus) .{link}" in picture
+
+
+def test_a_tooltip_sits_beside_its_cell_inside_the_picture():
+    """Every cell's tooltip: next to the cell (above or below it), wholly inside the picture."""
+    for kw in ({"step": 7, "n_heads": 2}, {"example": "students", "n_heads": 7, "step": 7}):
+        picture = png(Explorer(**kw))
+        width, height = size(picture)
+        boxes = re.findall(
+            r"<g class='cell [^']*'[^>]*><rect x='([\d.]+)' y='([\d.]+)' width='([\d.]+)'",
+            picture,
+        )
+        tips = re.findall(
+            r"<g class='tip [^']*'><rect x='([\d.]+)' y='([\d.]+)' width='([\d.]+)' "
+            r"height='([\d.]+)'",
+            picture,
+        )
+        assert len(boxes) == len(tips) > 0
+        for (cx, cy, s), (tx, ty, tw, th) in zip(boxes, tips, strict=True):
+            cx, cy, s, tx, ty, tw, th = map(float, (cx, cy, s, tx, ty, tw, th))
+            assert 0 <= tx and tx + tw <= width and 0 <= ty and ty + th <= height
+            assert ty + th <= cy or ty >= cy + s  # never over the cell pointed at
+            assert min(abs(ty + th - cy), abs(ty - cy - s)) <= 8  # right above or below it
+            assert tx <= cx + s and tx + tw >= cx  # over the cell's column
+
+
+def test_tab_walks_the_querys_row_only():
+    """Tab reaches one row per panel (the query's), not every cell: head 2 in T presses."""
+    ex = Explorer(step=7, n_heads=2, query=3)
+    found = cells(png(ex))
+    tabbed = [c for c in found if c.tab]
+    assert len(tabbed) == 2 * 6 and all(c.links.split()[0] == "q3" for c in tabbed)
 
 
 def test_the_query_view_links_each_line_to_its_key_rows_within_its_head():
     ex = Explorer(view="query", n_heads=2)
     ex.query_w.value = 2
     picture = png(ex)
-    assert "<g class='link q2h2 k4h2' tabindex='0'>" in picture  # head 2: 'ideas' -> 'a'
-    k_row = [c for c, _ in cells(picture) if "k4h2" in c.split()]
+    line = dict(links(picture))["q2h2 k4h2"]  # head 2: 'ideas' -> 'a'
+    assert line[1] == "the share of the value row of 'a' in the output of 'ideas'"
+    k_row = [c for c in cells(picture) if "k4h2" in c.links.split()]
     assert len(k_row) == 2 * 2  # K and V: token 'a''s two columns of head 2
-    assert len([c for c, _ in cells(picture) if "q2h2" in c.split()]) == 2  # Q's row, head 2
+    assert len([c for c in cells(picture) if "q2h2" in c.links.split()]) == 2  # Q's row
 
 
-def size(picture: str) -> tuple[str, str]:
-    return re.search(r"<svg [^>]*width='(\d+)' height='(\d+)'", picture).groups()
-
-
-def test_every_picture_has_one_size_and_one_colour_bar():
-    """Whatever the example, heads, step, mask or view: the same size; one bar per step."""
+def test_every_picture_fits_its_budget_and_has_one_colour_bar():
+    """Whatever the example, heads, step, mask or view: as wide as the frame, at most as
+    tall as the status and notes leave on screen, filled (no blank band); one bar per step."""
     ex = Explorer()
     for example in mh.EXAMPLES:
         ex.example_w.value = example
@@ -205,10 +235,21 @@ def test_every_picture_has_one_size_and_one_colour_bar():
                 ex.step_w.value = step
                 for mask in ("none", "causal"):
                     ex.mask_w.value = mask
-                    assert size(png(ex)) == (str(svg.WIDTH), str(svg.HEIGHT))
+                    width, height = size(png(ex))
+                    assert width == svg.WIDTH and height <= ex.frame.picture_budget() + 0.5
                     assert png(ex).count("class='mhsa-colourbar'") == 1
+                    bottom = max(
+                        float(y) + float(s)
+                        for y, s in re.findall(
+                            r"<g class='cell [^']*'[^>]*><rect x='[\d.]+' y='([\d.]+)' "
+                            r"width='([\d.]+)'",
+                            png(ex),
+                        )
+                    )
+                    if step != 9:  # (step 9's last panel has 2 rows: the row of panels is taller)
+                        assert height - bottom <= 130, (example, h, step, height - bottom)
     ex.view_w.value = "query"
-    assert size(png(ex)) == (str(svg.WIDTH), str(svg.HEIGHT))
+    assert size(png(ex))[1] <= ex.frame.picture_budget() + 0.5
 
 
 def test_the_most_heads_stay_readable():
@@ -241,12 +282,11 @@ def test_head_colours_read_on_white():
 
 def test_blocked_cells_are_hatched_and_allowed_mask_cells_white():
     ex = Explorer(step=6, mask="causal")
-    picture = png(ex)
-    blocked = len(re.findall(r"fill='url\(#blocked-\w+\)'/><text class='tip'", picture))
-    assert blocked == 3 * 15  # the mask and two heads, 15 cells above the diagonal each
-    assert "blocked by the mask" in picture
-    cells = re.findall(r"fill='([^']+)'/><text class='tip'[^>]*>([^<]*)</text>", picture)
-    mask = [f for f, t in cells if t.startswith("mask M:")]
+    found = cells(png(ex))
+    blocked = [c for c in found if c.fill.startswith("url(#blocked-")]
+    assert len(blocked) == 3 * 15  # the mask and two heads, 15 cells above the diagonal each
+    assert all(c.number is None for c in blocked)
+    mask = [c.fill for c in found if c.tip[0].startswith("mask M:")]
     assert mask.count("#ffffff") == 21 and len(mask) == 36  # 21 allowed cells, white
 
 
@@ -256,14 +296,16 @@ def test_blocked_weights_are_drawn_blocked_not_as_a_learned_zero(mask):
     ex = Explorer(example="song", n_heads=2, step=7, mask=mask)
     picture = png(ex)
     M = ex.compute()["M"]
-    cells = re.findall(r"fill='([^']+)'/><text class='tip'[^>]*>([^<]*)</text>", picture)
-    hatched = [t for f, t in cells if f.startswith("url(#blocked")]
+    found = cells(picture)
+    hatched = [c for c in found if c.fill.startswith("url(#blocked")]
     assert len(hatched) == 2 * int(np.isneginf(M).sum())  # every blocked cell, in both heads
-    assert all(t.endswith("blocked by the mask (score −∞, weight 0)") for t in hatched)
-    shown = [t for f, t in cells if not f.startswith("url(")]  # the allowed weights
+    assert all(c.tip[0].endswith("blocked by the mask") and c.number is None for c in hatched)
+    assert all("weight 0" in c.tip[1] for c in hatched)
+    shown = [c for c in found if not c.fill.startswith("url(")]  # the allowed weights
     assert len(shown) == 2 * int((M == 0).sum())  # each with its number, even one near 0
-    values = [t.rsplit(" = ", 1)[1] for t in shown]
+    values = [c.tip[0].rsplit(" = ", 1)[1] for c in shown]
     assert all(v.replace(".", "").isdigit() for v in values), values
+    assert all(c.number is not None for c in shown)
     assert "blocked by the mask (score −∞, weight 0, no number)" in picture  # the legend
 
 
@@ -308,8 +350,8 @@ def test_the_status_names_only_the_functions_of_the_steps_shown():
     ex = Explorer(functions={"softmax": softmax}, step=3)
     assert "softmax" not in ex.status_w.value + ex.notes_w.value  # step 3: before any softmax
     ex.step_w.value = 7
-    assert "the reference instead of your <code>softmax</code>" in ex.status_w.value
-    assert "The reference instead of your <code>softmax</code>" in ex.notes_w.value
+    assert "the course's <code>softmax</code> instead of yours" in ex.status_w.value
+    assert "Why not your <code>softmax</code>" in ex.notes_w.value
     ex.step_w.value = 5
     ex.view_w.value = "query"  # the query's view shows the weights: softmax counts
     assert "<code>softmax</code>" in ex.status_w.value
