@@ -35,8 +35,7 @@ class Cell:
 def tips(picture: str) -> dict[str, list[str]]:
     """Each tooltip's lines (unescaped), by the class of the element it belongs to."""
     return {
-        key: [html.unescape(t) for t in _LINE.findall(body)]
-        for key, body in _TIP.findall(picture)
+        key: [html.unescape(t) for t in _LINE.findall(body)] for key, body in _TIP.findall(picture)
     }
 
 

@@ -1,6 +1,5 @@
 """The explorer widget, driven in the kernel (the browser test drives it in JupyterLab)."""
 
-import html
 import re
 
 import numpy as np

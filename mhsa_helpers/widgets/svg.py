@@ -226,7 +226,7 @@ def _link_style(inner: str, uid: str) -> str:
 #: Tooltips: font size, line height and width per character (DejaVu Sans, generous).
 TIP_SIZE, TIP_LINE, TIP_CHAR = 12, 16.0, 7.2
 #: A tooltip line longer than this many characters wraps.
-TIP_WRAP = 78
+TIP_WRAP = 110
 
 
 def _wrap(text: str, width: int = TIP_WRAP) -> list[str]:
