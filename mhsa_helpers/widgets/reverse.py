@@ -264,7 +264,10 @@ class TryReversal(Framed):
         line += "."
         self.frame.status(line)
         if n == T:
-            first = f"Every output letter is its mirror input letter: position i gets the letter at {T - 1}−i."
+            first = (
+                "Every output letter is its mirror input letter: position i gets the letter "
+                f"at position {T - 1}−i."
+            )
         else:
             wrong = [
                 f"position {i} gave {o} (want {e})"
