@@ -275,5 +275,5 @@ class TryReversal(Framed):
                 if not ok
             ]
             first = warn(f"Wrong letters (positions from 0): {'; '.join(wrong)}.")
-        sure = f"probability of its output letter: {probs.min():.2f} at least"
-        self.frame.notes([f"{first} The model's {sure}.", *head_lines(A)])
+        sure = f"The model's lowest probability for one of its output letters: {probs.min():.2f}."
+        self.frame.notes([f"{first} {sure}", *head_lines(A)])
