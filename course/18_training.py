@@ -24,6 +24,7 @@ from mhsa_helpers.answers import learner_functions
 from mhsa_helpers.gradcheck import relative_error
 from mhsa_helpers.plots import accuracy_by_position, heads_figure, training_curves
 from mhsa_helpers.widgets.explorer import Explorer
+from mhsa_helpers.widgets.reverse import TryReversal
 
 T, V = tr.SEQ_LEN, len(tr.VOCAB)
 
@@ -245,6 +246,21 @@ print(f"\nmax |your run's weights − the shipped ones| = {diff:.1e}")
 
 # %%
 Explorer(functions=functions, example="trained", step=7)
+
+# %% [markdown]
+# ### Try your own input
+#
+# Type 8 letters A–P in the box (`ABCDEFGH`, `a b c d e f g h` and
+# `A,B,C,D,E,F,G,H` are all read the same) and press Enter: the trained model
+# runs on **your** sequence. The picture shows each head's attention weights
+# (rows: queries, columns: keys, your letters on both), the line above it the
+# model's output against your input reversed, and the notes which key each head
+# mostly attends to. Try a sequence with repeated letters (`AAAABBBB`), or one
+# the training batches are unlikely to contain (`PPPPPPPP`): does the head still
+# look at the mirror position, or at the letter?
+
+# %%
+TryReversal()
 
 # %% [markdown]
 # ## 6. The mask decides what can be learned

@@ -9,6 +9,9 @@ notebook's visible area, its picture is ``svg.WIDTH`` x ``svg.HEIGHT``, and
 where a mask applies the cells it blocks are hatched with no number (cells
 "not yet" computed, in notebooks 13 and 14, are dotted, never hatched).
 Screenshots of each widget: ``test-output/browser/ext_<name>.png``.
+
+Notebook 18's "Try your own input" box is typed into: a bad input's one-line
+reason, then a good input's output, at one height.
 """
 
 from __future__ import annotations
@@ -288,3 +291,53 @@ def test_sliding_window(page):
     sliding(w)
     assert w.value(0) == 3
     w.done("sliding_window")
+
+
+def test_try_your_own_input(page):
+    """Notebook 18's text box: a bad input's one-line reason, a good one's output, one height."""
+    from playwright.sync_api import expect
+
+    page.evaluate(
+        "() => window.jupyterapp && window.jupyterapp.commands.execute('application:close-all')"
+    )
+    lab.open_and_run_all(page, page.base, "18_training.ipynb", timeout_ms=600_000)
+    page.evaluate("""async () => {  // JupyterLab renders the cells in view only
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        const i = nb.widgets.findIndex(
+            (c) => c.model.sharedModel.getSource().startsWith('TryReversal()'));
+        nb.activeCellIndex = i;
+        await nb.scrollToItem(i + 1, 'start');
+    }""")
+    box = page.locator(f"{lab.CURRENT} .mhsa-frame", has=page.locator("input[type=text]")).first
+    box.wait_for(state="visible", timeout=120_000)
+    page.evaluate("(el) => el.scrollIntoView({block: 'start'})", box.element_handle())
+    text, status = box.locator("input[type=text]"), box.locator(".mhsa-status")
+    picture = box.locator("svg.mhsa-figure")
+    expect(status).to_contain_text("KNPCIJBA → output A B J I C P N K", timeout=60_000)
+    first = box.bounding_box()
+    assert first["height"] <= MAX_HEIGHT and first["width"] <= MAX_WIDTH, first
+
+    lines = """(el) => { const r = document.createRange(); r.selectNodeContents(el);
+        return new Set([...r.getClientRects()].map((b) => Math.round(b.bottom))).size; }"""
+
+    def read(typed: str) -> None:
+        text.fill(typed)
+        text.press("Enter")  # continuous_update=False: the kernel hears of it now
+
+    read("abcdefgz")
+    expect(status).to_contain_text("'Z' is not one of the letters A–P (position 8")
+    expect(status).to_contain_text("still shows your last good input, KNPCIJBA")
+    assert status.evaluate(lines) == 1  # the reason on one line
+    assert "KNPCIJBA" in picture.get_attribute("aria-label")
+    read("p, o, n, m, l, k, j, i")
+    expect(status).to_contain_text("PONMLKJI → output I J K L M N O P")
+    expect(status).to_contain_text("8 of 8 letters right")
+    svg_text = picture.text_content()
+    assert "head 1: attention weights" in svg_text and "head 2: attention weights" in svg_text
+    assert "PONMLKJI" in picture.get_attribute("aria-label")
+    assert status.evaluate(lines) == 1  # the output on one line
+    after = box.bounding_box()
+    assert abs(after["height"] - first["height"]) <= 1, (first, after)
+    size = picture.bounding_box()
+    assert [round(size["width"]), round(size["height"])] == [svg.WIDTH, svg.HEIGHT], size
+    box.screenshot(path=str(OUT / "ext_reverse.png"))

@@ -5,7 +5,8 @@
 * :mod:`.live`: the shared rule for drawing with the learner's own functions (only while
   their check passes, and saying so);
 * one module per extension's widget: :mod:`.rope`, :mod:`.gqa`, :mod:`.kv_cache`,
-  :mod:`.tiled`, :mod:`.cross`, :mod:`.sliding_window`.
+  :mod:`.tiled`, :mod:`.cross`, :mod:`.sliding_window`;
+* :mod:`.reverse`: the trained model of notebook 18 on the learner's own letters.
 
 Notebooks import them from here, e.g. ``from mhsa_helpers.widgets.explorer import Explorer``.
 """
