@@ -120,8 +120,10 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-#: The window the course is made for: a laptop's 1400 x 900 (CSS px), JupyterLab's side panel open.
-LAPTOP = (1400, 900)
+#: The window the course is made for: a laptop's 1400 x 900 browser window, whose page
+#: (the viewport, below the browser's tabs and address bar) is about 1400 x 790 CSS px;
+#: JupyterLab's side panel open.
+LAPTOP = (1400, 790)
 
 
 @contextmanager

@@ -34,6 +34,11 @@ def softmax(Z, axis=-1):
     return E / E.sum(axis=-2, keepdims=True)
 
 Explorer(functions=globals(), step=7)'''
+#: Two notebooks showing the same explorer state, as 06_masking and the capstone can.
+TWINS = ("twin_a.ipynb", "twin_b.ipynb")
+TWIN = """from mhsa_helpers.widgets.explorer import Explorer
+
+Explorer(step=6, mask="causal")"""
 
 
 @pytest.fixture(scope="module")
@@ -41,13 +46,14 @@ def lab_root(tmp_path_factory):
     """The solutions (complete learner functions) and a notebook with a wrong softmax."""
     root = tmp_path_factory.mktemp("notebooks") / "mhsa"
     shutil.copytree(lab.ROOT / "solutions" / "mhsa", root)
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(WRONG_SOFTMAX)])
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nbformat.write(nb, str(root / WRONG))
+    for name, source in ((WRONG, WRONG_SOFTMAX), *((twin, TWIN) for twin in TWINS)):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+        nb.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
+        nbformat.write(nb, str(root / name))
     return root
 
 
@@ -82,6 +88,50 @@ def wait_status(page, text: str, index: int = -1) -> None:
     )
 
 
+def unclipped(page, box, label="") -> None:
+    """Nothing of the status, title or notes is cut, scrolled or ellipsed."""
+    cut = page.evaluate(
+        """(box) => [...box.querySelectorAll('.mhsa-status, .mhsa-title, .mhsa-notes')]
+            .map((el) => [el.className, el.closest('.widget-html') || el])
+            .filter(([, w]) => w.scrollHeight > w.clientHeight + 1
+                || w.scrollWidth > w.clientWidth + 1)
+            .map(([name]) => name)
+            .concat([...box.querySelectorAll('*')]
+                .filter((el) => getComputedStyle(el).textOverflow === 'ellipsis'
+                    && el.scrollWidth > el.clientWidth + 1)
+                .map((el) => 'ellipsis: ' + el.className))""",
+        box.element_handle(),
+    )
+    assert cut == [], (label, cut)
+
+
+def hatched_and_filled(page, figure) -> tuple[int, int]:
+    """How many blocked cells show the hatching's dark stripes, and how many colours the
+    colour bar shows, as painted (a screenshot: an id resolved in a hidden tab paints none)."""
+    image = PIL.Image.open(io.BytesIO(figure.locator("svg").screenshot())).convert("RGB")
+    origin = figure.locator("svg").bounding_box()
+    ratio = image.size[0] / origin["width"]
+
+    def crop(box):
+        x, y, w, h = (v * ratio for v in box)
+        return image.crop((int(x) + 2, int(y) + 2, int(x + w) - 2, int(y + h) - 2))
+
+    boxes = page.evaluate(
+        """(svg) => { const o = svg.getBoundingClientRect();
+            const rel = (r) => { const b = r.getBoundingClientRect();
+                return [b.x - o.x, b.y - o.y, b.width, b.height]; };
+            return {cells: [...svg.querySelectorAll('g.cell.off > rect')].map(rel),
+                    bar: rel(svg.querySelector('.mhsa-colourbar'))}; }""",
+        figure.locator("svg").element_handle(),
+    )
+    striped = sum(
+        1
+        for box in boxes["cells"]
+        if any(sum(p) < 3 * 0x50 for p in crop(box).getdata())  # the dark stripes (#303030)
+    )
+    return striped, len(set(crop(boxes["bar"]).getdata()))
+
+
 def opacity(page, figure, selector: str, expected: float) -> None:
     """Wait until the cells matching ``selector`` in ``figure`` have this opacity (10 s at most)."""
     page.wait_for_function(
@@ -104,17 +154,24 @@ def test_every_control_of_the_capstone_explorer(page):
     lab.scroll_to_top(page, box)
     first = lab.placement(page, box)
     assert lab.fits(first), first  # the whole explorer is on screen
-    times, sizes, shots, heights = [], set(), {}, set()
+    times, shots, rows = [], {}, set()
+    controls = box.locator(".widget-hbox").first
 
     def do(label, act, expect=None):
         times.append((label, lab.time_update(page, figure, act)))
         if expect:
             wait_status(page, expect, 0)
+        page.wait_for_function(  # every update of this change has reached the page
+            "() => window.jupyterapp.shell.currentWidget.sessionContext"
+            ".session.kernel.status === 'idle'",
+            timeout=60_000,
+        )
         b = figure.locator("svg").bounding_box()
-        sizes.add((round(b["width"]), round(b["height"])))
+        assert round(b["width"]) == svg.WIDTH and round(b["height"]) <= svg.HEIGHT, (label, b)
         where = lab.placement(page, box)
-        heights.add(round(where["height"]))
-        assert lab.fits(where), (label, where)  # the control and its effect on one screen
+        assert lab.fits(where), (label, where)  # the control, its effect and the notes: one screen
+        rows.add(round(controls.bounding_box()["y"]))  # the controls never move
+        unclipped(page, box, label)
 
     step = box.locator(".widget-slider", has=page.locator("label", has_text="step"))
     length = box.locator(".widget-slider", has=page.locator("label", has_text="length"))
@@ -168,15 +225,10 @@ def test_every_control_of_the_capstone_explorer(page):
     shots["trained step 7"] = shot(figure, "trained_step7.png")
     page.screenshot(path=str(OUT / "explorer_laptop_window.png"))  # the whole window
 
-    # one height for the widget and one size for its picture, whatever the controls
-    assert len(heights) == 1, heights
-    assert sizes == {(svg.WIDTH, svg.HEIGHT)}, sizes
+    assert len(rows) == 1, rows  # the controls stay where they are, whatever is chosen
     for name, image in shots.items():  # drawn for the pixel ratio (2 px per CSS px)
         width, height = image.size  # the element's box may start between two pixels
-        assert abs(width - 2 * svg.WIDTH) <= 2 and abs(height - 2 * svg.HEIGHT) <= 2, (
-            name,
-            image.size,
-        )
+        assert abs(width - 2 * svg.WIDTH) <= 2 and height <= 2 * svg.HEIGHT + 2, (name, image.size)
         assert len(set(image.convert("RGB").getdata())) > 50, name  # a picture, not blank
     (OUT / "latency.json").write_text(json.dumps(times, indent=1))
     ms = sorted(t for _, t in times)
@@ -198,8 +250,9 @@ def test_blocked_weights_are_hatched_and_a_cell_lights_its_query_and_key(page):
     cells = page.evaluate(
         """(fig) => [...fig.querySelectorAll('g.cell')].map(g => ({
             fill: g.querySelector('rect').getAttribute('fill'),
-            numbers: [...g.querySelectorAll('text:not(.tip)')].length,
-            tip: g.querySelector('.tip').textContent}))""",
+            numbers: [...g.querySelectorAll('text')].length,
+            tip: fig.querySelector('g.tip.' + [...g.classList].find(c => /^at\\d/.test(c)))
+                .textContent}))""",
         figure.element_handle(),
     )
     blocked = [c for c in cells if c["fill"].startswith("url(#blocked")]
@@ -207,26 +260,68 @@ def test_blocked_weights_are_hatched_and_a_cell_lights_its_query_and_key(page):
     assert all("blocked by the mask" in c["tip"] for c in blocked)
     assert all(c["numbers"] == 1 for c in cells if not c["fill"].startswith("url("))
     assert "blocked by the mask (score" in figure.text_content()  # the legend
+    striped, colours = hatched_and_filled(page, figure)
+    assert striped == 2 * 15 and colours > 20, (striped, colours)
 
-    hint = figure.locator("text.mhsa-info")
-    assert hint.is_visible()
     target = figure.locator("g.cell.q3.k1").first  # head 1: query 'for', key 'new'
     target.hover()
-    tip = target.locator(".tip")
+    key = target.evaluate("(g) => [...g.classList].find((c) => /^at\\d/.test(c))")
+    tip = figure.locator(f"g.tip.{key}")
     tip.wait_for(state="visible", timeout=10_000)
-    assert "query 'for', key 'new'" in tip.text_content()
-    meaning = target.locator("xpath=ancestor::*[@class='panel'][1]").locator(".meaning")
-    assert meaning.is_visible() and "share of the key" in meaning.text_content()
-    assert not hint.is_visible()  # the tip takes the hint's place
+    text = tip.text_content()
+    assert "query 'for', key 'new'" in text and "share of the key" in text  # value, meaning
+    cell, box, picture = (
+        loc.bounding_box() for loc in (target, tip, figure.locator("svg"))
+    )  # beside the cell pointed at, never over it, never out of the picture
+    assert (
+        box["x"] >= picture["x"] - 0.5
+        and box["x"] + box["width"] <= picture["x"] + picture["width"] + 0.5
+    )
+    assert box["y"] >= picture["y"] - 0.5
+    assert box["y"] + box["height"] <= picture["y"] + picture["height"] + 0.5
+    gap = min(abs(box["y"] + box["height"] - cell["y"]), abs(box["y"] - cell["y"] - cell["height"]))
+    assert gap <= 10, (cell, box)
+    assert box["x"] <= cell["x"] + cell["width"] and box["x"] + box["width"] >= cell["x"]
     opacity(page, figure, "g.cell.q3", 1.0)  # the query's row, in every head
     opacity(page, figure, "g.cell.k1", 1.0)  # the key's column, in every head
     opacity(page, figure, "g.cell.q0.k0", 0.35)  # the rest dimmed
     figure.locator("svg").screenshot(path=str(OUT / "hover_links.png"))
     page.mouse.move(2, 2)
     opacity(page, figure, "g.cell.q0.k0", 1.0)
-    figure.locator("g.cell.q5.k2").first.focus()  # keyboard: Tab reaches a cell the same way
-    opacity(page, figure, "g.cell.q5", 1.0)
-    opacity(page, figure, "g.cell.q0.k0", 0.35)
+    assert not tip.is_visible()
+    figure.locator("g.cell.q0.k0").first.focus()  # keyboard: Tab reaches the query's row
+    opacity(page, figure, "g.cell.q0", 1.0)
+    opacity(page, figure, "g.cell.q1.k1", 0.35)
+
+
+def test_two_notebooks_at_the_same_state_both_draw_hatching_and_the_colour_bar(page):
+    """The same explorer state in two tabs: each tab's picture paints its own hatching and
+    colour bar (ids shared between tabs would paint nothing in the tab shown second)."""
+    page.evaluate(
+        "() => window.jupyterapp && window.jupyterapp.commands.execute('application:close-all')"
+    )
+    for name in TWINS:
+        lab.open_and_run_all(page, page.base, name)
+        figure, _, _ = lab.explorer_parts(page, 0)
+        figure.wait_for(state="visible", timeout=60_000)
+        wait_status(page, "Drawn with", 0)
+    for name in (*TWINS, *TWINS):  # each tab in front in turn, twice
+        page.evaluate(
+            "(name) => window.jupyterapp.commands.execute('docmanager:open', {path: name})", name
+        )
+        page.wait_for_function(
+            "([current, name]) => { const p = document.querySelector(current);"
+            " return p && p.querySelector('svg.mhsa-figure') && document.querySelector("
+            " '.lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel').textContent === name; }",
+            arg=[lab.CURRENT, name],
+            timeout=60_000,
+        )
+        figure, _, _ = lab.explorer_parts(page, 0)
+        lab.scroll_to_top(page, lab.explorer_box(page, 0))
+        page.wait_for_timeout(300)  # painted
+        striped, colours = hatched_and_filled(page, figure)
+        figure.locator("svg").screenshot(path=str(OUT / f"twin_{name}.png"))
+        assert striped == 3 * 15 and colours > 20, (name, striped, colours)
 
 
 def test_a_failing_function_is_named_and_can_be_drawn_anyway(page):
@@ -236,14 +331,20 @@ def test_a_failing_function_is_named_and_can_be_drawn_anyway(page):
     lab.open_and_run_all(page, page.base, WRONG)
     figure, _, _ = lab.explorer_parts(page, 0)
     figure.wait_for(state="visible", timeout=60_000)
-    wait_status(page, "whose check fails", 0)
-    text = lab.explorer_box(page, -1).text_content()
-    assert "the reference instead of your softmax" in text  # the status line
-    assert "The reference instead of your softmax" in text and "each column sums to 1" in text
-    before = shot(figure, "wrong_softmax_reference.png")
+    wait_status(page, "instead of yours", 0)
     box = lab.explorer_box(page, -1)
+    lab.scroll_to_top(page, box)
+    text = box.text_content()
+    assert "the course's softmax instead of yours" in text  # the status line
+    reason = box.locator(".mhsa-notes > span").first  # the notes' first line: why
+    assert "Why not your softmax: its check fails" in reason.text_content()
+    assert "each column sums to 1" in reason.text_content()
+    assert lab.fits(lab.placement(page, reason))  # on screen, no scrolling
+    assert lab.fits(lab.placement(page, box))
+    unclipped(page, box)
+    before = shot(figure, "wrong_softmax_reference.png")
     anyway = box.locator(".widget-checkbox input")
     lab.time_update(page, figure, anyway.check)
-    wait_status(page, "drawn with your failing softmax", -1)
+    wait_status(page, "your failing softmax, as asked", -1)
     after = shot(figure, "wrong_softmax_drawn_anyway.png")
     assert before.tobytes() != after.tobytes()

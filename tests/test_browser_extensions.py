@@ -1,11 +1,12 @@
 """The six extension widgets in real JupyterLab: one screen, one height, masked cells hatched.
 
-Each of notebooks 11 to 16 (the solutions) is run in a 1400x900 Chromium
-window (pixel ratio 2) with JupyterLab's left side panel open, as a learner
-with the file browser open sees it. Its widget's top is scrolled into view
-and every control is driven through several values; after each change the
-widget keeps its first height, lies wholly inside the viewport and the
-notebook's visible area, its picture is ``svg.WIDTH`` x ``svg.HEIGHT``, and
+Each of notebooks 11 to 16 (the solutions) is run in Chromium with the
+viewport of a 1400x900 browser window (1400x790, pixel ratio 2) and
+JupyterLab's left side panel open, as a learner with the file browser open
+sees it. Its widget's top is scrolled into view and every control is driven
+through several values; after each change the widget lies wholly inside the
+viewport and the notebook's visible area, its picture is ``svg.WIDTH`` wide
+and at most ``svg.HEIGHT`` tall, and
 where a mask applies the cells it blocks are hatched with no number (cells
 "not yet" computed, in notebooks 13 and 14, are dotted, never hatched).
 Screenshots of each widget: ``test-output/browser/ext_<name>.png``.
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.slow  # JupyterLab in Chromium
 
 OUT = lab.ROOT / "test-output" / "browser"
 T = 6  # tokens of every example these widgets draw
-MAX_HEIGHT, MAX_WIDTH = 740, 940  # CSS px: controls, status, picture and notes on one screen
+MAX_WIDTH = 940  # CSS px: controls, status, picture and notes side by side on one screen
 
 GEOMETRY = """(el) => {
     const r = el.getBoundingClientRect();
@@ -48,7 +49,8 @@ CELLS = """(svg) => {
     for (const r of svg.querySelectorAll('rect')) {
         const fill = r.getAttribute('fill') || '';
         const cell = r.parentNode.classList.contains('cell') ? r.parentNode : null;
-        const tip = cell ? cell.querySelector('.tip') : r.querySelector('title');
+        const key = cell ? [...cell.classList].find((c) => /^at\\d/.test(c)) : null;
+        const tip = cell ? svg.querySelector('g.tip.' + key) : r.querySelector('title');
         const title = (tip || {}).textContent || '';
         const masked = title.includes('blocked by the mask') || title.endsWith('\\u2212\\u221e');
         if (fill.startsWith('url(#notyet-') && title) out.notyet += 1;
@@ -84,7 +86,9 @@ def page(tmp_path_factory):
             lab.jupyterlab(tmp, lab.ROOT / "solutions" / "mhsa") as base,
             lab.chromium_browser() as b,
         ):
-            page = b.new_page(viewport={"width": 1400, "height": 900}, device_scale_factor=2)
+            page = b.new_page(
+                viewport={"width": lab.LAPTOP[0], "height": lab.LAPTOP[1]}, device_scale_factor=2
+            )
             page.base = base
             yield page
 
@@ -155,14 +159,14 @@ class Driven:
         g = self.page.evaluate(GEOMETRY, self.box.element_handle())
         if self.first is None:
             self.first = g["height"]
-            assert g["height"] <= MAX_HEIGHT and g["width"] <= MAX_WIDTH, g
+            assert g["width"] <= MAX_WIDTH, g
         where = f"after change {self.changes}: {g}"
         assert abs(g["height"] - self.first) <= 1, where  # one height whatever the controls
         top, bottom, left, right = g["panel"]
         width, height = g["view"]
         assert g["top"] >= max(top, 0) - 0.5 and g["bottom"] <= min(bottom, height) + 0.5, where
         assert g["left"] >= max(left, 0) - 0.5 and g["right"] <= min(right, width) + 0.5, where
-        assert [round(v) for v in g["svg"]] == [svg.WIDTH, svg.HEIGHT], where
+        assert round(g["svg"][0]) == svg.WIDTH and round(g["svg"][1]) <= svg.HEIGHT, where
 
     def cells(self) -> dict:
         """Hatched (blocked) and dotted (not yet) cells of the picture, and what is wrong."""
@@ -315,7 +319,7 @@ def test_try_your_own_input(page):
     picture = box.locator("svg.mhsa-figure")
     expect(status).to_contain_text("KNPCIJBA → output A B J I C P N K", timeout=60_000)
     first = box.bounding_box()
-    assert first["height"] <= MAX_HEIGHT and first["width"] <= MAX_WIDTH, first
+    assert first["width"] <= MAX_WIDTH, first
 
     lines = """(el) => { const r = document.createRange(); r.selectNodeContents(el);
         return new Set([...r.getClientRects()].map((b) => Math.round(b.bottom))).size; }"""
@@ -339,5 +343,5 @@ def test_try_your_own_input(page):
     after = box.bounding_box()
     assert abs(after["height"] - first["height"]) <= 1, (first, after)
     size = picture.bounding_box()
-    assert [round(size["width"]), round(size["height"])] == [svg.WIDTH, svg.HEIGHT], size
+    assert round(size["width"]) == svg.WIDTH and round(size["height"]) <= svg.HEIGHT, size
     box.screenshot(path=str(OUT / "ext_reverse.png"))
