@@ -10,7 +10,9 @@ same row of causal multi-head self-attention over the whole sentence, with
 the largest difference.
 
 The learner's ``decode_step`` (``functions=globals()``) is used only while
-its check passes (:func:`mhsa_helpers.widgets.live.drawn_with`); the status
+its check passes (:func:`mhsa_helpers.widgets.live.drawn_with`) or, as in the
+explorer, the box "draw my failing functions anyway" is ticked
+(:class:`mhsa_helpers.widgets.anyway.Anyway`); the status
 line says which function drew the picture, the notes under it why.
 """
 
@@ -25,7 +27,8 @@ from .. import reference as ref
 from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import Frame, Framed, compact, drawn_with, raised
+from .anyway import Anyway
+from .live import Frame, Framed, compact
 
 __all__ = ["DecodeWidget", "decode_all", "not_yet_legend"]
 
@@ -87,7 +90,7 @@ def not_yet_legend(x: float, y: float, what: str) -> list[str]:
     ]
 
 
-class DecodeWidget(Framed):
+class DecodeWidget(Anyway, Framed):
     """The song decoded token by token with ``decode_step``: the cache, the weights, the output.
 
     Parameters
@@ -126,7 +129,8 @@ class DecodeWidget(Framed):
         self.next_w.on_click(lambda _: self.next())
         self.reset_w.on_click(lambda _: self.reset())
         row = [compact(self.step_w, "360px", "110px"), compact(self.next_w), compact(self.reset_w)]
-        self.frame = Frame([row])
+        self._init_anyway()
+        self.frame = Frame([row], beside_status=[self.anyway_w])
         self.step_w.observe(lambda _: self.update(), names="value")
         self.update()
 
@@ -146,7 +150,7 @@ class DecodeWidget(Framed):
         so and the notes say why.
         """
         e = self.example
-        fn, line, notes = drawn_with(self.name, self._source, self._cache)
+        fn, line, notes = self.choose(self._source, self._cache)
         if self._runs is not None and self._runs[0] is fn:
             return self._runs[1], line, notes
         try:
@@ -154,9 +158,9 @@ class DecodeWidget(Framed):
         except Exception as exc:  # the learner's function, fed its own caches
             if fn is getattr(ref, self.name):
                 raise
-            fn = getattr(ref, self.name)
+            mine, fn = fn, getattr(ref, self.name)
             steps = decode_all(fn, e.X, e.weights, self.n_heads)
-            line, notes = raised(self.name, exc, "fed its own caches")
+            line, notes = self.fell_back(mine, exc, "fed its own caches")
         self._runs = (fn, steps)
         return steps, line, notes
 
@@ -179,6 +183,7 @@ class DecodeWidget(Framed):
         self.figure.value = self.picture(t, steps, self.weights_of(t, K))
         self.frame.status(f"{line} Token {t + 1} of {e.T}: \u201c{escape(e.tokens[t])}\u201d.")
         self.frame.notes([*notes, self.comparison(t, diff, equal)])
+        self.show_anyway()
 
     def comparison(self, t: int, diff: float, equal: bool) -> str:
         """The one sentence comparing decoding step ``t`` with the full recomputation."""
