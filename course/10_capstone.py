@@ -10,8 +10,8 @@
 #    how much memory it saves when generating text.
 
 # %% setup
-from mhsa_helpers.answers import learner_functions, load_answers
-from mhsa_helpers.capstone import compare_layer
+from mhsa_helpers.answers import learner_functions
+from mhsa_helpers.capstone import show_saved_layer
 from mhsa_helpers.plots import heads_figure, heatmap
 from mhsa_helpers.widgets.explorer import Explorer
 
@@ -21,17 +21,14 @@ students = mh.get_example("students")
 # %% [markdown]
 # ## 1. Your layer against the reference
 #
-# The cell takes `multi_head_self_attention` from your saved
-# `09_multi_head.ipynb` and runs it on every example, every possible number of
-# heads, with and without the causal mask.
+# The cell takes `multi_head_self_attention` from your **saved**
+# `09_multi_head.ipynb` (this kernel cannot see what is only in an open tab:
+# save 09 first) and runs it on every example, every possible number of
+# heads, with and without the causal mask. Its first line says when 09 was
+# saved.
 
 # %%
-mine = load_answers("09_multi_head.ipynb")["multi_head_self_attention"]
-try:
-    for name, h, mask, diff in compare_layer(mine):
-        print(f"{name:>9}, h={h}, {mask:>7}: max |yours - reference| = {diff:.1e}")
-except NotImplementedError:
-    print("09_multi_head: multi_head_self_attention is not implemented yet.")
+show_saved_layer()
 
 # %% [markdown]
 # ## 2. The explorer, on your own functions
