@@ -36,9 +36,10 @@ show_saved_layer()
 # Every step of the layer, on every example: choose the example, the number of
 # heads, the mask and the query token, and walk through the nine steps with
 # Prev/Next; the *query* view shows one query against every key, per head. It
-# runs the functions you wrote in notebooks 03–08 whose checks pass, and the
-# status line names them; any other is replaced by the reference, and the
-# status line says why (a box lets you draw a failing one anyway).
+# runs the functions you wrote in notebooks 03–08 (as saved: save them first)
+# whose checks pass, and the status line names them; any other is replaced by
+# the reference, and the status line says why (a box lets you draw a failing
+# one anyway).
 
 # %%
 explorer = Explorer(functions=learner_functions(), step=7)
