@@ -10,8 +10,8 @@
 #    how much memory it saves when generating text.
 
 # %% setup
-from mhsa_helpers.answers import learner_functions, load_answers
-from mhsa_helpers.capstone import compare_layer
+from mhsa_helpers.answers import learner_functions
+from mhsa_helpers.capstone import show_saved_layer
 from mhsa_helpers.plots import heads_figure, heatmap
 from mhsa_helpers.widgets.explorer import Explorer
 
@@ -21,17 +21,14 @@ students = mh.get_example("students")
 # %% [markdown]
 # ## 1. Your layer against the reference
 #
-# The cell takes `multi_head_self_attention` from your saved
-# `09_multi_head.ipynb` and runs it on every example, every possible number of
-# heads, with and without the causal mask.
+# The cell takes `multi_head_self_attention` from your **saved**
+# `09_multi_head.ipynb` (this kernel cannot see what is only in an open tab:
+# save 09 first) and runs it on every example, every possible number of
+# heads, with and without the causal mask. Its first line says when 09 was
+# saved.
 
 # %%
-mine = load_answers("09_multi_head.ipynb")["multi_head_self_attention"]
-try:
-    for name, h, mask, diff in compare_layer(mine):
-        print(f"{name:>9}, h={h}, {mask:>7}: max |yours - reference| = {diff:.1e}")
-except NotImplementedError:
-    print("09_multi_head: multi_head_self_attention is not implemented yet.")
+show_saved_layer()
 
 # %% [markdown]
 # ## 2. The explorer, on your own functions
@@ -39,9 +36,10 @@ except NotImplementedError:
 # Every step of the layer, on every example: choose the example, the number of
 # heads, the mask and the query token, and walk through the nine steps with
 # Prev/Next; the *query* view shows one query against every key, per head. It
-# runs the functions you wrote in notebooks 03–08 whose checks pass, and the
-# status line names them; any other is replaced by the reference, and the
-# status line says why (a box lets you draw a failing one anyway).
+# runs the functions you wrote in notebooks 03–08 (as saved: save them first)
+# whose checks pass, and the status line names them; any other is replaced by
+# the reference, and the status line says why (a box lets you draw a failing
+# one anyway).
 
 # %%
 explorer = Explorer(functions=learner_functions(), step=7, saved=True)

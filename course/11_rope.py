@@ -185,7 +185,8 @@ print("the same with an added positional encoding:", f"{spread:.2f}")
 # The slider moves the whole song to positions offset … offset + 5. The rotated
 # tokens change; their scores do not. The picture uses your `rotary_embedding`
 # once its check above passes (the line under the slider says which one is
-# drawn).
+# drawn). While its check fails, a box beside that line, *draw my failing
+# functions anyway*, draws yours all the same.
 
 # %%
 from mhsa_helpers.widgets.rope import RopeWidget

@@ -173,7 +173,8 @@ print("n_kv_heads = 1 is multi-query attention:     ", all(np.allclose(a, b) for
 # panel is framed in the colour of the K/V head its query head reads. The
 # picture uses **your** `grouped_query_attention` once its check passes (the
 # line above the picture says which function drew it), and the reference until
-# then.
+# then. While its check fails, a box beside that line, *draw my failing
+# functions anyway*, draws yours all the same.
 
 # %%
 GQAWidget(functions=globals())

@@ -89,11 +89,13 @@ def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
 #
 # Move the slider "tokens decoded" (or press *Next token*; *Reset* goes back
 # to the first): each head's cached $K$ and $V$ gain one row per token (the
-# hatched rows are not decoded yet), the bars show the new token's weights
-# over its cache, and its output is compared with the same row of causal
-# multi-head self-attention over the whole sentence. Once its check above
-# passes, your `decode_step` decodes, fed its own caches (the line under the
-# slider says which function drew the picture).
+# dotted grey rows are not decoded yet), the bars show the new token's weights
+# over its cache, and the sentence under the picture compares its output with
+# the same row of causal multi-head self-attention recomputed over the whole
+# sentence. Once its check above passes, your `decode_step` decodes, fed its
+# own caches (the line under the slider says which function drew the picture);
+# while its check fails, a box beside that line, *draw my failing functions
+# anyway*, has yours decode all the same.
 
 # %%
 from mhsa_helpers.widgets.kv_cache import DecodeWidget

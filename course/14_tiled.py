@@ -115,13 +115,15 @@ def tiled_attention(Q, K, V, block_size, causal=False):
 # ### Try it: the online softmax, block by block
 #
 # The query "song" reads the keys block by block. The slider "block" steps
-# through the blocks: the scores read so far (the hatched ones are not read
+# through the blocks: the scores read so far (the dotted grey ones are not read
 # yet), the weights they give so far, the running maximum $m$, sum $\ell$ and
 # output $O/\ell$ after each block, and at the last block the final output
 # next to `attention_head`'s row. "block size" changes the blocks (4 does not
 # divide $T = 6$: the last block is shorter). The steps are computed by the
 # widget; once its check above passes, your `tiled_attention`'s output is
-# compared with the last step (the line under the sliders says so).
+# compared with the last step (the line under the sliders says so); while its
+# check fails, a box beside that line, *draw my failing functions anyway*,
+# compares yours all the same.
 
 # %%
 from mhsa_helpers.widgets.tiled import TiledWidget

@@ -99,7 +99,8 @@ print("weight outside the window:", A_window[outside].sum())
 #
 # Move the slider: the mask and the song's attention weights follow. The
 # picture uses your `sliding_window_mask` once its check above passes (the line
-# under the slider says which one is drawn).
+# under the slider says which one is drawn). While its check fails, a box
+# beside that line, *draw my failing functions anyway*, draws yours all the same.
 
 # %%
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget

@@ -112,11 +112,12 @@ print(f"loss before training: {tr.cross_entropy(acts.logits, y_batch):.3f}   (lo
 # $$dE_v = \sum_{(b,i):\ x_{b,i} = v} dX_{b,i}, \qquad dP_i = \sum_b dX_{b,i}.$$
 #
 # The layer's forward and backward are **yours** (from `09_multi_head` and
-# `17_backward`, saved) wherever their checks pass; the cell says which.
+# `17_backward`, as saved: save them first) wherever their checks pass; the
+# cell says which.
 
 # %%
 functions = learner_functions()
-attention, attention_backward, said = tr.layer_functions(functions)
+attention, attention_backward, said = tr.layer_functions(functions, directory=".")
 display(HTML(said))
 print("forward: ", "yours" if attention is not mh.multi_head_self_attention else "the course's")
 print("backward:", "yours" if attention_backward is not mh.multi_head_self_attention_backward else "the course's")

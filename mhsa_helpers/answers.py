@@ -11,11 +11,66 @@ everywhere.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from .exercises import NOTEBOOKS, of_notebook
 
-__all__ = ["answer_namespace", "answer_sources", "learner_functions", "load_answers"]
+__all__ = [
+    "SAVE_KEYS",
+    "answer_namespace",
+    "answer_sources",
+    "learner_functions",
+    "load_answers",
+    "saved_ago",
+    "saved_hint",
+]
+
+#: The keys that save a notebook in JupyterLab.
+SAVE_KEYS = "Ctrl+S / \u2318S"
+
+
+def saved_ago(path, now: float | None = None) -> str:
+    """When ``path`` was last saved, from its modification time: "saved 12 minutes ago".
+
+    Parameters
+    ----------
+    path : str or Path
+        A saved notebook.
+    now : float, optional
+        The present, in seconds since the epoch (``time.time()`` by default).
+
+    Returns
+    -------
+    str
+        "saved just now" under a minute, then minutes, hours or days (rounded down).
+    """
+    seconds = max(0.0, (time.time() if now is None else now) - Path(path).stat().st_mtime)
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            n = int(seconds // size)
+            return f"saved {n} {unit}{'s' if n > 1 else ''} ago"
+    return "saved just now"
+
+
+def saved_hint(name: str, directory=".", now: float | None = None) -> str:
+    """Where the learner's ``name`` was read from, for a message that may mean "not saved".
+
+    Functions are read from saved notebooks: one written in an open tab but
+    not saved is not seen, and looks unwritten. Returns a sentence naming the
+    saved file and when it was saved, and what to do if it is not the
+    latest; or that the notebook is not found next to this one.
+    """
+    from .exercises import exercise
+
+    stem = exercise(name).notebook
+    path = Path(directory) / f"{stem}.ipynb"
+    if not path.exists():
+        return f"{stem}.ipynb not found next to this notebook: open {stem}.ipynb and save it."
+    return (
+        f"It is read from your saved {stem}.ipynb ({saved_ago(path, now)}): if you have "
+        f"written it, save {stem} ({SAVE_KEYS}) and run this cell again."
+    )
 
 
 def answer_namespace() -> dict:

@@ -1,13 +1,24 @@
-"""The capstone's comparison of the learner's whole layer with the reference."""
+"""The capstone's comparison of the learner's whole layer with the reference.
+
+The layer is taken from the learner's *saved* ``09_multi_head.ipynb``: the
+kernel cannot see a tab's unsaved changes, so every sentence that could
+mean "not saved yet" says so, with when the file was last saved.
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
 from . import reference as ref
+from .answers import SAVE_KEYS, load_answers, saved_ago
 from .examples import EXAMPLES, get_example
 
-__all__ = ["compare_layer"]
+__all__ = ["compare_layer", "compare_saved_layer", "show_saved_layer"]
+
+#: The notebook and the function the capstone takes from it.
+NOTEBOOK, NAME = "09_multi_head", "multi_head_self_attention"
 
 
 def compare_layer(fn) -> list[tuple[str, int, str, float]]:
@@ -18,6 +29,11 @@ def compare_layer(fn) -> list[tuple[str, int, str, float]]:
     rows : list of (example, n_heads, mask, max |fn - reference|)
         Every number of heads the example allows, with and without the
         causal mask.
+
+    Raises
+    ------
+    Exception
+        Whatever ``fn`` raises, with a note naming the example it raised on.
     """
     rows = []
     for name in EXAMPLES:
@@ -25,7 +41,78 @@ def compare_layer(fn) -> list[tuple[str, int, str, float]]:
         for h in e.head_choices:
             for label, mask in (("no mask", None), ("causal", ref.causal_mask(e.T))):
                 ref_out, ref_A = ref.multi_head_self_attention(e.X, *e.weights, h, mask)
-                out, A = fn(e.X, *e.weights, h, mask)
+                try:
+                    out, A = fn(e.X, *e.weights, h, mask)
+                except Exception as exc:
+                    exc.add_note(f"on the {name} example, h={h}, {label}")
+                    raise
                 diff = max(np.abs(out - ref_out).max(), np.abs(A - ref_A).max())
                 rows.append((name, h, label, float(diff)))
     return rows
+
+
+def compare_saved_layer(directory=".", now: float | None = None) -> tuple[list, str]:
+    """Compare the layer saved in ``09_multi_head.ipynb`` with the reference, or say why not.
+
+    Parameters
+    ----------
+    directory : str or Path
+        Where the notebooks are (the capstone's own directory by default).
+    now : float, optional
+        The present, in seconds since the epoch, for "saved … ago".
+
+    Returns
+    -------
+    rows : list of (example, n_heads, mask, max |yours - reference|)
+        As :func:`compare_layer`; empty when the layer could not be compared.
+    sentence : str
+        What was compared (the file and when it was saved) or, with no rows,
+        why not and what to do: the file is missing; its answer cells
+        raise; the function is still ``raise NotImplementedError()`` as
+        saved (written but not saved is as likely, and said); or it raises
+        on an example.
+    """
+    path = Path(directory) / f"{NOTEBOOK}.ipynb"
+    again = f"save {NOTEBOOK} ({SAVE_KEYS}) and run this cell again."
+    if not path.exists():
+        return [], (
+            f"{NOTEBOOK}.ipynb not found next to this notebook: open {NOTEBOOK}.ipynb and save "
+            "it (the capstone reads the saved file), then run this cell again."
+        )
+    saved = f"{saved_ago(path, now)}"
+    try:
+        fn = load_answers(path).get(NAME)
+    except Exception as exc:  # the learner's cells
+        return [], (
+            f"Your saved {NOTEBOOK}.ipynb ({saved}) does not run: its answer cells raise "
+            f"{type(exc).__name__}: {exc}. The progress report (00_start_here) shows it too. "
+            f"Fix it in {NOTEBOOK}, then {again}"
+        )
+    if not callable(fn):
+        return [], (
+            f"Your saved {NOTEBOOK}.ipynb ({saved}) defines no function {NAME}. "
+            f"If you have written it, {again}"
+        )
+    try:
+        rows = compare_layer(fn)
+    except NotImplementedError:
+        return [], (
+            f"Your saved {NOTEBOOK}.ipynb ({saved}) still has `raise NotImplementedError()` in "
+            f"{NAME}. If you have written it, {again}"
+        )
+    except Exception as exc:  # the learner's function
+        where = "; ".join(getattr(exc, "__notes__", []))
+        return [], (
+            f"Your {NAME}, as saved in {NOTEBOOK}.ipynb ({saved}), raised "
+            f"{type(exc).__name__} {where}: {exc}. Its check in {NOTEBOOK} names the likely "
+            f"mistake; once it passes, {again}"
+        )
+    return rows, f"Your {NAME}, as saved in {NOTEBOOK}.ipynb ({saved}):"
+
+
+def show_saved_layer(directory=".") -> None:
+    """Print :func:`compare_saved_layer`: the sentence, then one line per comparison."""
+    rows, sentence = compare_saved_layer(directory)
+    print(sentence)
+    for name, h, mask, diff in rows:
+        print(f"{name:>9}, h={h}, {mask:>7}: max |yours - reference| = {diff:.1e}")

@@ -10,12 +10,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .answers import answer_sources
+from .answers import SAVE_KEYS, answer_sources, saved_ago
 from .checks import job, judge
 from .exercises import NOTEBOOKS, of_notebook
 from .run import run_answers
 
-__all__ = ["progress", "show_progress"]
+__all__ = ["progress", "save_hint", "show_progress"]
 
 
 def progress(directory=".", timeout: float = 30.0) -> list[tuple[str, str, str]]:
@@ -58,9 +58,31 @@ def show_progress(directory=".") -> None:
     if done == len(rows):
         print(f"\n\u2713 All {len(rows)} exercises pass.")
         return
+    hint = save_hint(rows, directory)
+    if hint:
+        print(f"\n{hint}")
     sys.stdout.flush()  # the table before the last line, in one output area's order
     left = len(rows) - done
     print(f"\u2717 {done} of {len(rows)} exercises pass; {left} to go.", file=sys.stderr)
+
+
+def save_hint(rows, directory=".", now: float | None = None) -> str | None:
+    """A line for the first exercise "not implemented yet": it may be written but not saved.
+
+    The report reads saved notebooks; the first unwritten function in course
+    order is most likely the one being written. Returns None when every
+    function is at least written (or its notebook is not found).
+    """
+    for stem, name, status in rows:
+        path = Path(directory) / f"{stem}.ipynb"
+        if status.startswith("not implemented yet") or f"{name} is not implemented yet" in status:
+            if path.exists():
+                return (
+                    f"The report reads your saved notebooks: {name} in {stem}.ipynb "
+                    f"({saved_ago(path, now)}) still has `raise NotImplementedError()`. If you "
+                    f"have written it, save {stem} ({SAVE_KEYS}) and run this cell again."
+                )
+    return None
 
 
 def _without_name(status: str, name: str) -> str:

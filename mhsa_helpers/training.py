@@ -802,7 +802,7 @@ def without_head(params: dict, k: int, n_heads: int = N_HEADS) -> dict:
     return out
 
 
-def layer_functions(functions=None, cache: dict | None = None) -> tuple:
+def layer_functions(functions=None, cache: dict | None = None, directory=None) -> tuple:
     """The attention layer to train with: the learner's where its check passes.
 
     Parameters
@@ -811,6 +811,10 @@ def layer_functions(functions=None, cache: dict | None = None) -> tuple:
         The learner's functions by name (:func:`mhsa_helpers.answers.learner_functions`).
     cache : dict, optional
         Checks already run (see :func:`mhsa_helpers.widgets.live.learner_or_reference`).
+    directory : str or Path, optional
+        Where ``functions`` were read from (saved notebooks). Given, a function
+        that is missing or not implemented yet is said to be read from its
+        saved notebook, with when it was saved: it may be written but not saved.
 
     Returns
     -------
@@ -820,6 +824,7 @@ def layer_functions(functions=None, cache: dict | None = None) -> tuple:
     status : str
         HTML: one sentence per function saying whose was used, and why.
     """
+    from .answers import saved_hint
     from .widgets.live import learner_or_reference
 
     cache = {} if cache is None else cache
@@ -827,7 +832,13 @@ def layer_functions(functions=None, cache: dict | None = None) -> tuple:
     for name in ("multi_head_self_attention", "multi_head_self_attention_backward"):
         fn, sentence = learner_or_reference(name, functions, cache)
         chosen.append(fn)
-        said.append(sentence.replace("Drawn with", "Trains with"))
+        sentence = sentence.replace("Drawn with", "Trains with")
+        unwritten = not callable(dict(functions or {}).get(name)) or "not implemented yet" in (
+            sentence
+        )
+        if directory is not None and unwritten:
+            sentence += " " + saved_hint(name, directory)
+        said.append(sentence)
     return chosen[0], chosen[1], "<br>".join(said)
 
 

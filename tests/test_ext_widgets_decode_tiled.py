@@ -85,9 +85,33 @@ def test_every_decoded_row_equals_causal_attention():
         y, K, _ = w.steps()[0][t]
         np.testing.assert_allclose(y, full[t], atol=1e-12)
         np.testing.assert_allclose(w.weights_of(t, K), A[:, t, : t + 1], atol=1e-12)
-        assert "y is equal to" in w.status_w.value and w.difference < 1e-12
-        assert "are equal" in w.notes_w.value
-    assert "equal: max |difference|" in w.figure.value
+        assert w.difference < 1e-12
+        said = w.status_w.value + w.notes_w.value
+        assert said.count("max |difference|") == 1, said
+        assert f"token {tokens} (" in said and f"equals row {t} of causal" in said
+
+
+def test_the_kv_cache_verdict_is_said_once_where_the_comparison_is():
+    """One sentence compares cached decoding with the full recomputation, not three."""
+    prepending = load(PREPENDING, "decode_step")
+    for functions, tokens in (({}, 1), ({}, 4), ({"decode_step": prepending}, 6)):
+        w = DecodeWidget(functions=functions, tokens=tokens)
+        status, notes = w.status_w.value, w.notes_w.value
+        sentence = re.search(r"Cached decoding of token \d+ .*?max \|difference\| = [^<]*\.", notes)
+        assert sentence is not None, notes
+        assert (status + notes).count(sentence.group(0)) == 1
+        assert (status + notes).count("max |difference|") == 1
+        assert (status + notes + w.figure.value).count("equal") == 1  # "equals", once
+        assert f"Token {tokens} of 6" in status
+
+
+def test_a_decode_step_that_differs_is_said_not_equal_once():
+    w = DecodeWidget(tokens=3)
+    w.full = w.full + 0.5  # as if the recomputation differed: the sentence says so
+    w.update()
+    said = w.status_w.value + w.notes_w.value
+    assert "<b>does not equal</b> row 2" in said and "max |difference| = 5.0e-01" in said
+    assert said.count("max |difference|") == 1
 
 
 def test_a_passing_decode_step_is_used_and_named():

@@ -4,9 +4,10 @@
 sentence, framed in the colour of the K/V head it reads, with one slider
 for ``n_kv_heads``. Like the explorer, it runs the learner's own
 ``grouped_query_attention`` (``functions=globals()``) only while its check
-passes, and says which function drew the picture; the check itself is the
-explorer's (:func:`mhsa_helpers.live.check_sentence`, run once per
-function).
+passes (or, as in the explorer, while the box "draw my failing functions
+anyway" is ticked: :class:`mhsa_helpers.widgets.anyway.Anyway`), and says
+which function drew the picture; the check itself is the explorer's
+(:func:`mhsa_helpers.widgets.live.check_sentence`, run once per function).
 
 :class:`ExtensionWidget` is the part the extensions' widgets share: the
 learner's function or the reference, the frame (controls, one status
@@ -24,12 +25,13 @@ from .. import reference as ref
 from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import Frame, Framed, check_sentence, compact, drawn_with, raised
+from .anyway import Anyway, same_structure
+from .live import Frame, Framed, check_sentence, compact
 
 __all__ = ["ExtensionWidget", "GQAWidget"]
 
 
-class ExtensionWidget(Framed):
+class ExtensionWidget(Anyway, Framed):
     """One function of an extension, drawn live: the learner's where its check passes.
 
     Subclasses set :attr:`name`, build their controls, and define
@@ -50,7 +52,11 @@ class ExtensionWidget(Framed):
     def __init__(self, functions=None, rows=()):
         self._source = functions if functions is not None else {}
         self._checked = {}  # check_sentence's cache: name -> (function, sentence)
-        self.frame = Frame([[compact(c, *size) for c, *size in row] for row in rows])
+        self._init_anyway()
+        self.frame = Frame(
+            [[compact(c, *size) for c, *size in row] for row in rows],
+            beside_status=[self.anyway_w],
+        )
         for row in rows:
             for control, *_ in row:
                 control.observe(lambda _change: self.update(), names="value")
@@ -78,21 +84,24 @@ class ExtensionWidget(Framed):
     def compute(self) -> tuple:
         """``(result, status line, notes)`` for the current controls.
 
-        The result is the learner's function's where its check passes and
-        it runs here, the course's otherwise; the line says which, the
-        notes why.
+        The result is the learner's function's where its check passes (or
+        the box "draw my failing functions anyway" is ticked) and it runs
+        here with the reference's shapes, the course's otherwise; the line
+        says which, the notes why.
         """
         args = self.arguments()
         expected = getattr(ref, self.name)(*args)
-        fn, line, notes = drawn_with(self.name, self._source, self._checked)
+        fn, line, notes = self.choose(self._source, self._checked)
         if fn is getattr(ref, self.name):
             return expected, line, notes
         try:
             with np.errstate(all="ignore"):
                 got = fn(*args)
+            if not same_structure(got, expected):
+                return (expected, *self.fell_back(fn, None))
             result = tuple(np.asarray(g, dtype=float) for g in got)
         except Exception as exc:  # told to the learner, then the reference is drawn
-            return (expected, *raised(self.name, exc))
+            return (expected, *self.fell_back(fn, exc))
         return result, line, notes
 
     def update(self) -> None:
@@ -102,6 +111,7 @@ class ExtensionWidget(Framed):
         self.figure.value = self.picture(panels, label)
         self.frame.status(line)
         self.frame.notes([*notes, *self.notes()])
+        self.show_anyway()
 
 
 class GQAWidget(ExtensionWidget):

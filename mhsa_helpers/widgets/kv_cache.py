@@ -10,7 +10,9 @@ same row of causal multi-head self-attention over the whole sentence, with
 the largest difference.
 
 The learner's ``decode_step`` (``functions=globals()``) is used only while
-its check passes (:func:`mhsa_helpers.widgets.live.drawn_with`); the status
+its check passes (:func:`mhsa_helpers.widgets.live.drawn_with`) or, as in the
+explorer, the box "draw my failing functions anyway" is ticked
+(:class:`mhsa_helpers.widgets.anyway.Anyway`); the status
 line says which function drew the picture, the notes under it why.
 """
 
@@ -25,7 +27,8 @@ from .. import reference as ref
 from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
-from .live import Frame, Framed, compact, drawn_with, raised
+from .anyway import Anyway
+from .live import Frame, Framed, compact
 
 __all__ = ["DecodeWidget", "decode_all", "not_yet_legend"]
 
@@ -87,7 +90,7 @@ def not_yet_legend(x: float, y: float, what: str) -> list[str]:
     ]
 
 
-class DecodeWidget(Framed):
+class DecodeWidget(Anyway, Framed):
     """The song decoded token by token with ``decode_step``: the cache, the weights, the output.
 
     Parameters
@@ -126,7 +129,8 @@ class DecodeWidget(Framed):
         self.next_w.on_click(lambda _: self.next())
         self.reset_w.on_click(lambda _: self.reset())
         row = [compact(self.step_w, "360px", "110px"), compact(self.next_w), compact(self.reset_w)]
-        self.frame = Frame([row])
+        self._init_anyway()
+        self.frame = Frame([row], beside_status=[self.anyway_w])
         self.step_w.observe(lambda _: self.update(), names="value")
         self.update()
 
@@ -146,7 +150,7 @@ class DecodeWidget(Framed):
         so and the notes say why.
         """
         e = self.example
-        fn, line, notes = drawn_with(self.name, self._source, self._cache)
+        fn, line, notes = self.choose(self._source, self._cache)
         if self._runs is not None and self._runs[0] is fn:
             return self._runs[1], line, notes
         try:
@@ -154,9 +158,9 @@ class DecodeWidget(Framed):
         except Exception as exc:  # the learner's function, fed its own caches
             if fn is getattr(ref, self.name):
                 raise
-            fn = getattr(ref, self.name)
+            mine, fn = fn, getattr(ref, self.name)
             steps = decode_all(fn, e.X, e.weights, self.n_heads)
-            line, notes = raised(self.name, exc, "fed its own caches")
+            line, notes = self.fell_back(mine, exc, "fed its own caches")
         self._runs = (fn, steps)
         return steps, line, notes
 
@@ -176,20 +180,22 @@ class DecodeWidget(Framed):
         equal = bool(np.allclose(y, self.full[t]))
         self.difference = diff
         self.next_w.disabled = t == e.T - 1  # the last token: nothing left to decode
-        self.figure.value = self.picture(t, steps, self.weights_of(t, K), diff, equal)
-        verdict = "equal to" if equal else "<b>not equal</b> to"
-        self.frame.status(f"{line} Token {t + 1} of {e.T}: y is {verdict} causal MHSA's row {t}.")
-        are = "are equal" if equal else "are <b>not equal</b>"
-        self.frame.notes(
-            [
-                *notes,
-                f"Token {t + 1} (\u201c{escape(e.tokens[t])}\u201d): its y and row {t} of "
-                f"causal <code>multi_head_self_attention</code> over the whole sentence {are} "
-                f"(max |difference| = {diff:.1e}).",
-            ]
+        self.figure.value = self.picture(t, steps, self.weights_of(t, K))
+        self.frame.status(f"{line} Token {t + 1} of {e.T}: \u201c{escape(e.tokens[t])}\u201d.")
+        self.frame.notes([*notes, self.comparison(t, diff, equal)])
+        self.show_anyway()
+
+    def comparison(self, t: int, diff: float, equal: bool) -> str:
+        """The one sentence comparing decoding step ``t`` with the full recomputation."""
+        e = self.example
+        verdict = "equals" if equal else "<b>does not equal</b>"
+        return (
+            f"Cached decoding of token {t + 1} (\u201c{escape(e.tokens[t])}\u201d) {verdict} "
+            f"row {t} of causal <code>multi_head_self_attention</code> recomputed over the "
+            f"whole sentence: max |difference| = {diff:.1e}."
         )
 
-    def picture(self, t: int, steps: list, w: np.ndarray, diff: float, equal: bool) -> str:
+    def picture(self, t: int, steps: list, w: np.ndarray) -> str:
         """The SVG picture after decoding tokens ``0 … t``."""
         e, h, s = self.example, self.n_heads, CELL
         _, K, V = steps[t]
@@ -246,28 +252,21 @@ class DecodeWidget(Framed):
             body += svg.panel_svg(panel, x, BOTTOM, s, self.scale)
             x += e.d_model * s + 44.0
         tx = x + 10.0
-        verdict = "equal" if equal else "NOT equal"
-        body += [
-            _text(tx, BOTTOM + 12, f"row {t} (\u201c{e.tokens[t]}\u201d): decode_step's y and", 13),
-            _text(tx, BOTTOM + 30, "the same row of causal multi-head", 13),
-            _text(tx, BOTTOM + 48, "self-attention over the whole sentence:", 13),
-            _text(
-                tx,
-                BOTTOM + 74,
-                f"{verdict}: max |difference| = {diff:.1e}",
-                15,
-                font_weight="bold",
-                fill="#000000" if equal else "#D55E00",
-            ),
-            _text(tx, BOTTOM + 100, f"cache K\u2032, V\u2032 of shape {K.shape} each", 12),
-            _text(tx, BOTTOM + 118, "(heads, cached tokens, d_k): one row more per token", 12),
+        body += [  # the verdict is said once, under the picture (:meth:`comparison`)
+            _text(tx, BOTTOM + 12, f"row {t} (\u201c{e.tokens[t]}\u201d), in both panels:", 13),
+            _text(tx, BOTTOM + 30, "left, decode_step's y (one token's q, k, v", 13),
+            _text(tx, BOTTOM + 48, "computed, the rest read from the cache);", 13),
+            _text(tx, BOTTOM + 66, "right, causal MHSA recomputed over the", 13),
+            _text(tx, BOTTOM + 84, f"whole sentence (row {t} reads tokens 0 \u2026 {t})", 13),
+            _text(tx, BOTTOM + 108, f"cache K\u2032, V\u2032 of shape {K.shape} each", 12),
+            _text(tx, BOTTOM + 126, "(heads, cached tokens, d_k): one row more per token", 12),
         ]
         body += svg.colourbar(self.scale, "value", TOP, BOTTOM + e.T * s - TOP)
-        body += not_yet_legend(tx, BOTTOM + 152, "not decoded yet: no row in the cache")
+        body += not_yet_legend(tx, BOTTOM + 156, "not decoded yet: no row in the cache")
         body += [
-            f"<rect x='{tx}' y='{BOTTOM + 165}' width='14' height='14' fill='none' "
+            f"<rect x='{tx}' y='{BOTTOM + 169}' width='14' height='14' fill='none' "
             "stroke='#000' stroke-width='2' stroke-dasharray='4 2'/>",
-            _text(tx + 20, BOTTOM + 176, "dashed frame: the new token's row", 12),
+            _text(tx + 20, BOTTOM + 180, "dashed frame: the new token's row", 12),
         ]
         return svg.picture(body, f"KV cache after {t + 1} tokens")
 

@@ -4,7 +4,9 @@ One slider, ``offset``: the song's tokens stand at positions ``offset …
 offset + T - 1``. The rotated tokens change with it, but their dot products
 (the scores of self-attention on rotated queries and keys) do not: they
 depend on ``m - n`` only. The learner's ``rotary_embedding`` is drawn where
-its check passes (:func:`mhsa_helpers.widgets.live.drawn_with`), in the
+its check passes (:func:`mhsa_helpers.widgets.live.drawn_with`) or the box
+"draw my failing functions anyway" is ticked
+(:class:`mhsa_helpers.widgets.anyway.Anyway`), in the
 shared frame (:class:`mhsa_helpers.widgets.live.Frame`).
 """
 
@@ -13,15 +15,17 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
+from .. import reference as ref
 from ..examples import get_example
 from ..plots import DIVERGING
 from . import svg
-from .live import Frame, Framed, compact, drawn_with
+from .anyway import Anyway, same_structure
+from .live import Frame, Framed, compact
 
 __all__ = ["RopeWidget"]
 
 
-class RopeWidget(Framed):
+class RopeWidget(Anyway, Framed):
     """The song rotated at positions ``offset + arange(T)``, and its scores.
 
     Parameters
@@ -41,6 +45,8 @@ class RopeWidget(Framed):
         The whole widget, of one height whatever the slider shows.
     """
 
+    name = "rotary_embedding"
+
     def __init__(self, functions=None, offset: int = 0, base: float = 100.0):
         self._source, self._cache, self.base = functions, {}, base
         self.example = e = get_example("song")
@@ -48,16 +54,27 @@ class RopeWidget(Framed):
         vmax = float(max(norms.max(), (norms**2).max() / np.sqrt(e.d_model))) or 1.0
         self._scale = svg.Scale(DIVERGING, -vmax, vmax)
         self.offset_w = widgets.IntSlider(value=offset, min=0, max=60, description="offset")
-        self.frame = Frame([[compact(self.offset_w, "320px")]])
+        self._init_anyway()
+        self.frame = Frame([[compact(self.offset_w, "320px")]], beside_status=[self.anyway_w])
         self.offset_w.observe(lambda _: self.update(), names="value")
         self.update()
 
     def update(self) -> None:
         """Redraw for the slider's offset."""
         e, p = self.example, self.offset_w.value
-        fn, line, notes = drawn_with("rotary_embedding", self._source, self._cache)
+        fn, line, notes = self.choose(self._source, self._cache)
         positions = p + np.arange(e.T)
-        R = np.asarray(fn(e.X, positions, self.base), dtype=float)  # (T, d)
+        expected = ref.rotary_embedding(e.X, positions, self.base)  # (T, d)
+        try:
+            with np.errstate(all="ignore"):
+                R = fn(e.X, positions, self.base)
+            exc = None if same_structure(R, expected) else ValueError
+        except Exception as raised_exc:  # told to the learner, then the reference is drawn
+            exc = raised_exc
+        if exc is not None:
+            line, notes = self.fell_back(fn, None if exc is ValueError else exc)
+            R = expected
+        R = np.asarray(R, dtype=float)
         # equal for every offset up to rounding (1e-16): shown equal, as the text says they are
         S = np.round(R @ R.T / np.sqrt(e.d_model), 12)
         labels = [f"{t}@{q}" for t, q in zip(e.tokens, positions, strict=True)]
@@ -91,3 +108,4 @@ class RopeWidget(Framed):
                 "not: they depend only on m − n, how far apart two positions are.",
             ]
         )
+        self.show_anyway()

@@ -2,7 +2,8 @@
 
 Like the explorer (:mod:`mhsa_helpers.explorer`) it draws SVG
 (:mod:`mhsa_helpers.svg`) and runs the learner's own ``sliding_window_mask``
-(``functions=globals()``) only while its check passes; otherwise the course's
+(``functions=globals()``) only while its check passes (or the box "draw my
+failing functions anyway" is ticked); otherwise the course's
 reference is drawn, the status line says so and the notes under the picture
 say why (:func:`mhsa_helpers.widgets.live.drawn_with`).
 """
@@ -15,12 +16,13 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from . import svg
-from .live import Frame, Framed, compact, drawn_with
+from .anyway import Anyway, same_structure
+from .live import Frame, Framed, compact
 
 __all__ = ["SlidingWindowWidget"]
 
 
-class SlidingWindowWidget(Framed):
+class SlidingWindowWidget(Anyway, Framed):
     """The song's sliding-window mask and one head's attention, for a window chosen by a slider.
 
     Parameters
@@ -40,21 +42,34 @@ class SlidingWindowWidget(Framed):
         The whole widget, of one height whatever the slider shows.
     """
 
+    name = "sliding_window_mask"
+
     def __init__(self, functions=None, window: int = 3):
         self._source, self._cache = functions, {}
         self.example = e = get_example("song")
         Q, K, V = ref.project_qkv(e.X, e.W_q, e.W_k, e.W_v)
         self._qkv = Q, K, V
         self.window_w = widgets.IntSlider(value=window, min=1, max=e.T, description="window")
-        self.frame = Frame([[compact(self.window_w, "320px")]])
+        self._init_anyway()
+        self.frame = Frame([[compact(self.window_w, "320px")]], beside_status=[self.anyway_w])
         self.window_w.observe(lambda _: self.update(), names="value")
         self.update()
 
     def update(self) -> None:
         """Redraw for the slider's window."""
         e, w = self.example, self.window_w.value
-        fn, line, notes = drawn_with("sliding_window_mask", self._source, self._cache)
-        M = np.asarray(fn(e.T, w), dtype=float)
+        fn, line, notes = self.choose(self._source, self._cache)
+        expected = ref.sliding_window_mask(e.T, w)
+        try:
+            with np.errstate(all="ignore"):
+                M = fn(e.T, w)
+            exc = None if same_structure(M, expected) else ValueError
+        except Exception as raised_exc:  # told to the learner, then the reference is drawn
+            exc = raised_exc
+        if exc is not None:
+            line, notes = self.fell_back(fn, None if exc is ValueError else exc)
+            M = expected
+        M = np.asarray(M, dtype=float)
         _, A = ref.attention_head(*self._qkv, M)
         seen = int((M[-1] == 0).sum())
         panels = [
@@ -90,3 +105,4 @@ class SlidingWindowWidget(Framed):
                 "the other keys are blocked by the mask (hatched, weight 0, no number).",
             ]
         )
+        self.show_anyway()

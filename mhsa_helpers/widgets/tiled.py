@@ -16,7 +16,10 @@ returns only its final output. Where its check passes
 (:func:`mhsa_helpers.widgets.live.drawn_with`), the status line compares
 that final output with the widget's last row and says "your
 tiled_attention"; otherwise it names the course's function, and the notes
-under the picture give the check's sentence.
+under the picture give the check's sentence. As in the explorer, a box
+"draw my failing functions anyway" (shown while the check fails) compares
+the learner's failing function all the same
+(:class:`mhsa_helpers.widgets.anyway.Anyway`).
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ from .. import reference as ref
 from ..examples import get_example
 from ..plots import HEAD_COLOURS
 from . import svg
+from .anyway import Anyway
 from .kv_cache import _text, not_yet_legend
-from .live import Frame, Framed, compact, drawn_with, raised
+from .live import Frame, Framed, compact
 
 __all__ = ["OnlineStep", "TiledWidget", "online_softmax"]
 
@@ -112,7 +116,7 @@ def _keys(step: OnlineStep) -> str:
     return str(step.start) if step.end - step.start == 1 else f"{step.start}–{step.end - 1}"
 
 
-class TiledWidget(Framed):
+class TiledWidget(Anyway, Framed):
     """The online softmax of the song's last query, block by block over the keys.
 
     Parameters
@@ -151,8 +155,10 @@ class TiledWidget(Framed):
         self.block_w = widgets.IntSlider(
             value=block, min=1, max=self._n_blocks(block_size), description="block"
         )
+        self._init_anyway()
         self.frame = Frame(
-            [[compact(self.size_w, "300px", "70px"), compact(self.block_w, "300px")]]
+            [[compact(self.size_w, "300px", "70px"), compact(self.block_w, "300px")]],
+            beside_status=[self.anyway_w],
         )
         self.size_w.observe(self._resize, names="value")
         self.block_w.observe(lambda _: self.update(), names="value")
@@ -171,21 +177,30 @@ class TiledWidget(Framed):
 
     def learner_line(self) -> tuple[str, list[str]]:
         """``(status line, notes)`` on ``tiled_attention``: the learner's final row, or why not."""
-        fn, line, notes = drawn_with(self.name, self._source, self._cache)
+        fn, line, notes = self.choose(self._source, self._cache)
         b, final = self.size_w.value, self.steps[-1].output
         try:
             with np.errstate(all="ignore"):
-                row = np.asarray(fn(self.Q, self.K, self.V, b), dtype=float)[self.query]
+                out = np.asarray(fn(self.Q, self.K, self.V, b), dtype=float)
+            if out.shape != self.Q.shape[:-1] + self.V.shape[-1:]:
+                raise ValueError(
+                    f"it returned shape {out.shape}, not {self.Q.shape[:-1] + self.V.shape[-1:]}"
+                )
+            row = out[self.query]
         except Exception as exc:  # told to the learner
-            line, notes = raised(self.name, exc, f"with block size {b}")
+            line, notes = self.fell_back(fn, exc, f"with block size {b}")
             return line.replace("Drawn with", "Compared with"), notes
         diff = float(np.abs(row - final).max())
         verdict = "equals" if np.allclose(row, final) else "<b>differs from</b>"
         if fn is getattr(ref, self.name):
             line = line.replace("Drawn with", "Compared with")
+        elif self.drawing_failing(fn):
+            line = line.replace("Drawn with", "Compared with")
         else:
             line = f"Compared with <b>your</b> <code>{self.name}</code> (its check passes)."
         what = "your" if fn is not getattr(ref, self.name) else "the course's"
+        if self.drawing_failing(fn):
+            what = "your failing"
         line = f"{line} Its row {self.query} {verdict} the online softmax's final row."
         if "instead of yours" in line:  # the course's against itself: the why only
             return line, notes
@@ -207,6 +222,7 @@ class TiledWidget(Framed):
         line, notes = self.learner_line()
         self.frame.status(line)
         self.frame.notes(notes)
+        self.show_anyway()
 
     def picture(self, k: int) -> str:
         """The SVG picture after block ``k`` (0-based) of the current block size."""
