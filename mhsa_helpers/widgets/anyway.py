@@ -16,14 +16,13 @@ functions.
 
 from __future__ import annotations
 
-import re
 from html import escape
 
 import ipywidgets as widgets
 import numpy as np
 
 from .. import reference as ref
-from .live import check_sentence, drawn_with, raised, warn
+from .live import as_html, check_sentence, drawn_with, raised, warn
 
 __all__ = ["LABEL", "Anyway", "anyway_box", "same_structure"]
 
@@ -54,12 +53,6 @@ def same_structure(got, expected) -> bool:
     except (TypeError, ValueError):
         return False
     return got.shape == np.shape(expected)
-
-
-def _as_html(sentence: str) -> str:
-    """A check's sentence (text, `code` in backticks) as HTML."""
-    text = sentence.replace("&", "&amp;").replace("<", "&lt;")
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", text)
 
 
 class Anyway:
@@ -107,7 +100,7 @@ class Anyway:
             [
                 warn(
                     f"Drawn with your failing <code>{self.name}</code> "
-                    f"(its check: {_as_html(failed)})"
+                    f"(its check: {as_html(failed)})"
                 )
             ],
         )

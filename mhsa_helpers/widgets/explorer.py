@@ -29,6 +29,7 @@ from ..examples import EXAMPLES, get_example
 from ..exercises import exercise, names
 from ..plots import HEAD_COLOURS
 from . import svg
+from .anyway import anyway_box, same_structure
 from .live import Frame, Framed, as_html, check_sentence, compact, warn
 
 __all__ = ["STEPS", "USED", "Explorer"]
@@ -93,21 +94,6 @@ MEANING = {
     "concat": "the heads' outputs side by side",
     "out": "the layer's output: the concatenated row times this column of W_O",
 }
-
-
-def _same_structure(got, expected) -> bool:
-    """Whether ``got`` has the reference's structure: same tuple length, same array shapes."""
-    if isinstance(expected, tuple):
-        return (
-            isinstance(got, tuple | list)
-            and len(got) == len(expected)
-            and all(_same_structure(g, e) for g, e in zip(got, expected, strict=True))
-        )
-    try:
-        got = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        return False
-    return got.shape == np.shape(expected)
 
 
 def _colour(i: int) -> str:
@@ -219,12 +205,7 @@ class Explorer(Framed):
             "196px",
             "40px",
         )
-        self.anyway_w = widgets.Checkbox(
-            value=False,
-            description="draw my failing functions anyway",
-            indent=False,
-            layout=widgets.Layout(display="none", width="270px", flex="0 0 auto"),
-        )
+        self.anyway_w = anyway_box()
         for w in (
             self.heads_w,
             self.mask_w,
@@ -293,7 +274,7 @@ class Explorer(Framed):
         except Exception as exc:  # told to the learner, then the reference is drawn
             self.notes[name] = ("raised", f"{type(exc).__name__}: {exc}")
             return expected
-        if not _same_structure(got, expected):
+        if not same_structure(got, expected):
             self.notes[name] = ("shape", "returned a different shape here than the reference")
             return expected
         self.notes.setdefault(name, ("drawn failing" if failed else "used", failed))
