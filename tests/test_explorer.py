@@ -374,3 +374,69 @@ def test_the_colour_bar_sits_beside_the_panels():
         for x, w in re.findall(r"<rect x='([\d.]+)' y='[\d.]+' width='([\d.]+)' height", picture)
     ]
     assert 0 < bar_x - max(r for r in rights if r < bar_x) <= 40
+
+
+@pytest.mark.parametrize(("example", "h"), [("song", 4), ("students", 7), ("trained", 2)])
+def test_weights_carry_readable_numbers_at_many_heads(example, h):
+    """4 and 7 heads, and d_model = 16: every weight has its number, at 11 px or more."""
+    picture = png(Explorer(example=example, n_heads=h, step=7))
+    found = cells(picture)
+    assert len(found) == h * get_T(example) ** 2
+    assert all(c.number is not None for c in found), example
+    sizes = re.findall(r"font-size='(\d+)' text-anchor='middle' fill='#[0-9a-f]{6}' ", picture)
+    assert sizes and min(int(s) for s in sizes) >= 11
+
+
+def get_T(example: str) -> int:
+    return mh.get_example(example).T
+
+
+def test_short_column_labels_stand_level_and_long_ones_slant():
+    """Single letters (the trained example) are not rotated into the panel frames."""
+    trained = png(Explorer(example="trained", step=7))
+    letters = mh.get_example("trained").tokens
+    for letter in letters:
+        assert re.search(rf"text-anchor='middle'>{letter}</text>", trained), letter
+    assert "rotate(-40" not in trained
+    assert "rotate(-40" in png(Explorer(example="students", step=7))  # 'Chandler' slants
+
+
+def test_choosing_the_trained_example_brings_its_own_mask():
+    """The trained heads learned with no mask: choosing them resets the mask; a mask chosen
+    afterwards is said to block what they learned to read."""
+    ex = Explorer(example="song", step=7, mask="causal")
+    ex.example_w.value = "trained"
+    assert ex.mask_w.value == "none"
+    assert "Learned:" in ex.notes_w.value and "was not there in training" not in ex.notes_w.value
+    ex.mask_w.value = "causal"
+    assert "causal mask drawn here was not there in training" in ex.notes_w.value
+    ex.example_w.value = "song"
+    assert ex.mask_w.value == "causal"  # other examples keep the learner's choice
+
+
+def test_a_step_explorer_says_why_the_learners_layer_is_not_drawn():
+    """09's explorer next to a learner's passing layer: which functions draw, and why not the
+    layer; the capstone's (saved notebooks) says how to get the learner's own drawn."""
+    layer = {"multi_head_self_attention": mh.reference.multi_head_self_attention}
+    ex = Explorer(functions=layer, step=9)
+    assert "Drawn with the course's functions" in ex.status_w.value
+    notes = ex.notes_w.value
+    assert "Your <code>multi_head_self_attention</code> is checked by its test cell" in notes
+    assert "yours are written in notebooks 03–08, not here" in notes
+    saved = Explorer(functions={}, step=9, saved=True)
+    assert "not in your saved notebooks 03–08" in saved.notes_w.value
+    assert "save them and run this cell again" in saved.notes_w.value
+
+
+def test_a_function_the_state_does_not_call_is_not_said_missing():
+    """The learner's causal_mask with no mask chosen: not called, and not called missing."""
+
+    def causal_mask(T):  # a learner's
+        return np.where(np.tril(np.ones((T, T))) == 1, 0.0, -np.inf)
+
+    functions = {"causal_mask": causal_mask, "softmax": my_softmax}
+    ex = Explorer(functions=functions, step=7, saved=True)
+    assert "causal_mask" not in ex.notes_w.value
+    assert "<code>padding_mask</code>" in ex.notes_w.value  # this one the learner lacks
+    ex.mask_w.value = "causal"
+    assert "<code>causal_mask</code>, <code>softmax</code> (checks pass)" in ex.status_w.value

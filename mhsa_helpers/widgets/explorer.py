@@ -481,7 +481,9 @@ class Explorer(Framed):
         shown = 7 if self.view_w.value == "query" else self.step_w.value
         drawn = [n for n in USED if STEP_OF[n] <= shown]
         notes = {n: v for n, v in self.notes.items() if n in drawn}
-        kind = {n: notes.get(n, ("absent",))[0] for n in drawn}
+        mine = self.functions
+        # "absent": the learner has none; "idle": theirs, not needed here (a mask not chosen)
+        kind = {n: notes[n][0] if n in notes else "idle" if n in mine else "absent" for n in drawn}
 
         def code(which):
             return ", ".join(f"<code>{n}</code>" for n in drawn if kind[n] in which)
@@ -519,7 +521,7 @@ class Explorer(Framed):
             lines.append(
                 f"<span class='mhsa-special' style='color:#b000b0'>\u26a0 {special}.</span>"
             )
-        others = [n for n in self.functions if n not in USED]
+        others = [] if self._saved else [n for n in self.functions if n not in USED]
         if others:  # a whole layer (09) or a function of another step: why it is not drawn
             lines.append(
                 "Your "

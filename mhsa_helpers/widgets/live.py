@@ -42,10 +42,10 @@ __all__ = [
 VIEW_HEIGHT = 668
 #: Heights in CSS px of a frame's parts: a row of controls, the title, a line of the
 #: status and of the notes, and the gaps between the parts.
-ROW_HEIGHT, TITLE_HEIGHT, STATUS_LINE, NOTES_LINE, GAPS = 36, 24, 20, 17.6, 20
+ROW_HEIGHT, TITLE_HEIGHT, STATUS_LINE, NOTES_LINE, GAPS = 36, 24, 22, 17.6, 24
 #: Characters in one line of the status (14 px) and of the notes (13 px), at the
 #: picture's width, counted generously (a wrapped line is a line more).
-STATUS_CHARS, NOTES_CHARS = 100, 112
+STATUS_CHARS, NOTES_CHARS = 88, 100
 #: The picture appears with a short fade, so that a step reads as a change of the same place.
 _STYLE = (
     "<style>@keyframes mhsa-in{from{opacity:.55}to{opacity:1}}"

@@ -120,6 +120,7 @@ class Panel:
     blocks: list = field(default_factory=list)
     neutral: bool = False  # finite entries white (a mask: 0 allowed, −∞ blocked)
     row_labels: bool = True
+    col_labels: bool = True
     #: Cells the mask blocks (booleans of M's shape): drawn hatched, with no number, like a
     #: −∞ score, so that a blocked weight never looks like a learned weight near 0.
     blocked: np.ndarray | None = None
@@ -294,6 +295,8 @@ def _fmt(v: float, compact: bool = False) -> str:
     text = f"{v + 0.0:.2f}" if abs(v) >= 0.005 else "0.00"
     if compact and abs(v) < 0.995:
         text = text.replace("0.", ".", 1)
+    elif compact and text in ("1.00", "-1.00"):
+        text = text[:-3]
     return text
 
 
@@ -314,7 +317,7 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
     out = ["<g class='panel'>"]
     size = 11 if s < 42 else 12 if s < 52 else 13  # at least 11 px, larger in larger cells
     finite = M[np.isfinite(M)]
-    frame = 8 if p.blocks or p.colour else 4  # room for a head's frame
+    frame = 6 if p.blocks or p.colour else 4  # room for a head's frame
     compact = False  # "0.24" as ".24" where only that fits (the tooltip has every digit)
     values = False
     for compact in (False, True):
@@ -373,7 +376,7 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
             f"<text x='{x - 8:.1f}' y='{y + (r + 0.5) * s + 4:.1f}' font-size='11' "
             f"text-anchor='end'>{escape(str(label))}</text>"
         )
-    for c, label in enumerate(p.cols):
+    for c, label in enumerate(p.cols if p.col_labels else []):
         if c % every_col:
             continue
         lx, ly = x + (c + 0.5) * s, y + n_r * s + 10
@@ -556,7 +559,10 @@ def grid(
     band = max(label_band(p.cols) for p in panels)  # the column labels under a row of panels
     kinds = special_kinds((p.M for p in panels), (p.blocked for p in panels))
     foot = band + (22.0 if axes is not None else 0.0) + (24.0 if kinds else 0.0) + 8.0
-    below = band + top - 10.0  # labels, then the next row's titles (and head chips)
+    same_cols = all(list(p.cols) == list(panels[0].cols) for p in panels)
+    # labels, then the next row's titles (and head chips); the same columns in every panel:
+    # labelled under the last row only, as the same rows are beside the first column only
+    below = (0.0 if same_cols else band) + top - 10.0
     box = (10.0, top, _COLOURBAR[0] - 40.0, max_height - top - foot)
     ncol, s = _layout(panels, box, below)
     shared = shared_rows(panels)
@@ -568,6 +574,7 @@ def grid(
     for k, p in enumerate(panels):
         row, col = divmod(k, ncol)
         p.row_labels = not shared or col == 0
+        p.col_labels = not same_cols or k + ncol >= len(panels)  # no panel below it
         body += panel_svg(p, box[0] + LABELS + col * step_x, box[1] + row * step_y, s, scale)
     n_rows = math.ceil(len(panels) / ncol)
     right = box[0] + LABELS + min(ncol, len(panels)) * step_x  # beside the panels, not far off
