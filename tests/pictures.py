@@ -71,3 +71,12 @@ def size(picture: str) -> tuple[int, int]:
     """The picture's width and height in CSS px."""
     w, h = re.search(r"<svg [^>]*width='(\d+)' height='(\d+)'", picture).groups()
     return int(w), int(h)
+
+
+def shown(picture: str) -> list[tuple[str, str | None, tuple[str, ...]]]:
+    """What ``picture``'s cells show, whatever their size: fill, number and tooltip of each.
+
+    Two drawings of the same numbers compare equal even where the room left by the
+    notes made one's cells larger.
+    """
+    return [(c.fill, c.number, tuple(c.tip)) for c in cells(picture)]

@@ -19,7 +19,15 @@ from mhsa_helpers.widgets.kv_cache import DecodeWidget
 from mhsa_helpers.widgets.rope import RopeWidget
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
 from mhsa_helpers.widgets.tiled import TiledWidget
+from tests.pictures import shown as cells_shown
+from tests.pictures import without_ids
 from tests.test_ext_widgets_decode_tiled import NOT_RESCALED, PREPENDING
+
+
+def pic(widget) -> list:
+    """What the widget's picture shows, cell by cell (to compare two drawings)."""
+    return cells_shown(without_ids(widget.figure.value))
+
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions" / "mhsa"
 
@@ -102,7 +110,7 @@ def test_a_failing_function_shows_the_box_and_ticking_it_draws_that_function(cas
     assert w.anyway_w in w.widget.children[-3].children  # beside the status line
     assert shown(w) and not w.anyway_w.value
     assert "instead of yours" in w.status_w.value
-    assert w.figure.value == course.figure.value  # the course's function drew it
+    assert pic(w) == pic(course)  # the course's function drew it
     w.anyway_w.value = True
     said = w.status_w.value + w.notes_w.value
     assert f"your failing <code>{name}</code>" in said
@@ -112,10 +120,10 @@ def test_a_failing_function_shows_the_box_and_ticking_it_draws_that_function(cas
         assert "<b>differs from</b>" in w.status_w.value
     else:
         assert "Drawn with your failing" in w.status_w.value
-        assert w.figure.value != course.figure.value  # the learner's function drew it
+        assert pic(w) != pic(course)  # the learner's function drew it
     assert shown(w)  # still there to untick
     w.anyway_w.value = False
-    assert w.figure.value == course.figure.value and "instead of yours" in w.status_w.value
+    assert pic(w) == pic(course) and "instead of yours" in w.status_w.value
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -143,9 +151,9 @@ def test_the_gqa_box_draws_the_tiled_grouping_the_check_refuses():
     _, course = mh.grouped_query_attention(*args)
     _, wrong = mine(*args)
     assert not np.allclose(course[1], wrong[1])  # the two differ on head 2
-    drawn = w.figure.value
+    drawn = pic(w)
     w.anyway_w.value = True
-    assert w.figure.value != drawn
+    assert pic(w) != drawn
     assert w.compute()[0][1][1] == pytest.approx(wrong[1])
 
 
@@ -156,10 +164,10 @@ def test_a_failing_function_that_raises_when_drawn_anyway_falls_back_and_says_so
         return np.zeros(X.shape), np.zeros((n_heads, X.shape[0], X.shape[0]))
 
     w = GQAWidget(functions={"grouped_query_attention": breaks}, n_kv_heads=2)
-    reference = w.figure.value
+    reference = pic(w)
     assert shown(w)
     w.anyway_w.value = True
-    assert w.figure.value == reference
+    assert pic(w) == reference
     assert "instead of your failing one (it raised IndexError" in w.status_w.value
     assert "drawn anyway, raised IndexError here: head 3 of 2" in w.notes_w.value
 
@@ -169,7 +177,7 @@ def test_a_failing_function_of_the_wrong_shape_drawn_anyway_falls_back_and_says_
         return np.zeros((seq_len - 1, seq_len))
 
     w = SlidingWindowWidget(functions={"sliding_window_mask": short})
-    reference = SlidingWindowWidget().figure.value
+    reference = pic(SlidingWindowWidget())
     w.anyway_w.value = True
-    assert w.figure.value == reference
+    assert pic(w) == reference
     assert "returned a different shape than the reference" in w.status_w.value

@@ -10,6 +10,11 @@ from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
 from tests.pictures import cells, without_ids
 
 
+def pic(widget) -> str:
+    """The widget's picture, its drawing's own ids left out (to compare two drawings)."""
+    return without_ids(widget.figure.value)
+
+
 def load(text, name):
     namespace = answer_namespace()
     exec(text, namespace)
@@ -27,12 +32,12 @@ def sliding_window_mask(seq_len, window):
 
 def test_the_window_slider_redraws_and_counts_the_keys():
     w = SlidingWindowWidget(window=2)
-    first = w.figure.value
+    first = pic(w)
     assert first.startswith("<svg") and "window 2" in first
     assert "course's <code>sliding_window_mask</code>" in w.status_w.value
     assert "sees 2 key(s)" in w.status_w.value
     w.window_w.value = 5
-    assert w.figure.value != first and "sees 5 key(s)" in w.status_w.value
+    assert pic(w) != first and "sees 5 key(s)" in w.status_w.value
 
 
 def test_a_passing_learner_function_is_drawn_and_a_failing_one_is_not():
@@ -49,17 +54,15 @@ def test_a_passing_learner_function_is_drawn_and_a_failing_one_is_not():
     )
     assert "instead of yours" in bad.status_w.value and "see below" in bad.status_w.value
     assert ONE_TOO_MANY in bad.notes_w.value  # the check's sentence, under the picture
-    assert without_ids(bad.figure.value) == without_ids(
-        SlidingWindowWidget().figure.value
-    )  # the reference is drawn
+    assert pic(bad) == without_ids(pic(SlidingWindowWidget()))  # the reference is drawn
     assert "sees 3 key(s)" in bad.status_w.value
 
 
 def test_the_rope_offset_moves_the_tokens_not_the_scores():
     w = RopeWidget(offset=0)
-    first = w.figure.value
+    first = pic(w)
     w.offset_w.value = 17
-    assert w.figure.value != first and "positions 17 … 22" in w.figure.value
+    assert pic(w) != first and "positions 17 … 22" in pic(w)
     e = w.example
     R0, R17 = (mh.rotary_embedding(e.X, p + np.arange(e.T), w.base) for p in (0, 17))
     np.testing.assert_allclose(R0 @ R0.T, R17 @ R17.T, atol=1e-12)  # what the panel promises
@@ -71,7 +74,7 @@ def test_a_failing_rotary_embedding_is_replaced_by_the_reference():
 
     w = RopeWidget(functions={"rotary_embedding": calls_the_reference}, offset=4)
     assert "instead of yours" in w.status_w.value
-    assert without_ids(w.figure.value) == without_ids(RopeWidget(offset=4).figure.value)
+    assert pic(w) == pic(RopeWidget(offset=4))
 
 
 def test_no_picture_has_text_smaller_than_11_px():
@@ -85,14 +88,14 @@ def test_no_picture_has_text_smaller_than_11_px():
     from mhsa_helpers.widgets.reverse import TryReversal
     from mhsa_helpers.widgets.tiled import TiledWidget
 
-    pictures = [w().figure.value for w in (RopeWidget, SlidingWindowWidget, CrossWidget)]
-    pictures += [w().figure.value for w in (GQAWidget, DecodeWidget, TiledWidget, TryReversal)]
+    pictures = [pic(w()) for w in (RopeWidget, SlidingWindowWidget, CrossWidget)]
+    pictures += [pic(w()) for w in (GQAWidget, DecodeWidget, TiledWidget, TryReversal)]
     ex = Explorer(example="simple", n_heads=8, mask="causal")
     for step in range(1, len(STEPS) + 1):
         ex.step_w.value = step
-        pictures.append(ex.figure.value)
+        pictures.append(pic(ex))
     ex.view_w.value = "query"
-    pictures.append(ex.figure.value)
+    pictures.append(pic(ex))
     sizes = {float(s) for p in pictures for s in re.findall(r"font-size='([\d.]+)'", p)}
     assert sizes and min(sizes) >= 11, sorted(sizes)
 
@@ -105,11 +108,11 @@ def test_rope_shows_the_same_scores_at_every_offset():
 
     w = RopeWidget()
     w.offset_w.value = 0
-    first = scores(w.figure.value)
+    first = scores(pic(w))
     assert len(first) == 36
     for offset in (1, 17, 60):
         w.offset_w.value = offset
-        assert scores(w.figure.value) == first, offset
+        assert scores(pic(w)) == first, offset
 
 
 def test_next_token_is_off_once_every_token_is_decoded():

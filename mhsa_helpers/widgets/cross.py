@@ -74,7 +74,7 @@ class CrossWidget(ExtensionWidget):
         n = self.length_w.value
         return shown, f"X reads the first {n} of {self.c.T} positions of C"
 
-    def picture(self, panels: list, label: str) -> str:
+    def picture(self, panels: list, label: str, max_height: float = svg.HEIGHT) -> str:
         """The weights, with the axes named: rows X's queries, columns the memory C."""
         return svg.grid(
             panels,
@@ -85,6 +85,7 @@ class CrossWidget(ExtensionWidget):
                 "queries \u2193 (rows): the tokens of X",
                 "memory C \u2192 (columns): its tokens give the keys and values",
             ),
+            max_height=max_height,
         )
 
     def notes(self) -> list[str]:

@@ -73,9 +73,11 @@ class ExtensionWidget(Anyway, Framed):
         """``(svg panels, picture label)`` for a result ``(output, weights)``."""
         raise NotImplementedError
 
-    def picture(self, panels: list, label: str) -> str:
+    def picture(self, panels: list, label: str, max_height: float = svg.HEIGHT) -> str:
         """The SVG picture of ``panels`` (weights, on one scale from 0 to 1)."""
-        return svg.grid(panels, svg.Scale(vmin=0.0, vmax=1.0), "weight", label)
+        return svg.grid(
+            panels, svg.Scale(vmin=0.0, vmax=1.0), "weight", label, max_height=max_height
+        )
 
     def notes(self) -> list[str]:
         """Lines for the notes box that hold for every function (none by default)."""
@@ -108,9 +110,9 @@ class ExtensionWidget(Anyway, Framed):
         """Redraw the picture, the status line and the notes for the current controls."""
         result, line, notes = self.compute()
         panels, label = self.panels(result)
-        self.figure.value = self.picture(panels, label)
         self.frame.status(line)
         self.frame.notes([*notes, *self.notes()])
+        self.figure.value = self.picture(panels, label, self.frame.picture_budget())
         self.show_anyway()
 
 

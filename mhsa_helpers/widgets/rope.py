@@ -99,7 +99,6 @@ class RopeWidget(Anyway, Framed):
                 meaning="(rotated row · rotated row) / √d: depends only on how far apart",
             ),
         ]
-        self.figure.value = svg.grid(panels, self._scale, "value", f"offset {p}")
         self.frame.status(f"{line} Positions {p} … {p + e.T - 1}.")
         self.frame.notes(
             [
@@ -107,5 +106,8 @@ class RopeWidget(Anyway, Framed):
                 "The rotated rows change with the offset; their dot products, the scores, do "
                 "not: they depend only on m − n, how far apart two positions are.",
             ]
+        )
+        self.figure.value = svg.grid(
+            panels, self._scale, "value", f"offset {p}", max_height=self.frame.picture_budget()
         )
         self.show_anyway()

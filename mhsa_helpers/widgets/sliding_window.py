@@ -94,9 +94,6 @@ class SlidingWindowWidget(Anyway, Framed):
                 meaning="the share of the key's value in the query's output",
             ),
         ]
-        self.figure.value = svg.grid(
-            panels, svg.step_scale([A], fixed=(0.0, 1.0)), "weight", f"window {w}"
-        )
         self.frame.status(f"{line} The last token sees {seen} key(s).")
         self.frame.notes(
             [
@@ -104,5 +101,12 @@ class SlidingWindowWidget(Anyway, Framed):
                 f"Window {w}: each token attends to itself and the {w - 1} token(s) before it; "
                 "the other keys are blocked by the mask (hatched, weight 0, no number).",
             ]
+        )
+        self.figure.value = svg.grid(
+            panels,
+            svg.step_scale([A], fixed=(0.0, 1.0)),
+            "weight",
+            f"window {w}",
+            max_height=self.frame.picture_budget(),
         )
         self.show_anyway()
