@@ -59,7 +59,7 @@ def softmax(Z, axis=-1):
 Q, K, V = mh.project_qkv(song.X, song.W_q, song.W_k, song.W_v)
 Z = mh.attention_scores(mh.split_heads(Q, 2), mh.split_heads(K, 2))  # (h, T, T)
 A = mh.softmax(Z + mh.causal_mask(song.T))
-heads_figure(A, song.tokens, song.tokens, "A = softmax(Z + M), per head", vmin=0, vmax=1)
+heads_figure(A, song.tokens, song.tokens, "A = softmax(Z + M), per head", vmin=0, vmax=1, mask=mh.causal_mask(song.T))
 print("row sums, head 1:   ", A[0].sum(axis=-1).round(6))
 print("column sums, head 1:", A[0].sum(axis=-2).round(3))
 
