@@ -53,7 +53,8 @@ def softmax(Z, axis=-1):
 # %% [markdown]
 # ## The song's attention per head, causal
 #
-# Each row is one query; the weights of the masked future are exactly 0.
+# Each row is one query; the masked future is hatched, with no number: its
+# weights are exactly 0, not small learned weights.
 
 # %%
 Q, K, V = mh.project_qkv(song.X, song.W_q, song.W_k, song.W_v)
