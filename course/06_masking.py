@@ -58,7 +58,7 @@ def causal_mask(seq_len):
 # One source article draws the mask as the **anti-triangle** (the corner below
 # the anti-diagonal). That would let *"List"* see the whole sentence and stop
 # *"song"* from seeing itself and most of the past. Side by side with the right
-# one (grey = $-\infty$):
+# one (hatched = $-\infty$, blocked):
 
 # %%
 T = song.T

@@ -53,13 +53,14 @@ def softmax(Z, axis=-1):
 # %% [markdown]
 # ## The song's attention per head, causal
 #
-# Each row is one query; the weights of the masked future are exactly 0.
+# Each row is one query; the masked future is hatched, with no number: its
+# weights are exactly 0, not small learned weights.
 
 # %%
 Q, K, V = mh.project_qkv(song.X, song.W_q, song.W_k, song.W_v)
 Z = mh.attention_scores(mh.split_heads(Q, 2), mh.split_heads(K, 2))  # (h, T, T)
 A = mh.softmax(Z + mh.causal_mask(song.T))
-heads_figure(A, song.tokens, song.tokens, "A = softmax(Z + M), per head", vmin=0, vmax=1)
+heads_figure(A, song.tokens, song.tokens, "A = softmax(Z + M), per head", vmin=0, vmax=1, mask=mh.causal_mask(song.T))
 print("row sums, head 1:   ", A[0].sum(axis=-1).round(6))
 print("column sums, head 1:", A[0].sum(axis=-2).round(3))
 

@@ -70,7 +70,7 @@ Q, K, V = mh.project_qkv(song.X, song.W_q, song.W_k, song.W_v)
 heads, A = mh.attention_head(*(mh.split_heads(M, h) for M in (Q, K, V)), mh.causal_mask(song.T))
 concat = mh.merge_heads(heads)  # (T, d_model)
 output = concat @ song.W_o  # (T, d_model)
-heads_figure(A, song.tokens, song.tokens, "attention per head", vmin=0, vmax=1)
+heads_figure(A, song.tokens, song.tokens, "attention per head", vmin=0, vmax=1, mask=mh.causal_mask(song.T))
 heatmaps([
     (concat, song.tokens, song.features, "concatenated heads"),
     (output, song.tokens, song.features, "output = concat · W_O"),

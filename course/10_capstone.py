@@ -70,7 +70,7 @@ heads_figure(
     vmax=1,
     titles=[f"head '{students.features[i]}'" for i in picked],
 )
-heatmap(A1[0], students.tokens, students.tokens, "one head, all interests", vmin=0, vmax=1)
+heatmap(A1[0], students.tokens, students.tokens, "one head, all interests", vmin=0, vmax=1);
 
 # %% [markdown]
 # Read off the figures above: the student each head picks out, and how sure it is.

@@ -157,7 +157,7 @@ causal = mh.causal_mask(q.T)
 for kv in (4, 2, 1):
     cols = kv * (q.d_model // h)
     _, A = mh.grouped_query_attention(q.X, 3 * q.W_q, 3 * W_k4[:, :cols], W_v4[:, :cols], q.W_o, h, kv, causal)
-    heads_figure(A, q.tokens, q.tokens, f"{h} query heads, n_kv_heads = {kv}", vmin=0, vmax=1,
+    heads_figure(A, q.tokens, q.tokens, f"{h} query heads, n_kv_heads = {kv}", vmin=0, vmax=1, mask=causal,
                  titles=[f"q head {i + 1} · kv {i // (h // kv) + 1}" for i in range(h)])
 mha = mh.multi_head_self_attention(q.X, q.W_q, W_k4, W_v4, q.W_o, h, causal)
 gqa = mh.grouped_query_attention(q.X, q.W_q, W_k4, W_v4, q.W_o, h, h, causal)

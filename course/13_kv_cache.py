@@ -25,7 +25,7 @@ song = mh.get_example("song")
 # %%
 h = 2
 full, A = mh.multi_head_self_attention(song.X, *song.weights, h, mh.causal_mask(song.T))
-heads_figure(A, song.tokens, song.tokens, "causal attention per head", vmin=0, vmax=1)
+heads_figure(A, song.tokens, song.tokens, "causal attention per head", vmin=0, vmax=1, mask=mh.causal_mask(song.T))
 for t in range(song.T):
     prefix, _ = mh.multi_head_self_attention(song.X[: t + 1], *song.weights, h, mh.causal_mask(t + 1))
     print(f"row {t} ({song.tokens[t]!r}) from its prefix alone:", np.allclose(prefix[-1], full[t]))
@@ -122,7 +122,7 @@ for t in range(song.T):
 heatmaps([
     (cache[0][0], song.tokens, [f"k{j}" for j in range(cache[0].shape[-1])], "head 1: cached K"),
     {"M": np.stack(rows, axis=1)[0], "row_labels": song.tokens, "col_labels": song.tokens,
-     "title": "head 1: weights, step by step", "vmin": 0, "vmax": 1},
+     "title": "head 1: weights, step by step", "vmin": 0, "vmax": 1, "mask": mh.causal_mask(song.T)},
 ])
 print("outputs == rows of causal attention:", np.allclose(np.stack(ys), full))
 print("cache == split_heads(X @ W_k):", np.allclose(cache[0], mh.split_heads(song.X @ song.W_k, h)))

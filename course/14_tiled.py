@@ -144,7 +144,7 @@ for s in range(0, song.T, 2):
     share = np.zeros_like(weights)
     share[:, s : s + 2] = weights[:, s : s + 2]
     shares.append(share)
-heads_figure(np.stack(shares), song.tokens, song.tokens, vmin=0, vmax=1, titles=[f"keys {s}-{s + 1}" for s in range(0, song.T, 2)])
+heads_figure(np.stack(shares), song.tokens, song.tokens, vmin=0, vmax=1, mask=mh.causal_mask(song.T), titles=[f"keys {s}-{s + 1}" for s in range(0, song.T, 2)])
 print("the shares add up to the attention matrix:", np.allclose(sum(shares), weights))
 print(
     "mh.tiled_attention(block 2, causal) == attention_head:",
@@ -170,7 +170,7 @@ for s in range(0, 8, 2):
     m = m_new
 right = mh.attention_head(q, keys, values)[0]
 print(f"without rescaling: {float(O[0, 0] / l):.3f}, with it: {float(right[0, 0]):.3f}")
-heatmap(mh.softmax(q @ keys.T / 2.0), ["query"], [f"key {j}" for j in range(8)], "its attention weights", vmin=0, vmax=1)
+heatmap(mh.softmax(q @ keys.T / 2.0), ["query"], [f"key {j}" for j in range(8)], "its attention weights", vmin=0, vmax=1);
 
 # %% [markdown]
 # ## 4. Memory: what the blocks save

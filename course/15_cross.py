@@ -69,7 +69,7 @@ print("✓ rows sum to 1 over the memory")
 # %%
 M = mh.padding_mask(3, c.T)  # (1, T_k)
 A3 = mh.softmax(Q @ K.T / np.sqrt(Q.shape[-1]) + M)
-heatmap(A3, x.tokens[:4], c.tokens, "memory of length 3", vmin=0, vmax=1)
+heatmap(A3, x.tokens[:4], c.tokens, "memory of length 3", vmin=0, vmax=1, mask=M)
 assert np.all(A3[:, 3:] == 0) and np.allclose(A3.sum(axis=-1), 1)
 print("✓ no weight on the padded positions of C; rows still sum to 1")
 
@@ -136,10 +136,11 @@ def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
 XB = np.stack([x.X, x.X])  # (2, T_q, 8)
 CB = np.stack([c.X, c.X])  # (2, T_k, 8)
 lengths = np.array([c.T, 2])
-out, A = mh.cross_attention(XB, CB, 2 * c.W_q, 2 * c.W_k, c.W_v, c.W_o, 2, mh.padding_mask(lengths, c.T))
+M = mh.padding_mask(lengths, c.T)  # (B, 1, T_k)
+out, A = mh.cross_attention(XB, CB, 2 * c.W_q, 2 * c.W_k, c.W_v, c.W_o, 2, M)
 print("output:", out.shape, " weights:", A.shape)
 for b in range(2):
-    heads_figure(A[b], x.tokens, c.tokens, f"memory length {lengths[b]}", vmin=0, vmax=1)
+    heads_figure(A[b], x.tokens, c.tokens, f"memory length {lengths[b]}", vmin=0, vmax=1, mask=M[b])
 assert np.all(A[1, :, :, 2:] == 0)
 same = mh.cross_attention(x.X, x.X, c.W_q, c.W_k, c.W_v, c.W_o, 2)
 mhsa = mh.multi_head_self_attention(x.X, c.W_q, c.W_k, c.W_v, c.W_o, 2)

@@ -89,6 +89,7 @@ heads_figure(
     titles=["causal", "window = 3"],
     vmin=0,
     vmax=1,
+    mask=np.stack([mh.causal_mask(T), mh.sliding_window_mask(T, 3)]),
 )
 outside = mh.sliding_window_mask(T, 3) == -np.inf
 print("rows sum to 1:", np.allclose(A_window.sum(axis=-1), 1))

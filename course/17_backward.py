@@ -198,8 +198,8 @@ mask = mh.causal_mask(song.T)
 dOut = rng.normal(size=Vh.shape)
 _, A1 = mh.attention_head(Qh, Kh, Vh, mask)
 dZ1 = mh.softmax_backward(A1, dOut @ Vh.T)  # (T, T): the gradient of the scores Z
-heads_figure(A1[None], song.tokens, song.tokens, titles=["weights A (head 1)"], vmin=0, vmax=1)
-heads_figure(np.abs(dZ1)[None], song.tokens, song.tokens, titles=["|dZ|, the scores' gradient"])
+heads_figure(A1[None], song.tokens, song.tokens, titles=["weights A (head 1)"], vmin=0, vmax=1, mask=mask)
+heads_figure(np.abs(dZ1)[None], song.tokens, song.tokens, titles=["|dZ|, the scores' gradient"], mask=mask)
 dQ, dK, dV = mine_or_course("attention_head_backward")(Qh, Kh, Vh, dOut, mask)
 for name, got, x in (("dQ", dQ, Qh), ("dK", dK, Kh), ("dV", dV, Vh)):
     forward = {

@@ -114,9 +114,23 @@ def solution_notebook(path: Path) -> nbformat.NotebookNode:
             "language": "python",
             "name": "python3",
         },
-        "language_info": {"name": "python"},
+        "language_info": language_info(),
     }
     return nb
+
+
+def language_info() -> dict:
+    """The ``language_info`` this environment's ipykernel reports when it starts.
+
+    JupyterLab writes the kernel's ``language_info`` into a notebook as soon as
+    the kernel is ready, and a notebook whose metadata differs from it in any
+    key (its ``version`` too) shows as modified before the learner has done
+    anything. Built with exactly what the kernel will report, it stays clean
+    (in an environment of another Python version, JupyterLab updates it).
+    """
+    from ipykernel.ipkernel import IPythonKernel
+
+    return dict(IPythonKernel.language_info)
 
 
 def build(root: Path = ROOT) -> None:

@@ -2,8 +2,16 @@
 
 Colour maps are colour-blind safe: ``cividis`` for values of one sign
 (weights in [0, 1]) and ``PuOr`` for signed values; heads get the
-Okabe-Ito palette. ``-inf`` entries (masked scores) are drawn in grey and
-labelled ``−∞``.
+Okabe-Ito palette.
+
+One masking rule for every figure, the same as the explorer's SVG
+(:mod:`mhsa_helpers.widgets.svg`): a cell blocked by an attention mask (its
+score ``−∞``, its weight 0) is hatched, light grey with dark diagonal stripes,
+and carries **no number**, so that a blocked weight never reads as a learned
+weight near 0.00. A cell is blocked where the matrix itself is ``−∞`` (a mask,
+or scores with the mask added) or where the ``mask`` given with it blocks it (a
+boolean array, ``True`` = blocked, or an additive mask, ``−∞`` = blocked). A
+figure with blocked cells has a legend entry for them, :data:`BLOCKED_LABEL`.
 
 Every figure follows one size rule, so that JupyterLab never shrinks it and
 its text reads like the notebook's. The inline backend shows a figure at
@@ -30,6 +38,7 @@ from matplotlib.textpath import TextToPath
 from matplotlib.ticker import MaxNLocator
 
 __all__ = [
+    "BLOCKED_LABEL",
     "CELL_HEIGHT_PX",
     "CELL_PAD_PX",
     "DPI",
@@ -41,6 +50,7 @@ __all__ = [
     "RC",
     "TITLE_PX",
     "accuracy_by_position",
+    "blocked_cells",
     "check_shape",
     "heads_figure",
     "heatmap",
@@ -87,6 +97,12 @@ CELL_PAD_PX = 12
 PLAIN_CELL_PX = 36
 #: Tallest block of heatmap cells, in CSS pixels (cells without numbers shrink to it).
 MAX_CELLS_HEIGHT_PX = 480
+#: Legend text of a cell blocked by a mask (the explorer's words).
+BLOCKED_LABEL = "blocked by the mask (score \u2212\u221e, weight 0, no number)"
+#: A blocked cell: the explorer's hatch, light grey with dark diagonal stripes
+#: (about 6 CSS px apart, 2.5 px wide).
+BLOCKED_FILL, BLOCKED_STRIPES = "#d0d0d0", "#303030"
+BLOCKED_HATCH, BLOCKED_HATCH_WIDTH = "//", 1.8  # 12 lines per inch; stripe width in points
 #: Plotting area of one line-plot panel (width, height), in CSS pixels.
 LINE_PANEL_PX = (380, 260)
 
@@ -176,6 +192,7 @@ _PANEL_KEYS = (
     "frame_colour",
     "xlabel",
     "ylabel",
+    "mask",
 )
 _WIDTH_PX = MAX_WIDTH_PX - 2 * PAD_PX  # a figure's own width, inside the inline margins
 _LINE_PX = 1.25 * FONT_PX  # height of one line of text
@@ -193,9 +210,58 @@ def _matrix(M) -> np.ndarray:
     return M
 
 
-def _scale(M, cmap, vmin, vmax):
-    """The colour map and its limits: sequential for data >= 0, else diverging and symmetric."""
-    data = M[np.isfinite(M)]
+def blocked_cells(M, mask=None) -> np.ndarray:
+    """Which cells of ``M`` a mask blocks: ``M`` is ``−∞`` there, or ``mask`` blocks them.
+
+    Parameters
+    ----------
+    M : array_like of shape (..., n_rows, n_cols)
+        Weights or scores (a score of ``−∞`` is blocked).
+    mask : array_like, optional
+        Broadcastable to ``M``'s shape: booleans (``True`` = blocked) or an
+        additive mask (``−∞`` = blocked, 0 = allowed).
+
+    Returns
+    -------
+    blocked : ndarray of bool, of ``M``'s shape
+    """
+    M = np.asarray(M, dtype=float)
+    blocked = np.isneginf(M)
+    if mask is not None:
+        mask = np.asarray(mask)
+        by_mask = mask if mask.dtype == bool else np.isneginf(mask.astype(float))
+        try:
+            blocked = blocked | np.broadcast_to(by_mask, M.shape)
+        except ValueError:
+            raise ValueError(
+                f"a mask of shape {mask.shape} does not broadcast to the matrix's {M.shape}"
+            ) from None
+    return blocked
+
+
+def blocked_patch(**kwargs):
+    """A patch drawn like a blocked cell (for a legend, or over a cell)."""
+    from matplotlib.patches import Rectangle
+
+    return Rectangle(
+        kwargs.pop("xy", (0, 0)),
+        kwargs.pop("width", 1),
+        kwargs.pop("height", 1),
+        facecolor=BLOCKED_FILL,
+        hatch=BLOCKED_HATCH,
+        hatchcolor=BLOCKED_STRIPES,
+        hatch_linewidth=BLOCKED_HATCH_WIDTH,
+        linewidth=0,
+        **kwargs,
+    )
+
+
+def _scale(M, cmap, vmin, vmax, blocked=None):
+    """The colour map and its limits: sequential for data >= 0, else diverging and symmetric.
+
+    Blocked cells are not data: they do not set the limits.
+    """
+    data = M[np.isfinite(M) & (True if blocked is None else ~blocked)]
     if cmap is None:
         cmap = SEQUENTIAL if data.size == 0 or data.min() >= 0 else DIVERGING
     if cmap == DIVERGING and vmin is None and vmax is None and data.size:
@@ -225,7 +291,8 @@ def _panel(spec, common) -> dict:
     if unknown:
         raise TypeError(f"unknown heatmap settings {sorted(unknown)}")
     p["M"] = M = _matrix(p["M"])
-    p["cmap"], p["vmin"], p["vmax"] = _scale(M, p["cmap"], p["vmin"], p["vmax"])
+    p["blocked"] = blocked = blocked_cells(M, p["mask"])  # (n_rows, n_cols)
+    p["cmap"], p["vmin"], p["vmax"] = _scale(M, p["cmap"], p["vmin"], p["vmax"], blocked)
     n_r, n_c = M.shape
     p["rows"] = [str(s) for s in (p["row_labels"] if p["row_labels"] is not None else range(n_r))]
     p["cols"] = [str(s) for s in (p["col_labels"] if p["col_labels"] is not None else range(n_c))]
@@ -233,7 +300,7 @@ def _panel(spec, common) -> dict:
         raise ValueError(
             f"{len(p['rows'])} row and {len(p['cols'])} column labels for a {n_r} x {n_c} matrix"
         )
-    numbers = [_cell_text(v, p["fmt"]) for v in M.ravel()]
+    numbers = [_cell_text(v, p["fmt"]) for v in M[~blocked]]  # a blocked cell has none
     p["number_px"] = max(_text_px(s) for s in numbers) if numbers else 0.0
     p["want_numbers"] = p["annotate"] if p["annotate"] is not None else n_r <= 12 and n_c <= 12
     return p
@@ -321,11 +388,11 @@ def _layout(panels, columns, shared_bar, numbers):
 
 def _draw(ax, p, g, numbers, cax):
     """Draw panel ``p`` into ``ax`` with geometry ``g``; the colour bar goes to ``cax``."""
-    M = p["M"]
+    M, blocked = p["M"], p["blocked"]
     n_r, n_c = M.shape
     cm = plt.get_cmap(p["cmap"]).with_extremes(bad="#d9d9d9")
     im = ax.imshow(
-        np.ma.masked_where(~np.isfinite(M), M),
+        np.ma.masked_where(~np.isfinite(M) | blocked, M),
         cmap=cm,
         vmin=p["vmin"],
         vmax=p["vmax"],
@@ -339,9 +406,13 @@ def _draw(ax, p, g, numbers, cax):
         for label in ax.get_xticklabels():
             label.set_horizontalalignment("right")
             label.set_rotation_mode("anchor")
+    for r, c in zip(*np.nonzero(blocked), strict=True):  # hatched, as in the explorer
+        ax.add_patch(blocked_patch(xy=(c - 0.5, r - 0.5), gid="blocked"))
     if numbers:
         for (r, c), v in np.ndenumerate(M):
-            if np.isneginf(v):
+            if blocked[r, c]:
+                continue  # no number: a blocked weight is not a learned 0.00
+            if not np.isfinite(v):
                 colour = "black"
             else:
                 red, green, blue, _ = im.cmap(im.norm(v))
@@ -369,6 +440,15 @@ def _draw(ax, p, g, numbers, cax):
     return im
 
 
+_LEGEND_PX = _LINE_PX + 16  # height of the legend's row under the panels
+_LEGEND_KW = {"frameon": False, "handlelength": 2.4, "handleheight": 1.2, "borderaxespad": 0.0}
+
+
+def _legend_width_px() -> float:
+    """Width of the blocked cells' legend entry: swatch, gap and text, in CSS px."""
+    return (_LEGEND_KW["handlelength"] + 0.8 + 0.8) * FONT_PX + _text_px(BLOCKED_LABEL)
+
+
 def heatmaps(panels, title="", columns=None, **kwargs):
     """Draw matrices side by side as labelled heatmaps, sized by the course's cell rule.
 
@@ -387,7 +467,7 @@ def heatmaps(panels, title="", columns=None, **kwargs):
         One per matrix: a dict of :func:`heatmap`'s settings (``M``,
         ``row_labels``, ``col_labels``, ``title``, ``annotate``, ``fmt``,
         ``cmap``, ``vmin``, ``vmax``, ``frame_colour``, ``xlabel``,
-        ``ylabel``), or a tuple ``(M, row_labels, col_labels, title)``.
+        ``ylabel``, ``mask``), or a tuple ``(M, row_labels, col_labels, title)``.
     title : str
         Title above the whole figure.
     columns : int, optional
@@ -423,6 +503,10 @@ def heatmaps(panels, title="", columns=None, **kwargs):
     top = 1.8 * TITLE_PX if title else 0.0
     row_heights = [max(g["height"] for g in gs) for gs in geoms]
     height = top + sum(row_heights) + _GAP_PX * (len(geoms) - 1)
+    legend = any(p["blocked"].any() for p in ps)
+    if legend:  # one row under the panels for the blocked cells' swatch
+        height += _LEGEND_PX
+        width = max(width, _legend_width_px())
     fig = plt.figure(figsize=(width / DPI, height / DPI))
 
     def rect(x, y, w, h):  # CSS px from the top left to figure fractions
@@ -450,6 +534,13 @@ def heatmaps(panels, title="", columns=None, **kwargs):
         fig.colorbar(images[0], cax=cax)
     if title:
         fig.suptitle(title, y=1 - 0.3 * TITLE_PX / height, va="top", fontsize=points(TITLE_PX))
+    if legend:
+        fig.legend(
+            handles=[blocked_patch(label=BLOCKED_LABEL)],
+            loc="lower left",
+            bbox_to_anchor=(0.0, 0.0),
+            **_LEGEND_KW,
+        )
     return fig
 
 
@@ -467,6 +558,7 @@ def heatmap(
     frame_colour=None,
     xlabel=None,
     ylabel=None,
+    mask=None,
 ):
     """Draw a matrix as a labelled heatmap.
 
@@ -492,6 +584,11 @@ def heatmap(
         Colour of the frame and title (used for per-head colours).
     xlabel, ylabel : str, optional
         Axis labels.
+    mask : array_like, optional
+        The attention mask, broadcastable to ``M``: booleans (``True`` =
+        blocked) or an additive mask (``−∞`` = blocked). Blocked cells, and
+        cells where ``M`` is ``−∞``, are hatched with no number, and a legend
+        says so.
 
     Returns
     -------
@@ -510,6 +607,7 @@ def heatmap(
         "frame_colour": frame_colour,
         "xlabel": xlabel,
         "ylabel": ylabel,
+        "mask": mask,
     }
     if ax is None:
         return heatmaps([settings]).axes[0]
@@ -520,10 +618,17 @@ def heatmap(
     g = _geometry(p, bbox.width * scale / n_c, bbox.height * scale / n_r, True, False)
     im = _draw(ax, p, g, p["want_numbers"], None)
     ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    if p["blocked"].any():  # under the tick labels
+        ax.legend(
+            handles=[blocked_patch(label=BLOCKED_LABEL)],
+            loc="upper left",
+            bbox_to_anchor=(0.0, -g["bottom"] / (n_r * g["cell_h"])),
+            **_LEGEND_KW,
+        )
     return ax
 
 
-def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, **kwargs):
+def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, mask=None, **kwargs):
     """One heatmap per head, each framed in its head's colour.
 
     Laid out by :func:`heatmaps`: one row of heads where they fit with their
@@ -538,6 +643,11 @@ def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, **k
         Title above the heads.
     titles : list of str, optional
         One title per head; "head 1", "head 2" … by default.
+    mask : array_like, optional
+        The attention mask, broadcastable to ``H``: ``(n_rows, n_cols)`` for
+        every head, or ``(h, n_rows, n_cols)``; booleans (``True`` = blocked)
+        or an additive mask (``−∞`` = blocked). Blocked cells, and cells where
+        ``H`` is ``−∞``, are hatched with no number, and a legend says so.
     **kwargs
         Passed to :func:`heatmaps`; without ``vmin``/``vmax`` every head shares one
         colour scale, so that heads can be compared.
@@ -548,7 +658,8 @@ def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, **k
     """
     H = np.asarray(H, dtype=float)
     h = H.shape[0]
-    finite = H[np.isfinite(H)]
+    blocked = blocked_cells(H, mask)  # (h, n_rows, n_cols)
+    finite = H[np.isfinite(H) & ~blocked]
     if "vmin" not in kwargs and "vmax" not in kwargs and finite.size:  # one scale for all heads
         if finite.min() < 0:
             vmax = float(np.abs(finite).max()) or 1.0
@@ -560,6 +671,7 @@ def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, **k
             "M": H[i],
             "title": titles[i] if titles is not None else f"head {i + 1}",
             "frame_colour": HEAD_COLOURS[i % len(HEAD_COLOURS)],
+            "mask": blocked[i],
         }
         for i in range(h)
     ]

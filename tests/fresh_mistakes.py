@@ -268,7 +268,7 @@ def attention_head(Q, K, V, mask=None):
     A = _softmax_rows(Z)
     return A @ V, A
 """,
-        "comes out as float32 from float64 inputs",
+        "the attention weights come out as float32 from float64 inputs",
     ),
     # Casts everything to float32 to save memory, so float64 inputs lose precision (errors around
     # 1e-7 instead of 1e-15).

@@ -53,7 +53,8 @@ def test_build_reproduces_the_committed_notebooks(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("stem", STEMS)
 def test_solution_executes_top_to_bottom(stem, tmp_path):
-    """Every instructor notebook runs without an error or anything on stderr."""
+    """Every instructor notebook runs without an error or anything on stderr, and no cell
+    ends by showing the repr of a plot object (``<Axes: …>``, ``<Figure size …>``)."""
     nb = nbformat.read(str(nc.SOLUTIONS / f"{stem}.ipynb"), as_version=4)
     # run beside copies of the *solutions* (the start-here and capstone
     # notebooks read the other notebooks of their folder)
@@ -66,6 +67,11 @@ def test_solution_executes_top_to_bottom(stem, tmp_path):
         for out in cell.get("outputs", []):
             assert out.output_type != "error", (stem, out.get("evalue"))
             assert out.get("name") != "stderr", (stem, out.get("text"))
+            data = out.get("data", {})
+            if any(kind.startswith("image/") for kind in data):
+                continue  # a figure: its text/plain "<Figure size …>" is not what is shown
+            shown = data.get("text/plain", "")
+            assert not shown.startswith(("<Axes", "<Figure", "<matplotlib")), (stem, shown)
 
 
 def test_sources_are_stored_without_outputs():

@@ -157,6 +157,30 @@ def test_mask_added_after_the_softmax():
     assert "mask leaks" in s and "not after" in s
 
 
+def test_a_mask_is_not_told_its_masked_cells_leak():
+    """In a mask the zeros are the allowed cells: "the mask leaks … before the softmax" is wrong."""
+    causal = np.where(np.triu(np.ones((5, 5), bool), 1), -np.inf, 0.0)  # (T, T)
+    got = np.where(causal == 0, 0.5, causal)  # the allowed cells 0.5, not 0
+    s = diagnose(got, causal, "the causal mask")
+    assert s is None or "leak" not in s, s
+
+
+def test_the_plural_of_an_axis_ending_in_y():
+    got = reference((5,))[::-1]  # one axis, named "entry": its slices are entries
+    s = diagnose(got, reference((5,)), "y", {-1: "entry"})
+    assert "the entries of y are in reverse order" in s, s
+
+
+def test_a_plural_output_takes_plural_verbs():
+    s = diagnose(causal_weights() * 2, causal_weights(), "the attention weights", AXES)
+    assert "every entry of the attention weights is 2 times too large" in s, s
+    s = diagnose(causal_weights().swapaxes(-1, -2), causal_weights(), "the attention weights")
+    assert s.startswith("the attention weights are transposed: their last two axes"), s
+    w = causal_weights()
+    s = diagnose(w + 0.01 * (w == 0), w, "the attention weights")
+    assert s.startswith("the attention weights are not 0 where"), s
+
+
 # -- 7. precision -------------------------------------------------------------------------
 def test_computed_in_float32():
     rng = np.random.default_rng(3)

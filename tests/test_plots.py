@@ -192,6 +192,17 @@ FIGURES = {
         ]
     ),
     "reach of layers": reach,
+    "one query over a padded memory": lambda: (
+        heatmap(
+            attention(song, 1, mh.padding_mask(3, 6))[0][:2],
+            ["List", "new"],
+            song.tokens,
+            "memory of length 3",
+            vmin=0,
+            vmax=1,
+            mask=mh.padding_mask(3, 6),
+        ).figure
+    ),
     # heads
     **{
         f"{h} heads of {name}": (
@@ -203,6 +214,15 @@ FIGURES = {
         for h in EXAMPLES[name].head_choices
     },
     "capstone's four heads": capstone_heads,
+    "2 heads of song, causal, with the mask": lambda: heads_figure(
+        attention(song, 2, mh.causal_mask(6)),
+        song.tokens,
+        song.tokens,
+        "attention per head",
+        vmin=0,
+        vmax=1,
+        mask=mh.causal_mask(6),
+    ),
     "Q split into 2 heads": lambda: heads_figure(
         mh.split_heads(song.X @ song.W_q, 2), song.tokens, ["c0", "c1"], "Q split into 2 heads"
     ),
@@ -354,3 +374,162 @@ def test_texts_of_two_panels_do_not_overlap(fig):
     )
     pairs = [(names[i], names[j]) for i, j in zip(*np.nonzero(np.triu(clash)), strict=True)]
     assert not pairs, pairs[:5]
+
+
+# ------------------------------------------------ cells blocked by a mask
+
+#: The explorer's legend for a blocked cell (mhsa_helpers/widgets/svg.py), word for word.
+BLOCKED = "blocked by the mask (score \u2212\u221e, weight 0, no number)"
+ABOVE_DIAGONAL = {(r, c) for r in range(6) for c in range(6) if c > r}  # causal, T = 6
+
+
+def panels(fig):
+    """The heatmaps of a figure (a colour bar is an Axes without an image)."""
+    return [ax for ax in fig.axes if ax.images]
+
+
+def numbers_at(ax):
+    """Text written in the cells: {(row, col): text}."""
+    return {
+        (round(t.get_position()[1]), round(t.get_position()[0])): t.get_text() for t in ax.texts
+    }
+
+
+def hatched_cells(ax):
+    """Cells covered by a hatched grey patch with dark stripes: {(row, col)}."""
+    cells = set()
+    for patch in ax.patches:
+        if not patch.get_hatch():
+            continue
+        assert matplotlib.colors.to_hex(patch.get_facecolor()) == "#d0d0d0"
+        assert matplotlib.colors.to_hex(patch.get_hatchcolor()) == "#303030"
+        x, y = patch.get_xy()
+        assert (patch.get_width(), patch.get_height()) == (1, 1)
+        cells.add((round(y + 0.5), round(x + 0.5)))
+    return cells
+
+
+def legend_texts(fig):
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    return [t.get_text() for legend in legends for t in legend.get_texts()]
+
+
+def weights(mask):
+    return attention(song, 2, mask)  # (2, 6, 6)
+
+
+@pytest.mark.parametrize(
+    "mask",
+    [mh.causal_mask(6), np.triu(np.ones((6, 6), dtype=bool), k=1)],
+    ids=["additive", "boolean"],
+)
+def test_blocked_weights_are_hatched_without_a_number(mask):
+    A = weights(mh.causal_mask(6))
+    assert np.all(A[:, np.triu_indices(6, 1)[0], np.triu_indices(6, 1)[1]] == 0)  # 0.00 once
+    fig = heads_figure(A, song.tokens, song.tokens, vmin=0, vmax=1, mask=mask)
+    assert len(panels(fig)) == 2
+    for ax in panels(fig):
+        written = numbers_at(ax)
+        assert not ABOVE_DIAGONAL & set(written), "a blocked cell has a number"
+        assert len(written) == 21  # every allowed cell has its number
+        assert hatched_cells(ax) == ABOVE_DIAGONAL
+    assert legend_texts(fig).count(BLOCKED) == 1
+    plt.close(fig)
+
+
+def test_scores_of_minus_infinity_are_blocked_without_being_told():
+    Z = mh.attention_scores(song.X @ song.W_q, song.X @ song.W_k) + mh.causal_mask(6)
+    fig = heatmaps([(Z, song.tokens, song.tokens, "Z + M")])
+    (ax,) = panels(fig)
+    assert hatched_cells(ax) == ABOVE_DIAGONAL
+    assert not ABOVE_DIAGONAL & set(numbers_at(ax))
+    assert all("\u221e" not in text for text in numbers_at(ax).values())
+    assert legend_texts(fig) == [BLOCKED]
+    plt.close(fig)
+
+
+def test_a_padding_mask_of_one_row_blocks_the_same_keys_in_every_row_and_head():
+    A = weights(mh.padding_mask(4, 6))
+    fig = heads_figure(A, song.tokens, song.tokens, vmin=0, vmax=1, mask=mh.padding_mask(4, 6))
+    padded = {(r, c) for r in range(6) for c in (4, 5)}
+    for ax in panels(fig):
+        assert hatched_cells(ax) == padded
+        assert not padded & set(numbers_at(ax))
+    plt.close(fig)
+
+
+def test_a_mask_per_head_blocks_each_head_its_own_cells():
+    masks = np.stack([mh.causal_mask(6), mh.sliding_window_mask(6, 2)])
+    Qh, Kh, Vh = (mh.split_heads(M, 2) for M in mh.project_qkv(song.X, *song.weights[:3]))
+    A = mh.attention_head(Qh, Kh, Vh, masks)[1]  # (2, 6, 6): head i under masks[i]
+    fig = heads_figure(A, song.tokens, song.tokens, mask=masks)
+    window = {(r, c) for r in range(6) for c in range(6) if c > r or c < r - 1}
+    assert [hatched_cells(ax) for ax in panels(fig)] == [ABOVE_DIAGONAL, window]
+    plt.close(fig)
+
+
+def test_heatmap_into_a_given_axes_hatches_and_has_the_legend():
+    fig, ax = plt.subplots(figsize=(5, 4))
+    heatmap(weights(mh.causal_mask(6))[0], song.tokens, song.tokens, ax=ax, mask=mh.causal_mask(6))
+    assert hatched_cells(ax) == ABOVE_DIAGONAL
+    assert not ABOVE_DIAGONAL & set(numbers_at(ax))
+    assert legend_texts(fig) == [BLOCKED]
+    plt.close(fig)
+
+
+def test_a_figure_without_a_mask_has_no_hatching_and_no_legend():
+    A = weights(None)
+    for fig in (
+        heads_figure(A, song.tokens, song.tokens, vmin=0, vmax=1),
+        heatmaps([(A[0], song.tokens, song.tokens, "A")]),
+    ):
+        assert all(not hatched_cells(ax) for ax in panels(fig))
+        assert all(len(numbers_at(ax)) == 36 for ax in panels(fig))
+        assert BLOCKED not in legend_texts(fig)
+        plt.close(fig)
+
+
+def test_a_mask_of_the_wrong_shape_is_refused():
+    with pytest.raises(ValueError, match="broadcast"):
+        heads_figure(weights(None), mask=mh.causal_mask(5))
+
+
+def figures_of_notebook_cell(stem, marker):
+    """Run a solution notebook's code cells in this process up to the first containing
+    ``marker`` (the visible checks are skipped); the figures that cell draws."""
+    import nbformat
+
+    from tests.nbgrader_course import SOLUTIONS
+
+    nb = nbformat.read(str(SOLUTIONS / f"{stem}.ipynb"), as_version=4)
+    namespace = {"__name__": f"notebook_{stem}"}
+    for cell in nb.cells:
+        if cell.cell_type != "code" or "raises-exception" in cell.metadata.get("tags", []):
+            continue
+        before = set(plt.get_fignums())
+        exec(compile(cell.source, f"{stem}.ipynb", "exec"), namespace)
+        if marker in cell.source:
+            figs = [plt.figure(n) for n in plt.get_fignums() if n not in before]
+            plt.close("all")
+            return figs
+    raise AssertionError(f"no cell of {stem} contains {marker!r}")
+
+
+def test_notebook_09_hatches_the_causal_weights_of_every_head():
+    figs = figures_of_notebook_cell("09_multi_head", "heads_figure(A,")
+    (fig,) = [f for f in figs if f._suptitle and f._suptitle.get_text() == "attention per head"]
+    assert len(panels(fig)) == 2
+    for ax in panels(fig):
+        assert hatched_cells(ax) == ABOVE_DIAGONAL
+        assert not ABOVE_DIAGONAL & set(numbers_at(ax))
+    assert legend_texts(fig) == [BLOCKED]
+
+
+def test_notebook_17_hatches_the_blocked_weights_and_gradients():
+    figs = figures_of_notebook_cell("17_backward", "heads_figure(A1[None]")
+    titled = {ax.get_title(): ax for fig in figs for ax in panels(fig)}
+    for title in ("weights A (head 1)", "|dZ|, the scores' gradient"):
+        ax = titled[title]
+        assert hatched_cells(ax) == ABOVE_DIAGONAL, title
+        assert not ABOVE_DIAGONAL & set(numbers_at(ax)), title
+    assert all(legend_texts(fig) == [BLOCKED] for fig in figs)

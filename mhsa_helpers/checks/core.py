@@ -34,7 +34,7 @@ from ..child import call_each
 from ..exercises import exercise, forbidden
 from ..run import Opaque, Outcome, outcomes_of
 from .diagnose import diagnose
-from .wording import number, two_numbers
+from .wording import agree, number, two_numbers
 
 __all__ = [
     "AmbiguousMistake",
@@ -269,9 +269,10 @@ def as_result(name: str, got, what: str) -> np.ndarray:
     if np.issubdtype(arr.dtype, np.complexfloating):
         if np.any(arr.imag != 0):
             raise CheckFailed(
-                f"{name}: {what} has complex entries with a nonzero imaginary part; the "
-                "result is real (take .real only if the imaginary part is zero by design).",
-                public=f"{name}: {what} has complex entries on a hidden input.",
+                f"{name}: {what} {agree(what, 'has')} complex entries with a nonzero imaginary "
+                "part; the result is real (take .real only if the imaginary part is zero by "
+                "design).",
+                public=f"{name}: {what} {agree(what, 'has')} complex entries on a hidden input.",
             )
         arr = arr.real
     if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.timedelta64):
@@ -353,7 +354,10 @@ def compare(
         contract = "float32"  # single precision in: the contract's float32 tolerance
     if contract is not None and np.isnan(got).any() and not np.isnan(expected).any():
         said = redact(what, bare=True)  # a hidden test's sentence: no step number, no size
-        raise CheckFailed(f"{name}: {what} contains NaN.", public=f"{name}: {said} contains NaN.")
+        contains = agree(what, "contains")
+        raise CheckFailed(
+            f"{name}: {what} {contains} NaN.", public=f"{name}: {said} {contains} NaN."
+        )
     narrower = (
         got.dtype.kind == "f" == expected.dtype.kind
         and got.dtype.itemsize < expected.dtype.itemsize
@@ -361,9 +365,11 @@ def compare(
     double = _float_inputs(_JUDGED_ARGS.get()) == {np.dtype(np.float64)}
     if narrower and double and contract in (None, "float64") and close(got, expected, atol):
         raise CheckFailed(
-            f"{name}: {what} comes out as {got.dtype} from {expected.dtype} inputs: compute "
-            f"and return {expected.dtype} ({got.dtype} keeps only about 7 significant digits).",
-            public=f"{name}: {redact(what, bare=True)} has a lower precision than its inputs.",
+            f"{name}: {what} {agree(what, 'comes')} out as {got.dtype} from {expected.dtype} "
+            f"inputs: compute and return {expected.dtype} ({got.dtype} keeps only about 7 "
+            "significant digits).",
+            public=f"{name}: {redact(what, bare=True)} {agree(what, 'has')} a lower precision than "
+            f"{agree(what, 'its')} inputs.",
         )
     if close(got, expected, atol, contract):
         return
@@ -382,16 +388,18 @@ def compare(
         raise CheckFailed(
             f"{name}: {said}"
             if said
-            else f"{name}: {what} should have shape {expected.shape}, but has shape {got.shape}.",
+            else f"{name}: {what} should have shape {expected.shape}, but {agree(what, 'has')} "
+            f"shape {got.shape}.",
             public=f"{name}: the shape of {redact(what, True)} is wrong (check the axes).",
         )
     if said and ":" in said:  # the structure, and what it comes from
         raise CheckFailed(
             f"{name}: {said}",
-            public=f"{name}: {redact(what, bare=True)} differs from the reference.",
+            public=f"{name}: {redact(what, bare=True)} {agree(what, 'differs')} from the "
+            "reference.",
         )
     if np.isnan(got).any() and not np.isnan(expected).any():
-        message = f"{name}: {{}} contains NaN where the reference has none."
+        message = f"{name}: {{}} {agree(what, 'contains')} NaN where the reference has none."
         raise CheckFailed(message.format(what), public=message.format(redact(what, bare=True)))
     rtol, atol = tolerance(got, atol)
     with np.errstate(all="ignore"):
@@ -407,10 +415,10 @@ def compare(
             wrong = ~_isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     idx = tuple(int(i) for i in np.argwhere(wrong)[0])
     shown, wanted = two_numbers(got[idx], expected[idx])
-    said = f"{said[:-1]}; " if said else f"{what} differs from the reference, "
+    said = f"{said[:-1]}; " if said else f"{what} {agree(what, 'differs')} from the reference, "
     raise CheckFailed(
         f"{name}: {said}first {where(idx, labels)}: got {shown}, expected {wanted}.",
-        public=f"{name}: {redact(what, bare=True)} differs from the reference.",
+        public=f"{name}: {redact(what, bare=True)} {agree(what, 'differs')} from the reference.",
     )
 
 

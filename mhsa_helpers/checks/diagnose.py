@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from .wording import number
+from .wording import agree, number
 
 __all__ = ["diagnose"]
 
@@ -65,6 +65,8 @@ class _Case:
 
     def __init__(self, got, exp, what, axes, quantities):
         self.got, self.exp, self.what = got, exp, what
+        # the verbs and pronoun that agree with it: "the heads are", "the output is"
+        self.be, self.have, self.its = (agree(what, w) for w in ("is", "has", "its"))
         finite = np.abs(exp[np.isfinite(exp)])
         self.scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
         self.names = {
@@ -93,8 +95,13 @@ class _Case:
         return f"the {self.names[k]} axis" if k in self.names else f"axis {k}"
 
     def plural(self, k: int) -> str:
-        """The slices along axis ``k``: "heads", "rows"..."""
-        return f"{self.names[k].split()[0]}s" if k in self.names else f"slices along axis {k}"
+        """The slices along axis ``k``: "heads", "rows", "entries" …"""
+        if k not in self.names:
+            return f"slices along axis {k}"
+        word = self.names[k].split()[0]
+        return (
+            f"{word[:-1]}ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else f"{word}s"
+        )
 
     def label(self, k: int, i: int) -> str:
         """Slice ``i`` along axis ``k``: "head 1" (from 1), "row 0", "index 0 along axis 0"."""
@@ -120,7 +127,11 @@ def _explain(got, expected, what, axes, quantities) -> str | None:
         or _permutation(c)
         or _one_slice(c)
         or _leak(c)
-        or (f"{what} agrees only to {_F32}" if c.eq(got, exp, rtol=1e-5, atol=1e-6) else None)
+        or (
+            f"{what} {agree(what, 'agrees')} only to {_F32}"
+            if c.eq(got, exp, rtol=1e-5, atol=1e-6)
+            else None
+        )
     )
 
 
@@ -135,12 +146,17 @@ def _shape(c: _Case) -> str | None:
             moved = [k for k in range(exp.ndim) if perm[k] != k]
             if moved == [exp.ndim - 2, exp.ndim - 1]:
                 pair = f"{c.axis(moved[0])} and {c.axis(moved[1])}"
-                return f"{what} is transposed: its last two axes ({pair}) are swapped{shapes}."
+                return (
+                    f"{what} {c.be} transposed: {c.its} last two axes ({pair}) are swapped{shapes}."
+                )
             if len(moved) == 2:
                 pair = f"{c.axis(moved[0])} and {c.axis(moved[1])}"
-                return f"{what} has {pair} swapped{shapes}: swap them back (np.swapaxes)."
+                return f"{what} {c.have} {pair} swapped{shapes}: swap them back (np.swapaxes)."
             order = ", ".join(c.axis(k) for k in perm)
-            return f"{what} has the right entries, its axes in the wrong order: {order}{shapes}."
+            return (
+                f"{what} {c.have} the right entries, {c.its} axes in the "
+                f"wrong order: {order}{shapes}."
+            )
     if got.ndim == exp.ndim - 1:  # an axis missing
         ks = [k for k in range(exp.ndim) if exp.shape[:k] + exp.shape[k + 1 :] == got.shape]
         for k in ks:
@@ -150,7 +166,7 @@ def _shape(c: _Case) -> str | None:
                     return f"{what}: {c.axis(k)} is missing{held}{shapes}."
             for how, reduce in (("summed", np.sum), ("averaged", np.mean)):
                 if c.eq(got, reduce(exp, axis=k)):
-                    return f"{what} is {how} over {c.axis(k)}, which should stay{shapes}."
+                    return f"{what} {c.be} {how} over {c.axis(k)}, which should stay{shapes}."
         if ks:
             return f"{what}: {c.axis(ks[0])} is missing{shapes}."
     if got.ndim == exp.ndim + 1:  # an extra axis
@@ -158,11 +174,12 @@ def _shape(c: _Case) -> str | None:
         for k in ks:
             if all(c.eq(np.take(got, i, axis=k), exp) for i in range(got.shape[k])):
                 return (
-                    f"{what} has an extra axis {k} of size {got.shape[k]}, each slice along it "
+                    f"{what} {c.have} an extra axis {k} of size {got.shape[k]}, each slice "
+                    "along it "
                     f"the expected result{shapes}."
                 )
         if ks:
-            return f"{what} has an extra axis {ks[0]} of size {got.shape[ks[0]]}{shapes}."
+            return f"{what} {c.have} an extra axis {ks[0]} of size {got.shape[ks[0]]}{shapes}."
     return None
 
 
@@ -182,7 +199,7 @@ def _factor(c: _Case, got, exp, what: str) -> str | None:
     ):
         return None
     if abs(k) <= 1e-12:
-        return f"{what} is all zeros."
+        return f"{what} {agree(what, 'is')} all zeros."
     flip = "the sign is flipped" if k < 0 else ""
     m = abs(k)
     if abs(m - 1) <= 1e-6:
@@ -210,7 +227,7 @@ def _transpose(c: _Case) -> str | None:
     if not square or not c.eq(c.got, np.swapaxes(c.exp, -1, -2)):
         return None
     pair = f"{c.axis(c.exp.ndim - 2)} and {c.axis(c.exp.ndim - 1)}"
-    return f"{c.what} is transposed: its last two axes ({pair}) are swapped."
+    return f"{c.what} {c.be} transposed: {c.its} last two axes ({pair}) are swapped."
 
 
 def _permutation(c: _Case) -> str | None:
@@ -259,13 +276,15 @@ def _one_slice(c: _Case) -> str | None:
 def _leak(c: _Case) -> str | None:
     """Test 6: masked cells (exactly 0 in the reference) not 0, the rest right or renormalised."""
     got, exp = c.got, c.exp
+    if not (np.isfinite(exp).all() and exp.min() >= 0):  # weights, not a mask (0 = allowed)
+        return None
     zero = exp == 0  # (..., T, T) for attention weights
     if exp.ndim < 1 or zero.all() or np.all(np.abs(got[zero]) <= 1e-9 * c.scale):
         return None
     if not np.isfinite(got[zero]).all():  # NaN or ±∞ is not a weight that leaked
         return None
     g, e = np.where(zero, 0.0, got), np.where(zero, 0.0, exp)
-    said = f"{c.what} is not 0 where the reference is exactly 0 (masked cells): the mask leaks"
+    said = f"{c.what} {c.be} not 0 where the reference is exactly 0 (masked cells): the mask leaks"
     if c.eq(g, e):
         return f"{said}; the rest matches: mask the scores before the softmax, not after."
     den = e.sum(axis=-1, keepdims=True)  # (..., T, 1)

@@ -30,6 +30,7 @@ from .core import (
     random_shape,
     without_head_axis,
 )
+from .wording import agree
 
 #: What a function that gives every query head a K/V head of its own runs into.
 NOT_SHARED = (
@@ -55,7 +56,8 @@ def floating(name: str, got, what: str) -> None:
     """Fail unless ``got`` is a floating ndarray (any precision: the contract prescribes none)."""
     if isinstance(got, np.ndarray) and not np.issubdtype(got.dtype, np.floating):
         raise CheckFailed(
-            f"{name}: {what} should be a floating array (float64 or float32), but has dtype "
+            f"{name}: {what} should be a floating array (float64 or float32), but "
+            f"{agree(what, 'has')} dtype "
             f"{got.dtype}."
         )
 

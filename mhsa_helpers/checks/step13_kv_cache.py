@@ -30,6 +30,7 @@ from .core import (
     precision,
     random_shape,
 )
+from .wording import agree
 
 PREPENDED = (
     "the new position is put in front of the cache: append it at the end of axis -2, "
@@ -138,7 +139,10 @@ def mistakes(call: Call) -> list:
 def _floating(name: str, got, what: str) -> np.ndarray:
     arr = as_result(name, got, what)
     if not np.issubdtype(arr.dtype, np.floating):
-        raise CheckFailed(f"{name}: {what} should be a floating array, but has dtype {arr.dtype}.")
+        raise CheckFailed(
+            f"{name}: {what} should be a floating array, but {agree(what, 'has')} dtype "
+            f"{arr.dtype}."
+        )
     return arr
 
 

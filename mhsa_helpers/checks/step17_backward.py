@@ -26,6 +26,7 @@ from .core import (
     compare,
     random_shape,
 )
+from .wording import agree
 
 #: The finite-difference bound of LEARNING.md.
 FD_STEP, FD_BOUND = 1e-6, 1e-5
@@ -213,9 +214,9 @@ def _against_differences(name: str, what: str, got, numeric) -> None:
     err = relative_error(got, numeric)
     if not err <= FD_BOUND:
         raise CheckFailed(
-            f"{name}: {what} differs from central differences of sum(output·G) (step "
-            f"{FD_STEP:g}) by a relative error of {err:.2g}, more than {FD_BOUND:g}.",
-            public=f"{name}: {what} differs from central differences.",
+            f"{name}: {what} {agree(what, 'differs')} from central differences of sum(output·G) "
+            f"(step {FD_STEP:g}) by a relative error of {err:.2g}, more than {FD_BOUND:g}.",
+            public=f"{name}: {what} {agree(what, 'differs')} from central differences.",
         )
 
 
