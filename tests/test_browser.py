@@ -300,19 +300,33 @@ def test_two_notebooks_at_the_same_state_both_draw_hatching_and_the_colour_bar(p
     page.evaluate(
         "() => window.jupyterapp && window.jupyterapp.commands.execute('application:close-all')"
     )
-    for name in TWINS:
-        lab.open_and_run_all(page, page.base, name)
-        figure, _, _ = lab.explorer_parts(page, 0)
-        figure.wait_for(state="visible", timeout=60_000)
-        wait_status(page, "Drawn with", 0)
+    lab.open_and_run_all(page, page.base, TWINS[0])
+    wait_status(page, "Drawn with", 0)
+    page.evaluate(  # the second in another tab of the same page, as a learner opens it
+        """async (name) => {
+            const app = window.jupyterapp;
+            const w = await app.commands.execute('docmanager:open', {path: name});
+            await w.context.ready;
+            await w.sessionContext.ready;
+            await app.commands.execute('notebook:run-all-cells');
+        }""",
+        TWINS[1],
+    )
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.sessionContext"
+        ".session.kernel.status === 'idle'",
+        timeout=120_000,
+    )
+    wait_status(page, "Drawn with", 0)
     for name in (*TWINS, *TWINS):  # each tab in front in turn, twice
         page.evaluate(
             "(name) => window.jupyterapp.commands.execute('docmanager:open', {path: name})", name
         )
         page.wait_for_function(
             "([current, name]) => { const p = document.querySelector(current);"
-            " return p && p.querySelector('svg.mhsa-figure') && document.querySelector("
-            " '.lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel').textContent === name; }",
+            " const w = window.jupyterapp.shell.currentWidget;"
+            " return p && p.querySelector('svg.mhsa-figure') && w && w.context"
+            " && w.context.path === name; }",
             arg=[lab.CURRENT, name],
             timeout=60_000,
         )

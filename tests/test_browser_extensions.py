@@ -39,7 +39,8 @@ GEOMETRY = """(el) => {
     const s = el.querySelector('svg.mhsa-figure').getBoundingClientRect();
     return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height,
             width: r.width, panel: [panel.top, panel.bottom, panel.left, panel.right],
-            view: [window.innerWidth, window.innerHeight], svg: [s.width, s.height]};
+            view: [window.innerWidth, window.innerHeight], svg: [s.width, s.height],
+            svg_top: s.top - r.top};
 }"""
 
 CELLS = """(svg) => {
@@ -158,10 +159,11 @@ class Driven:
     def check(self) -> None:
         g = self.page.evaluate(GEOMETRY, self.box.element_handle())
         if self.first is None:
-            self.first = g["height"]
+            self.first, self.first_svg = g["height"], g["svg_top"]
             assert g["width"] <= MAX_WIDTH, g
         where = f"after change {self.changes}: {g}"
-        assert abs(g["height"] - self.first) <= 1, where  # one height whatever the controls
+        # the picture stays where it is (its height follows the notes' room and the legend)
+        assert abs(g["svg_top"] - self.first_svg) <= 1, where
         top, bottom, left, right = g["panel"]
         width, height = g["view"]
         assert g["top"] >= max(top, 0) - 0.5 and g["bottom"] <= min(bottom, height) + 0.5, where

@@ -7,7 +7,7 @@ from mhsa_helpers.answers import answer_namespace
 from mhsa_helpers.checks.step16_sliding_window import ONE_TOO_MANY
 from mhsa_helpers.widgets.rope import RopeWidget
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
-from tests.pictures import cells, without_ids
+from tests.pictures import cells, shown, without_ids
 
 
 def pic(widget) -> str:
@@ -54,7 +54,7 @@ def test_a_passing_learner_function_is_drawn_and_a_failing_one_is_not():
     )
     assert "instead of yours" in bad.status_w.value and "see below" in bad.status_w.value
     assert ONE_TOO_MANY in bad.notes_w.value  # the check's sentence, under the picture
-    assert pic(bad) == without_ids(pic(SlidingWindowWidget()))  # the reference is drawn
+    assert shown(pic(bad)) == shown(pic(SlidingWindowWidget()))  # the reference is drawn
     assert "sees 3 key(s)" in bad.status_w.value
 
 
@@ -74,7 +74,7 @@ def test_a_failing_rotary_embedding_is_replaced_by_the_reference():
 
     w = RopeWidget(functions={"rotary_embedding": calls_the_reference}, offset=4)
     assert "instead of yours" in w.status_w.value
-    assert pic(w) == pic(RopeWidget(offset=4))
+    assert shown(pic(w)) == shown(pic(RopeWidget(offset=4)))
 
 
 def test_no_picture_has_text_smaller_than_11_px():

@@ -227,7 +227,9 @@ class Explorer(Framed):
             [w for c in first if c in controls for w in first[c]],
             [w for c in second if c in controls for w in second[c]],
         ]
-        self.frame = Frame([r for r in rows if r], title=True, beside_status=[self.anyway_w])
+        self.frame = Frame(  # its pictures change with the step: only the lines it has
+            [r for r in rows if r], title=True, beside_status=[self.anyway_w], reserve=(1, 0)
+        )
         self._busy = False
         self.update()
 

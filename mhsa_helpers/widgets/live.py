@@ -42,7 +42,7 @@ __all__ = [
 VIEW_HEIGHT = 668
 #: Heights in CSS px of a frame's parts: a row of controls, the title, a line of the
 #: status and of the notes, and the gaps between the parts.
-ROW_HEIGHT, TITLE_HEIGHT, STATUS_LINE, NOTES_LINE, GAPS = 36, 24, 22, 17.6, 24
+ROW_HEIGHT, TITLE_HEIGHT, STATUS_LINE, NOTES_LINE, GAPS = 36, 24, 22, 17.6, 36
 #: Characters in one line of the status (14 px) and of the notes (13 px), at the
 #: picture's width, counted generously (a wrapped line is a line more).
 STATUS_CHARS, NOTES_CHARS = 88, 100
@@ -96,6 +96,9 @@ class Frame:
         Whether there is a title line (a step's name) above the status line.
     beside_status : list of widgets
         Widgets at the right end of the status line (e.g. a check box).
+    reserve : tuple of int
+        Lines of status and of notes the picture always leaves room for, so that its
+        size holds while a slider moves and the notes change by a line.
 
     Attributes
     ----------
@@ -108,7 +111,7 @@ class Frame:
         The whole frame.
     """
 
-    def __init__(self, rows, title: bool = False, beside_status=()):
+    def __init__(self, rows, title: bool = False, beside_status=(), reserve=(2, 4)):
         self.title_w = widgets.HTML(layout=widgets.Layout(min_height=f"{TITLE_HEIGHT}px"))
         self.status_w = widgets.HTML(layout=widgets.Layout(width="100%"))
         self.figure = widgets.HTML(layout=widgets.Layout(width=f"{svg.WIDTH}px"))
@@ -118,6 +121,7 @@ class Frame:
             for r in rows
         ]
         self._rows = len(boxes)
+        self._reserve = reserve
         self._title = title
         head = [self.title_w] if title else []
         status = self.status_w
@@ -149,8 +153,8 @@ class Frame:
         used = (
             self._rows * ROW_HEIGHT
             + (TITLE_HEIGHT if self._title else 0)
-            + max(1, self._status_lines) * STATUS_LINE
-            + self._notes_lines * NOTES_LINE
+            + max(self._reserve[0], self._status_lines) * STATUS_LINE
+            + max(self._reserve[1], self._notes_lines) * NOTES_LINE
             + GAPS
         )
         return float(min(svg.HEIGHT, VIEW_HEIGHT - used))
