@@ -6,7 +6,7 @@ example, every number of heads it allows, every step (Next/Prev and the
 slider), every mask (and the padding length), query tokens and both views,
 first visits included. Each update is timed in the page from just before the
 action to the second animation frame after the new SVG arrives.
-In a laptop's window (1400 x 900, side panel open), as issue 25 asks.
+In a laptop's browser window (1400 x 900: a 1400 x 790 page, side panel open).
 Goal: p95 <= 150 ms, max <= 300 ms.
 
 Run: python benchmarks/bench_browser.py [--out FILE.json]

@@ -12,9 +12,11 @@ replaced by the reference and the status line says which and why (with a box
 to draw the learner's version anyway). The status line also names every
 learner function the picture was drawn with.
 
-Pictures are SVG (:mod:`mhsa_helpers.svg`): crisp at any pixel ratio, one
-fixed size, one colour scale per step with its colour bar, special values
-(−∞, NaN, +∞) drawn apart and named. See ``benchmarks/bench_browser.py``.
+Pictures are SVG (:mod:`mhsa_helpers.widgets.svg`): crisp at any pixel ratio,
+as tall as the step's panels need within the room the status and notes leave
+on a laptop's screen, one colour scale per step with its colour bar, special
+values (−∞, NaN, +∞) drawn apart and named, a tooltip beside the cell pointed
+at. See ``benchmarks/bench_browser.py``.
 """
 
 from __future__ import annotations

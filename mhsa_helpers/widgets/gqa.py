@@ -37,9 +37,8 @@ class ExtensionWidget(Anyway, Framed):
     Subclasses set :attr:`name`, build their controls, and define
     :meth:`arguments` (the call for the current controls) and
     :meth:`panels` (what to draw of the result). The widget is a
-    :class:`~mhsa_helpers.widgets.live.Frame`: one status line, the picture
-    at its fixed size and the notes under it, of one height whatever the
-    controls show.
+    :class:`~mhsa_helpers.widgets.live.Frame`: the status line, the picture
+    and the notes under it, on one screen whatever the controls show.
 
     Attributes
     ----------

@@ -51,7 +51,9 @@ __all__ = [
     "step_scale",
 ]
 
-WIDTH, HEIGHT = 920, 520  # CSS pixels, the same for every picture: fits a 1400x900 JupyterLab
+#: CSS pixels: every picture's width, and the tallest a picture may be (a grid of panels is as
+#: tall as it needs, within what its frame leaves: :meth:`live.Frame.picture_budget`).
+WIDTH, HEIGHT = 920, 520
 FONT = "font-family='DejaVu Sans, Arial, sans-serif'"
 NAN_FILL, INF_FILL = "#ff00ff", "#000000"
 #: Cells not computed yet (a row not decoded, a block not read): dotted grey, not the
