@@ -124,12 +124,13 @@ def hatched_and_filled(page, figure) -> tuple[int, int]:
                     bar: rel(svg.querySelector('.mhsa-colourbar'))}; }""",
         figure.locator("svg").element_handle(),
     )
-    striped = sum(
-        1
-        for box in boxes["cells"]
-        if any(sum(p) < 3 * 0x50 for p in crop(box).getdata())  # the dark stripes (#303030)
+    def pixels(box):
+        return np.asarray(crop(box)).reshape(-1, 3).astype(int)
+
+    striped = sum(  # the dark stripes (#303030)
+        1 for box in boxes["cells"] if (pixels(box).sum(axis=1) < 3 * 0x50).any()
     )
-    return striped, len(set(crop(boxes["bar"]).getdata()))
+    return striped, len({tuple(p) for p in pixels(boxes["bar"])})
 
 
 def opacity(page, figure, selector: str, expected: float) -> None:
