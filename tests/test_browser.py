@@ -14,6 +14,7 @@ import statistics
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import PIL.Image
 import pytest
 
@@ -124,6 +125,7 @@ def hatched_and_filled(page, figure) -> tuple[int, int]:
                     bar: rel(svg.querySelector('.mhsa-colourbar'))}; }""",
         figure.locator("svg").element_handle(),
     )
+
     def pixels(box):
         return np.asarray(crop(box)).reshape(-1, 3).astype(int)
 
