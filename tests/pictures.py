@@ -11,8 +11,9 @@ _CELL = re.compile(
     r"(?:<text [^>]*>([^<]*)</text>)?</g>"
 )
 _LINK = re.compile(r"<g class='link ([^']*)'( tabindex='0')?>")
-_TIP = re.compile(r"<g class='tip (at[\w-]+)'>(.*?)</g>")
+_TIP = re.compile(r"<g class='tip (c\d+)'>(.*?)</g>")
 _LINE = re.compile(r"<tspan [^>]*>([^<]*)</tspan>")
+KEY = re.compile(r"c\d+")  # a cell's own class, which its tooltip carries too
 _IDS = re.compile(r"\b(mhsa|blocked|notyet|bar)-\d+-[0-9a-f]+\b")
 
 
@@ -45,7 +46,7 @@ def cells(picture: str) -> list[Cell]:
     out = []
     for classes, tab, fill, number in _CELL.findall(picture):
         names = classes.split()
-        key = next(n for n in names if n.startswith("at"))
+        key = next(n for n in names if KEY.fullmatch(n))
         links = " ".join(n for n in names if n != key)
         out.append(Cell(links, fill, number or None, found[key], bool(tab)))
     return out
@@ -57,7 +58,7 @@ def links(picture: str) -> list[tuple[str, list[str]]]:
     out = []
     for classes, _ in _LINK.findall(picture):
         names = classes.split()
-        key = next(n for n in names if n.startswith("at"))
+        key = next(n for n in names if KEY.fullmatch(n))
         out.append((" ".join(n for n in names if n != key), found[key]))
     return out
 

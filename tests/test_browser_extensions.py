@@ -50,7 +50,7 @@ CELLS = """(svg) => {
     for (const r of svg.querySelectorAll('rect')) {
         const fill = r.getAttribute('fill') || '';
         const cell = r.parentNode.classList.contains('cell') ? r.parentNode : null;
-        const key = cell ? [...cell.classList].find((c) => /^at\\d/.test(c)) : null;
+        const key = cell ? [...cell.classList].find((c) => /^c\\d+$/.test(c)) : null;
         const tip = cell ? svg.querySelector('g.tip.' + key) : r.querySelector('title');
         const title = (tip || {}).textContent || '';
         const masked = title.includes('blocked by the mask') || title.endsWith('\\u2212\\u221e');

@@ -205,14 +205,17 @@ def _link_style(inner: str, uid: str) -> str:
     classes = sorted(
         {c for m in re.findall(r"class='(?:cell|link) ([^']*)'", inner) for c in m.split()}
         - {"off"}  # a blocked cell's mark, not a link
-        - set(re.findall(r"class='tip (at[\w-]+)'", inner))  # a cell's tooltip, not a link
+        - set(re.findall(r"class='tip (c\d+)'", inner))  # a cell's tooltip, not a link
     )
-    tips = re.findall(r"class='tip (at[\w-]+)'", inner)
+    tips = re.findall(r"class='tip (c\d+)'", inner)
     scope = f"#mhsa-{uid}"
     lit = ",".join(f"{scope}:has(.{c}:hover) .{c},{scope}:has(.{c}:focus) .{c}" for c in classes)
-    shown = ",".join(f"{scope}:has(.{t}:is(.cell,.link):is(:hover,:focus)) .tip.{t}" for t in tips)
+    shown = ",".join(f"{scope}:has(.{t}:hover,.{t}:focus) .tip.{t}" for t in tips)
     return (
         f"<style>{scope} .tip{{display:none;pointer-events:none}}"
+        f"{scope} .tip>rect{{fill:#fff;fill-opacity:.97;stroke:#333}}"
+        f"{scope} .tip>text{{font-size:{TIP_SIZE}px;fill:#333}}"
+        f"{scope} .tip tspan:first-child{{font-weight:bold;fill:#000}}"
         + (f"{shown}{{display:inline}}" if shown else "")
         + f"{scope} .cell,{scope} .link{{transition:opacity 120ms}}"
         f"{scope} .cell:focus,{scope} .link:focus{{outline:none}}"
@@ -234,6 +237,8 @@ TIP_WRAP = 110
 
 def _wrap(text: str, width: int = TIP_WRAP) -> list[str]:
     """``text`` in lines of at most ``width`` characters, broken between words."""
+    if len(text) <= width:
+        return [text]
     lines, line = [], ""
     for word in text.split(" "):
         if line and len(line) + 1 + len(word) > width:
@@ -259,16 +264,13 @@ def tooltip(key: str, lines: list[str], box: tuple[float, float, float, float]) 
     tx = x if x + tw <= WIDTH - 4 else x + w - tw
     tx = min(max(tx, 4.0), WIDTH - 4 - tw)
     ty = y - th - 6 if y - th - 6 >= 4 else y + h + 6
-    text = "".join(
-        f"<tspan x='{tx + 7:.1f}' y='{ty + 4 + TIP_LINE * (k + 0.75):.1f}'"
-        + (" font-weight='bold'" if k == 0 else " fill='#333'")
-        + f">{escape(line)}</tspan>"
+    text = "".join(  # the look (bold first line, sizes, colours) is in the picture's style
+        f"<tspan x='{tx + 7:.0f}' y='{ty + 4 + TIP_LINE * (k + 0.75):.0f}'>{escape(line)}</tspan>"
         for k, line in enumerate(lines)
     )
     return (
-        f"<g class='tip {key}'><rect x='{tx:.1f}' y='{ty:.1f}' width='{tw:.1f}' "
-        f"height='{th:.1f}' rx='4' fill='#ffffff' fill-opacity='0.97' stroke='#333'/>"
-        f"<text font-size='{TIP_SIZE}'>{text}</text></g>"
+        f"<g class='tip {key}'><rect x='{tx:.0f}' y='{ty:.0f}' width='{tw:.0f}' "
+        f"height='{th:.0f}' rx='4'/><text>{text}</text></g>"
     )
 
 
@@ -509,6 +511,7 @@ def special_kinds(matrices, blocked=()) -> set[str]:
 
 
 _TIP = re.compile(r"<g class='tip at[\w-]+'>.*?</g>")
+_KEY = re.compile(r"\bat\d+-\d+\b")
 _DRAWINGS = itertools.count(1)
 
 
@@ -524,6 +527,8 @@ def picture(body: list[str], label: str, height: float = HEIGHT) -> str:
     inner = _defs() + "".join(body)
     tips = _TIP.findall(inner)
     inner = _TIP.sub("", inner) + "".join(tips)
+    keys: dict[str, str] = {}  # each cell's class by where it is -> a short one, c0, c1, ...
+    inner = _KEY.sub(lambda m: keys.setdefault(m.group(0), f"c{len(keys)}"), inner)
     uid = f"{next(_DRAWINGS)}-{secrets.token_hex(4)}"
     for name in ("blocked", "notyet", "bar"):
         inner = inner.replace(f"id='{name}'", f"id='{name}-{uid}'")
