@@ -11,8 +11,8 @@ _CELL = re.compile(
     r"(?:<text [^>]*>([^<]*)</text>)?</g>"
 )
 _LINK = re.compile(r"<g class='link ([^']*)'( tabindex='0')?>")
-_TIP = re.compile(r"<g class='tip (c\d+)'>(.*?)</g>")
-_LINE = re.compile(r"<tspan [^>]*>([^<]*)</tspan>")
+_TIP = re.compile(r"<text class='tip (c\d+)'[^>]*>(.*?)</text>")
+_LINE = re.compile(r"(?:^|<tspan [^>]*>)([^<]*)")
 KEY = re.compile(r"c\d+")  # a cell's own class, which its tooltip carries too
 _IDS = re.compile(r"\b(mhsa|blocked|notyet|bar)-\d+-[0-9a-f]+\b")
 

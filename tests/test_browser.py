@@ -254,7 +254,7 @@ def test_blocked_weights_are_hatched_and_a_cell_lights_its_query_and_key(page):
         """(fig) => [...fig.querySelectorAll('g.cell')].map(g => ({
             fill: g.querySelector('rect').getAttribute('fill'),
             numbers: [...g.querySelectorAll('text')].length,
-            tip: fig.querySelector('g.tip.' + [...g.classList].find(c => /^c\\d+$/.test(c)))
+            tip: fig.querySelector('.tip.' + [...g.classList].find(c => /^c\\d+$/.test(c)))
                 .textContent}))""",
         figure.element_handle(),
     )
@@ -269,7 +269,7 @@ def test_blocked_weights_are_hatched_and_a_cell_lights_its_query_and_key(page):
     target = figure.locator("g.cell.q3.k1").first  # head 1: query 'for', key 'new'
     target.hover()
     key = target.evaluate("(g) => [...g.classList].find((c) => /^c\\d+$/.test(c))")
-    tip = figure.locator(f"g.tip.{key}")
+    tip = figure.locator(f".tip.{key}")
     tip.wait_for(state="visible", timeout=10_000)
     text = tip.text_content()
     assert "query 'for', key 'new'" in text and "share of the key" in text  # value, meaning

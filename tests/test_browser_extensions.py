@@ -51,7 +51,7 @@ CELLS = """(svg) => {
         const fill = r.getAttribute('fill') || '';
         const cell = r.parentNode.classList.contains('cell') ? r.parentNode : null;
         const key = cell ? [...cell.classList].find((c) => /^c\\d+$/.test(c)) : null;
-        const tip = cell ? svg.querySelector('g.tip.' + key) : r.querySelector('title');
+        const tip = cell ? svg.querySelector('.tip.' + key) : r.querySelector('title');
         const title = (tip || {}).textContent || '';
         const masked = title.includes('blocked by the mask') || title.endsWith('\\u2212\\u221e');
         if (fill.startsWith('url(#notyet-') && title) out.notyet += 1;

@@ -10,6 +10,7 @@ from mhsa_helpers.plots import HEAD_COLOURS
 from mhsa_helpers.widgets import svg
 from mhsa_helpers.widgets.explorer import MEANING, STEPS, USED, Explorer
 from tests.pictures import cells, links, size, without_ids
+from tests.pictures import tips as tooltip_lines
 
 
 def my_softmax(Z, axis=-1):
@@ -186,15 +187,23 @@ def test_a_tooltip_sits_beside_its_cell_inside_the_picture():
     for kw in ({"step": 7, "n_heads": 2}, {"example": "students", "n_heads": 7, "step": 7}):
         picture = png(Explorer(**kw))
         width, height = size(picture)
+        tips_of = tooltip_lines(picture)
         boxes = re.findall(
             r"<g class='cell [^']*'[^>]*><rect x='([\d.]+)' y='([\d.]+)' width='([\d.]+)'",
             picture,
         )
-        tips = re.findall(
-            r"<g class='tip [^']*'><rect x='([\d.]+)' y='([\d.]+)' width='([\d.]+)' "
-            r"height='([\d.]+)'",
-            picture,
-        )
+        tips = [  # (x, y, width, height) of each tooltip, from its first line's place
+            (
+                float(x) - 7,
+                float(y) - 4 - 0.75 * svg.TIP_LINE,
+                svg.TIP_CHAR * max(len(line) for line in lines) + 14,
+                svg.TIP_LINE * len(lines) + 8,
+            )
+            for x, y, lines in (
+                (*re.search(r"x='([\d.]+)' y='([\d.]+)'", t).groups(), tips_of[k])
+                for k, t in re.findall(r"<text class='tip (c\d+)'([^>]*)>", picture)
+            )
+        ]
         assert len(boxes) == len(tips) > 0
         for (cx, cy, s), (tx, ty, tw, th) in zip(boxes, tips, strict=True):
             cx, cy, s, tx, ty, tw, th = map(float, (cx, cy, s, tx, ty, tw, th))

@@ -195,27 +195,35 @@ def _links(row_link, r: int, col_link, c: int, head: int | None) -> str:
     return " ".join(names)
 
 
-def _link_style(inner: str, uid: str) -> str:
+def _link_style(inner: str, uid: str, owner: dict) -> str:
     """CSS of one picture: hover or focus a cell for its tooltip, dim the cells it shares
     nothing with.
 
-    One rule per link class present (a few dozen) and one per cell's tooltip:
-    cheap to write and to match.
+    One rule per link class present (a few dozen) and one per cell's tooltip.
+    A tooltip's rule looks for the pointer only inside its cell's panel
+    (``owner``: tooltip class -> panel class; None for a line of the query's
+    view, itself a sibling of the tooltips): a picture of a few hundred cells
+    is styled as fast as one without tooltips.
     """
     classes = sorted(
         {c for m in re.findall(r"class='(?:cell|link) ([^']*)'", inner) for c in m.split()}
         - {"off"}  # a blocked cell's mark, not a link
         - set(re.findall(r"class='tip (c\d+)'", inner))  # a cell's tooltip, not a link
     )
-    tips = re.findall(r"class='tip (c\d+)'", inner)
+    tips = sorted(set(re.findall(r"class='tip (c\d+)'", inner)), key=lambda t: int(t[1:]))
     scope = f"#mhsa-{uid}"
     lit = ",".join(f"{scope}:has(.{c}:hover) .{c},{scope}:has(.{c}:focus) .{c}" for c in classes)
-    shown = ",".join(f"{scope}:has(.{t}:hover,.{t}:focus) .tip.{t}" for t in tips)
+    shown = ",".join(
+        f"{scope} .{owner[t]}:has(.{t}:hover,.{t}:focus)~.tip.{t}"
+        if owner.get(t)
+        else f"{scope} .{t}:is(:hover,:focus)~.tip.{t}"
+        for t in tips
+    )
     return (
-        f"<style>{scope} .tip{{display:none;pointer-events:none}}"
-        f"{scope} .tip>rect{{fill:#fff;fill-opacity:.97;stroke:#333}}"
-        f"{scope} .tip>text{{font-size:{TIP_SIZE}px;fill:#333}}"
-        f"{scope} .tip tspan:first-child{{font-weight:bold;fill:#000}}"
+        f"<style>{scope} .tip{{display:none;pointer-events:none;font-size:{TIP_SIZE}px;"
+        "font-weight:bold;paint-order:stroke;stroke:#fff;stroke-width:7px;"
+        "stroke-linejoin:round}"
+        f"{scope} .tip>tspan{{font-weight:normal;fill:#333}}"
         + (f"{shown}{{display:inline}}" if shown else "")
         + f"{scope} .cell,{scope} .link{{transition:opacity 120ms}}"
         f"{scope} .cell:focus,{scope} .link:focus{{outline:none}}"
@@ -264,13 +272,15 @@ def tooltip(key: str, lines: list[str], box: tuple[float, float, float, float]) 
     tx = x if x + tw <= WIDTH - 4 else x + w - tw
     tx = min(max(tx, 4.0), WIDTH - 4 - tw)
     ty = y - th - 6 if y - th - 6 >= 4 else y + h + 6
-    text = "".join(  # the look (bold first line, sizes, colours) is in the picture's style
-        f"<tspan x='{tx + 7:.0f}' y='{ty + 4 + TIP_LINE * (k + 0.75):.0f}'>{escape(line)}</tspan>"
-        for k, line in enumerate(lines)
+    # one text, on a white halo (its look is in the picture's style): hundreds of
+    # tooltips, hidden, cost a picture little
+    rest = "".join(
+        f"<tspan x='{tx + 7:.0f}' y='{ty + 4 + TIP_LINE * (k + 1.75):.0f}'>{escape(line)}</tspan>"
+        for k, line in enumerate(lines[1:])
     )
     return (
-        f"<g class='tip {key}'><rect x='{tx:.0f}' y='{ty:.0f}' width='{tw:.0f}' "
-        f"height='{th:.0f}' rx='4'/><text>{text}</text></g>"
+        f"<text class='tip {key}' x='{tx + 7:.0f}' y='{ty + 4 + TIP_LINE * 0.75:.0f}'>"
+        f"{escape(lines[0])}{rest}</text>"
     )
 
 
@@ -510,7 +520,9 @@ def special_kinds(matrices, blocked=()) -> set[str]:
     return kinds
 
 
-_TIP = re.compile(r"<g class='tip at[\w-]+'>.*?</g>")
+_TIP = re.compile(r"<text class='tip at[\w-]+'.*?</text>")
+#: A panel's opening tag, the opening tag of a cell or of a line, or a cell's place key.
+_KEYED = re.compile(r"<g class='panel'>|<g class='(?:cell|link) [^']*'|\bat\d+-\d+\b")
 _KEY = re.compile(r"\bat\d+-\d+\b")
 _DRAWINGS = itertools.count(1)
 
@@ -528,7 +540,23 @@ def picture(body: list[str], label: str, height: float = HEIGHT) -> str:
     tips = _TIP.findall(inner)
     inner = _TIP.sub("", inner) + "".join(tips)
     keys: dict[str, str] = {}  # each cell's class by where it is -> a short one, c0, c1, ...
-    inner = _KEY.sub(lambda m: keys.setdefault(m.group(0), f"c{len(keys)}"), inner)
+    owner: dict[str, str | None] = {}  # a cell's short class -> its panel's (p1, p2, ...)
+    panel = [None]
+    panels = itertools.count(1)
+
+    def short(m) -> str:
+        text = m.group(0)
+        if text == "<g class='panel'>":
+            panel[0] = f"p{next(panels)}"
+            return f"<g class='panel {panel[0]}'>"
+        if text.startswith("<g "):
+            inside = text.startswith("<g class='cell ")
+            for key in _KEY.findall(text):
+                owner[keys.setdefault(key, f"c{len(keys)}")] = panel[0] if inside else None
+            return _KEY.sub(lambda k: keys[k.group(0)], text)
+        return keys.setdefault(text, f"c{len(keys)}")
+
+    inner = _KEYED.sub(short, inner)
     uid = f"{next(_DRAWINGS)}-{secrets.token_hex(4)}"
     for name in ("blocked", "notyet", "bar"):
         inner = inner.replace(f"id='{name}'", f"id='{name}-{uid}'")
@@ -543,7 +571,7 @@ def picture(body: list[str], label: str, height: float = HEIGHT) -> str:
     return (
         f"<svg class='mhsa-figure' id='mhsa-{uid}' xmlns='http://www.w3.org/2000/svg' "
         f"width='{WIDTH}' height='{height}' viewBox='0 0 {WIDTH} {height}' {FONT} role='img' "
-        f"aria-label='{escape(label)}'>{_link_style(inner, uid)}<rect width='{WIDTH}' "
+        f"aria-label='{escape(label)}'>{_link_style(inner, uid, owner)}<rect width='{WIDTH}' "
         f"height='{height}' fill='#ffffff'/>{hint}{inner}</svg>"
     )
 
