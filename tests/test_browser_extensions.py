@@ -44,7 +44,7 @@ GEOMETRY = """(el) => {
 }"""
 
 CELLS = """(svg) => {
-    const texts = [...svg.querySelectorAll('text')].map(
+    const texts = [...svg.querySelectorAll('text:not(.tip)')].map(
         (t) => [parseFloat(t.getAttribute('x')), parseFloat(t.getAttribute('y')), t.textContent]);
     const out = {blocked: 0, notyet: 0, wrong: [], numbers: []};
     for (const r of svg.querySelectorAll('rect')) {
