@@ -451,3 +451,34 @@ def test_a_function_the_state_does_not_call_is_not_said_missing():
     assert "<code>padding_mask</code>" in ex.notes_w.value  # this one the learner lacks
     ex.mask_w.value = "causal"
     assert "<code>causal_mask</code>, <code>softmax</code> (checks pass)" in ex.status_w.value
+
+
+def test_an_example_that_resets_the_mask_says_so_until_the_learner_chooses_one():
+    ex = Explorer(example="song", step=7, mask="causal")
+    ex.example_w.value = "trained"
+    assert "Mask set to none (it was causal)" in ex.notes_w.value
+    ex.query_w.value = 2
+    assert "Mask set to none" in ex.notes_w.value  # still said while nothing else changed it
+    ex.mask_w.value = "padding"
+    assert "Mask set to none" not in ex.notes_w.value
+
+
+def test_the_step_notebooks_own_unwritten_function_is_named_before_other_notebooks():
+    """06_masking, unsolved: its causal_mask comes before the functions of other notebooks."""
+
+    def causal_mask(T):
+        raise NotImplementedError()
+
+    ex = Explorer(functions={"causal_mask": causal_mask}, step=6, mask="causal")
+    lines = ex.notes_w.value.split("<br>")
+    unwritten = next(k for k, n in enumerate(lines) if "Not written yet" in n)
+    elsewhere = next(k for k, n in enumerate(lines) if "yours are written in notebooks" in n)
+    assert unwritten < elsewhere and "run its cell, then change a control" in lines[unwritten]
+
+
+def test_the_mask_panel_carries_no_column_of_zeros():
+    """Its allowed cells are white (0 in the tooltip); blocked ones hatched."""
+    found = cells(png(Explorer(step=6, mask="causal", example="trained")))
+    mask = [c for c in found if c.tip[0].startswith("mask M:")]
+    assert mask and all(c.number is None for c in mask)
+    assert any(c.tip[0].endswith("= 0.00") for c in mask)

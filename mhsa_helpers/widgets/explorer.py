@@ -89,7 +89,7 @@ MEANING = {
     "K": "what the token offers to be found by (its key), one column",
     "V": "what the token passes on when read (its value), one column",
     "Z": "how well the query matches the key, (Q row · K row) / √d_k",
-    "M": "0: the query may read the key; −∞: blocked",
+    "M": "added to the score: 0 lets the query read the key, −∞ blocks it",
     "ZM": "the score after the mask",
     "A": "the share of the key's value in the query's output (each row sums to 1)",
     "AV": "the head's output for the token: its row of A times this column of V",
@@ -152,6 +152,7 @@ class Explorer(Framed):
     ):
         self._source = functions if functions is not None else {}
         self._saved = saved
+        self._reset_mask = None  # the mask the learner had, where an example reset it
         self._checked = {}  # name -> (function, the check's sentence or None)
         self.notes = {}
         e = get_example(example)
@@ -525,6 +526,11 @@ class Explorer(Framed):
             lines.append(
                 f"<span class='mhsa-special' style='color:#b000b0'>\u26a0 {special}.</span>"
             )
+        if code({"unwritten"}):  # this notebook's exercises before other notebooks' functions
+            lines.append(
+                f"Not written yet, so drawn with the course's: {code({'unwritten'})}; yours "
+                "is drawn once its check passes (run its cell, then change a control here)."
+            )
         others = [] if self._saved else [n for n in self.functions if n not in USED]
         if others:  # a whole layer (09) or a function of another step: why it is not drawn
             lines.append(
@@ -545,12 +551,12 @@ class Explorer(Framed):
                 else f"The course's {code({'absent'})}: yours are written in {books} {span}, "
                 "not here; the capstone's explorer (notebook 10) draws with them."
             )
-        if code({"unwritten"}):
-            lines.append(
-                f"Not written yet, so drawn with the course's: {code({'unwritten'})}; "
-                "yours is used from the first change after its check passes."
-            )
         e = self.example
+        if self._reset_mask is not None:
+            lines.append(
+                f"Mask set to none (it was {self._reset_mask}): the trained heads learned "
+                "with no mask. Choose a mask above to see what it blocks."
+            )
         if e.head_notes and self.heads_w.value == e.n_heads:  # trained heads: what each learned
             learned = "Learned: " + "; ".join(e.head_notes) + "."
             if self.mask_w.value != "none":
@@ -596,7 +602,9 @@ class Explorer(Framed):
         self.anyway_w.layout.display = "" if failing or self.anyway_w.value else "none"
 
     # ------------------------------------------------------------------ events
-    def _on_change(self, _change):
+    def _on_change(self, change):
+        if change["owner"] is self.mask_w and not self._busy:
+            self._reset_mask = None  # the learner's own choice now
         self.update()
 
     def _on_example(self, change):
@@ -612,8 +620,10 @@ class Explorer(Framed):
             self.query_w.value = 0
             self.length_w.max = e.T
             self.length_w.value = min(self.length_w.value, e.T)
-            if change["new"] in SUITED_MASK:  # the example brings the mask it was made for
-                self.mask_w.value = SUITED_MASK[change["new"]]
+            suited = SUITED_MASK.get(change["new"])
+            if suited is not None and self.mask_w.value != suited:  # the example's own mask
+                self._reset_mask = self.mask_w.value  # said in the notes until changed
+                self.mask_w.value = suited
         finally:
             self._busy = False
         self.update()

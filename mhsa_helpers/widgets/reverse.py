@@ -275,5 +275,8 @@ class TryReversal(Framed):
                 if not ok
             ]
             first = warn(f"Wrong letters (positions from 0): {'; '.join(wrong)}.")
-        sure = f"The model's lowest probability for one of its output letters: {probs.min():.2f}."
+        sure = (
+            "Each output letter has, in the model's eyes, a probability of "
+            f"{np.floor(probs.min() * 1000) / 1000:.3f} or more."
+        )
         self.frame.notes([f"{first} {sure}", *head_lines(A)])

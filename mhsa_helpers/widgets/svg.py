@@ -365,7 +365,9 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
                 tip = [f"{where}: blocked by the mask", "score −∞, so weight 0: no number is drawn"]
             else:
                 fill = "#ffffff" if p.neutral else fills[r, c]
-                mark = _fmt(v, compact) if values else None
+                # a mask's allowed cells are plain white (their 0 in the tooltip): no column of
+                # "0.00" beside scores too wide to carry numbers
+                mark = _fmt(v, compact) if values and not p.neutral else None
             tab = " tabindex='0'" if r == tab_row else ""
             out.append(
                 f"<g class='cell {links} {key}{' off' if fill.startswith('url') else ''}'{tab}>"
