@@ -15,11 +15,10 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from .. import reference as ref
 from ..examples import get_example
 from ..plots import DIVERGING
 from . import svg
-from .anyway import Anyway, same_structure
+from .anyway import Anyway
 from .live import Frame, Framed, compact
 
 __all__ = ["RopeWidget"]
@@ -62,19 +61,8 @@ class RopeWidget(Anyway, Framed):
     def update(self) -> None:
         """Redraw for the slider's offset."""
         e, p = self.example, self.offset_w.value
-        fn, line, notes = self.choose(self._source, self._cache)
         positions = p + np.arange(e.T)
-        expected = ref.rotary_embedding(e.X, positions, self.base)  # (T, d)
-        try:
-            with np.errstate(all="ignore"):
-                R = fn(e.X, positions, self.base)
-            exc = None if same_structure(R, expected) else ValueError
-        except Exception as raised_exc:  # told to the learner, then the reference is drawn
-            exc = raised_exc
-        if exc is not None:
-            line, notes = self.fell_back(fn, None if exc is ValueError else exc)
-            R = expected
-        R = np.asarray(R, dtype=float)
+        R, line, notes = self.draw_with(self._source, self._cache, e.X, positions, self.base)
         # equal for every offset up to rounding (1e-16): shown equal, as the text says they are
         S = np.round(R @ R.T / np.sqrt(e.d_model), 12)
         labels = [f"{t}@{q}" for t, q in zip(e.tokens, positions, strict=True)]

@@ -16,7 +16,7 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from . import svg
-from .anyway import Anyway, same_structure
+from .anyway import Anyway
 from .live import Frame, Framed, compact
 
 __all__ = ["SlidingWindowWidget"]
@@ -58,18 +58,7 @@ class SlidingWindowWidget(Anyway, Framed):
     def update(self) -> None:
         """Redraw for the slider's window."""
         e, w = self.example, self.window_w.value
-        fn, line, notes = self.choose(self._source, self._cache)
-        expected = ref.sliding_window_mask(e.T, w)
-        try:
-            with np.errstate(all="ignore"):
-                M = fn(e.T, w)
-            exc = None if same_structure(M, expected) else ValueError
-        except Exception as raised_exc:  # told to the learner, then the reference is drawn
-            exc = raised_exc
-        if exc is not None:
-            line, notes = self.fell_back(fn, None if exc is ValueError else exc)
-            M = expected
-        M = np.asarray(M, dtype=float)
+        M, line, notes = self.draw_with(self._source, self._cache, e.T, w)  # (T, T)
         _, A = ref.attention_head(*self._qkv, M)
         seen = int((M[-1] == 0).sum())
         panels = [
