@@ -456,16 +456,24 @@ NO_HEAD_AXIS = (
 )
 
 
-def without_head_axis(mask, h: int):
+def without_head_axis(mask, scores_shape: tuple):
     """The mask as a function that forgot its head axis adds it, or None where numpy refuses.
 
-    None too for a mask without batch axes (it needs no head axis).
+    ``scores_shape`` is the scores' ``(..., h, T, T)``. None too for a mask
+    without batch axes (it needs no head axis) and where adding the mask as
+    it is gives the right result or another shape.
     """
     if mask is None or np.ndim(mask) <= 2:
         return None
     mask = np.asarray(mask)
-    if mask.shape[-3] not in (1, h) or mask.shape[-3] == 1:
-        return None  # numpy's error, or the same as the right mask
+    if mask.shape[-3] == 1:
+        return None  # the same as the right mask
+    try:
+        added = np.broadcast_shapes(tuple(scores_shape), mask.shape)
+    except ValueError:
+        return None  # numpy's error: the check explains it from the call's error
+    if added != tuple(scores_shape):
+        return None
     return mask  # added to (..., h, T, T) as (..., B, T, T): batch lined up with heads
 
 

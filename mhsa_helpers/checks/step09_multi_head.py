@@ -114,7 +114,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             ),
             (MASK_AFTER, *run(Qh, Kh, Vh, mask_after=True)),
         ]
-        raw = without_head_axis(mask, h)
+        raw = without_head_axis(mask, (*Qh.shape[:-1], Kh.shape[-2]))  # scores: (..., h, T, T)
         if raw is not None:
             out.append((NO_HEAD_AXIS, *run(Qh, Kh, Vh, raw_mask=raw)))
     return out

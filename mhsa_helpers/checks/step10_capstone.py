@@ -70,7 +70,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     ]
     if mask is not None:
         out.append(("the mask is ignored: add it to every head's scores.", *run(use_mask=False)))
-    raw = without_head_axis(mask, Qh.shape[-3])
+    raw = without_head_axis(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # scores: (..., h, T, T)
     if raw is not None:
         out.append((NO_HEAD_AXIS, *run(M=raw)))
     return out
