@@ -165,29 +165,46 @@ def open_and_run_all(page, base: str, notebook: str, timeout_ms: int = 180_000) 
     )
 
 
-def time_update(page, figure, act) -> float:
-    """Do ``act()``; milliseconds until ``figure`` shows a new picture, painted.
+def time_update(page, figure, act, with_driver: bool = False):
+    """Do ``act()``; milliseconds from the learner's input until ``figure`` is repainted.
 
-    ``figure`` holds the explorer's SVG, which every update replaces; the
-    clock starts before ``act`` and stops at the second animation frame after
-    the replacement (the first frame that shows it). Fails after 60 s.
+    ``figure`` holds the explorer's SVG, which every update replaces. The
+    clock starts at the first input event ``act`` makes (pointer down, key
+    down, a dropdown's input or change), as the learner's click would: not
+    before it, where Playwright waits for the control to stand still for two
+    frames (about 35 ms the learner never waits). It stops at the second
+    animation frame after the replacement (the first frame that shows it).
+    With ``with_driver``: ``(from input, from before act)``. Fails after 60 s.
     """
     page.evaluate(
-        """(fig) => { window.__mhsaUpdate = new Promise((resolve, reject) => {
-            const t0 = performance.now();
-            const timer = setTimeout(() => reject(new Error('no new picture in 60 s')), 60000);
-            const obs = new MutationObserver(() => {
-                obs.disconnect();
-                clearTimeout(timer);
-                requestAnimationFrame(() => requestAnimationFrame(
-                    () => resolve(performance.now() - t0)));
+        """(fig) => {
+            const armed = performance.now();
+            let start = null;
+            const kinds = ['pointerdown', 'mousedown', 'keydown', 'input', 'change'];
+            const first = (e) => {
+                const t = Math.min(e.timeStamp, performance.now());
+                if (start === null) start = Math.max(armed, t);
+            };
+            kinds.forEach((k) => window.addEventListener(k, first, {capture: true}));
+            window.__mhsaUpdate = new Promise((resolve, reject) => {
+                const timer = setTimeout(() => reject(new Error('no new picture in 60 s')), 60000);
+                const obs = new MutationObserver(() => {
+                    obs.disconnect();
+                    clearTimeout(timer);
+                    requestAnimationFrame(() => requestAnimationFrame(() => {
+                        kinds.forEach((k) => window.removeEventListener(k, first, {capture: true}));
+                        const now = performance.now();
+                        resolve([now - (start === null ? armed : start), now - armed]);
+                    }));
+                });
+                obs.observe(fig, {childList: true, subtree: true, characterData: true});
             });
-            obs.observe(fig, {childList: true, subtree: true, characterData: true});
-        }); }""",
+        }""",
         figure.element_handle(),
     )
     act()
-    return page.evaluate("() => window.__mhsaUpdate")
+    from_input, from_act = page.evaluate("() => window.__mhsaUpdate")
+    return (from_input, from_act) if with_driver else from_input
 
 
 def click_and_time(page, control, figure) -> float:

@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass
 
 _CELL = re.compile(
-    r"<g class='cell ([^']*)'( tabindex='0')?><rect [^>]*?fill='([^']+)'/>"
-    r"(?:<text [^>]*>([^<]*)</text>)?</g>"
+    r"<g class='cell ([^']*)'><rect [^>]*?fill='([^']+)'/>(?:<text [^>]*>([^<]*)</text>)?</g>"
 )
+#: A cell's target for the pointer and Tab (transparent, over the cell), by the cell's class.
+_HIT = re.compile(r"<rect class='hit [^']*?\b(c\d+)'[^>]*?( tabindex='0')?/>")
 _LINK = re.compile(r"<g class='link ([^']*)'( tabindex='0')?>")
 _TIP = re.compile(r"<text class='tip (c\d+)'[^>]*>(.*?)</text>")
 _LINE = re.compile(r"(?:^|<tspan [^>]*>)([^<]*)")
@@ -36,19 +37,21 @@ class Cell:
 def tips(picture: str) -> dict[str, list[str]]:
     """Each tooltip's lines (unescaped), by the class of the element it belongs to."""
     return {
-        key: [html.unescape(t) for t in _LINE.findall(body)] for key, body in _TIP.findall(picture)
+        key: [html.unescape(t).strip() for t in _LINE.findall(body)]
+        for key, body in _TIP.findall(picture)
     }
 
 
 def cells(picture: str) -> list[Cell]:
     """Every cell of ``picture``, in drawing order."""
     found = tips(picture)
+    tabs = dict(_HIT.findall(picture))
     out = []
-    for classes, tab, fill, number in _CELL.findall(picture):
+    for classes, fill, number in _CELL.findall(picture):
         names = classes.split()
         key = next(n for n in names if KEY.fullmatch(n))
         links = " ".join(n for n in names if n != key)
-        out.append(Cell(links, fill, number or None, found[key], bool(tab)))
+        out.append(Cell(links, fill, number or None, found[key], bool(tabs[key])))
     return out
 
 

@@ -266,7 +266,8 @@ def test_blocked_weights_are_hatched_and_a_cell_lights_its_query_and_key(page):
     striped, colours = hatched_and_filled(page, figure)
     assert striped == 2 * 15 and colours > 20, (striped, colours)
 
-    target = figure.locator("g.cell.q3.k1").first  # head 1: query 'for', key 'new'
+    # head 1: query 'for', key 'new'; the pointer meets the cell's transparent target
+    target = figure.locator("rect.hit.q3.k1").first
     target.hover()
     key = target.evaluate("(g) => [...g.classList].find((c) => /^c\\d+$/.test(c))")
     tip = figure.locator(f".tip.{key}")
@@ -292,7 +293,7 @@ def test_blocked_weights_are_hatched_and_a_cell_lights_its_query_and_key(page):
     page.mouse.move(2, 2)
     opacity(page, figure, "g.cell.q0.k0", 1.0)
     assert not tip.is_visible()
-    figure.locator("g.cell.q0.k0").first.focus()  # keyboard: Tab reaches the query's row
+    figure.locator("rect.hit.q0.k0").first.focus()  # keyboard: Tab reaches the query's row
     opacity(page, figure, "g.cell.q0", 1.0)
     opacity(page, figure, "g.cell.q1.k1", 0.35)
 

@@ -195,44 +195,42 @@ def _links(row_link, r: int, col_link, c: int, head: int | None) -> str:
     return " ".join(names)
 
 
-def _link_style(inner: str, uid: str, owner: dict) -> str:
-    """CSS of one picture: hover or focus a cell for its tooltip, dim the cells it shares
-    nothing with.
+def _link_style(inner: str, uid: str) -> str:
+    """CSS of one picture: point at or focus a cell (or a line) for its tooltip, dim what
+    shares nothing with it.
 
-    One rule per link class present (a few dozen) and one per cell's tooltip.
-    A tooltip's rule looks for the pointer only inside its cell's panel
-    (``owner``: tooltip class -> panel class; None for a line of the query's
-    view, itself a sibling of the tooltips): a picture of a few hundred cells
-    is styled as fast as one without tooltips.
+    A cell's tooltip follows its transparent target (:func:`tooltip`): one
+    rule shows them all. A line of the query's view has one rule of its own
+    (a few dozen), and each link class one rule that keeps its cells lit.
     """
+    tips = set(re.findall(r"class='tip (c\d+)'", inner))
+    targets = {m.split()[-1] for m in re.findall(r"class='hit ([^']*)'", inner)}
     classes = sorted(
         {c for m in re.findall(r"class='(?:cell|link) ([^']*)'", inner) for c in m.split()}
         - {"off"}  # a blocked cell's mark, not a link
-        - set(re.findall(r"class='tip (c\d+)'", inner))  # a cell's tooltip, not a link
+        - tips  # an element's own class (its tooltip's), not a link
     )
-    tips = sorted(set(re.findall(r"class='tip (c\d+)'", inner)), key=lambda t: int(t[1:]))
     scope = f"#mhsa-{uid}"
     lit = ",".join(f"{scope}:has(.{c}:hover) .{c},{scope}:has(.{c}:focus) .{c}" for c in classes)
-    shown = ",".join(
-        f"{scope} .{owner[t]}:has(.{t}:hover,.{t}:focus)~.tip.{t}"
-        if owner.get(t)
-        else f"{scope} .{t}:is(:hover,:focus)~.tip.{t}"
-        for t in tips
+    lines = ",".join(  # the query's view: a line and its tooltip, siblings
+        f"{scope} .{t}:is(:hover,:focus)~.tip.{t}"
+        for t in sorted(tips - targets, key=lambda t: int(t[1:]))
     )
+    shown = f"{scope} .hit:is(:hover,:focus)+.tip" + (f",{lines}" if lines else "")
     return (
         f"<style>{scope} .tip{{display:none;pointer-events:none;font-size:{TIP_SIZE}px;"
         "font-weight:bold;paint-order:stroke;stroke:#fff;stroke-width:7px;"
         "stroke-linejoin:round}"
         f"{scope} .tip>tspan{{font-weight:normal;fill:#333}}"
-        + (f"{shown}{{display:inline}}" if shown else "")
-        + f"{scope} .cell,{scope} .link{{transition:opacity 120ms}}"
-        f"{scope} .cell:focus,{scope} .link:focus{{outline:none}}"
-        f"{scope} .cell:hover>rect,{scope} .cell:focus>rect{{stroke:#000;stroke-width:2.5}}"
-        f"{scope}:has(.cell:hover,.cell:focus,.link:hover,.link:focus) :is(.cell,.link)"
+        f"{scope} .hit{{fill:transparent}}"
+        f"{shown}{{display:inline}}"
+        f"{scope} .cell,{scope} .link{{transition:opacity 120ms}}"
+        f"{scope} .hit:focus,{scope} .link:focus{{outline:none}}"
+        f"{scope} .hit:is(:hover,:focus){{stroke:#000;stroke-width:2.5}}"
+        f"{scope}:has(.lk:hover,.lk:focus,.link:hover,.link:focus) :is(.cell,.link)"
         "{opacity:.35}"
         + (f"{lit}{{opacity:1}}" if lit else "")
-        + f"{scope}:has(.cell) :is(.cell,.link).cell:is(:hover,:focus){{opacity:1}}"
-        + f"{scope}:has(.cell) :is(.cell,.link).link:is(:hover,:focus){{opacity:1}}"
+        + f"{scope} .link:is(:hover,:focus){{opacity:1}}"
         + "</style>"
     )
 
@@ -241,6 +239,10 @@ def _link_style(inner: str, uid: str, owner: dict) -> str:
 TIP_SIZE, TIP_LINE, TIP_CHAR = 12, 16.0, 7.2
 #: A tooltip line longer than this many characters wraps.
 TIP_WRAP = 110
+
+
+#: What makes an element reachable by Tab.
+TAB = " tabindex='0'"
 
 
 def _wrap(text: str, width: int = TIP_WRAP) -> list[str]:
@@ -257,13 +259,25 @@ def _wrap(text: str, width: int = TIP_WRAP) -> list[str]:
     return [*lines, line] if line else lines
 
 
-def tooltip(key: str, lines: list[str], box: tuple[float, float, float, float]) -> str:
+def tooltip(
+    key: str,
+    lines: list[str],
+    box: tuple[float, float, float, float],
+    hit: str | None = None,
+    tab: bool = False,
+) -> str:
     """A tooltip for the element of class ``key`` at ``box`` (x, y, width, height).
 
     Placed above the element, else below it, left-aligned with it, else
     right-aligned, and moved inside the picture (:data:`WIDTH` wide): it
     never leaves the picture and never covers the element pointed at.
     The first line is bold (where and what value), the rest plain (what it means).
+
+    With ``hit`` (a cell's link classes), the tooltip comes with a transparent
+    target over the element, right before it: pointing at or focusing the
+    target shows the tooltip by one rule for all cells (``.hit:hover+.tip``),
+    never one rule per cell, and lights the linked cells by their classes.
+    ``tab``: the target is reached by Tab.
     """
     x, y, w, h = box
     lines = [part for line in lines for part in _wrap(line)]
@@ -274,13 +288,21 @@ def tooltip(key: str, lines: list[str], box: tuple[float, float, float, float]) 
     ty = y - th - 6 if y - th - 6 >= 4 else y + h + 6
     # one text, on a white halo (its look is in the picture's style): hundreds of
     # tooltips, hidden, cost a picture little
-    rest = "".join(
-        f"<tspan x='{tx + 7:.0f}' y='{ty + 4 + TIP_LINE * (k + 1.75):.0f}'>{escape(line)}</tspan>"
+    rest = "".join(  # a space ends every line but the last: read aloud, the words stay apart
+        f"<tspan x='{tx + 7:.0f}' y='{ty + 4 + TIP_LINE * (k + 1.75):.0f}'>{escape(line)}"
+        f"{' ' if k < len(lines) - 2 else ''}</tspan>"
         for k, line in enumerate(lines[1:])
     )
+    target = ""
+    if hit is not None:  # "lk": it has linked cells to light
+        classes = f"hit {hit} lk {key}" if hit else f"hit {key}"
+        target = (
+            f"<rect class='{classes}' x='{x:.1f}' y='{y:.1f}' width='{w:.1f}' "
+            f"height='{h:.1f}'{TAB if tab else ''}/>"
+        )
     return (
-        f"<text class='tip {key}' x='{tx + 7:.0f}' y='{ty + 4 + TIP_LINE * 0.75:.0f}'>"
-        f"{escape(lines[0])}{rest}</text>"
+        f"{target}<text class='tip {key}' x='{tx + 7:.0f}' y='{ty + 4 + TIP_LINE * 0.75:.0f}'>"
+        f"{escape(lines[0])}{' ' if rest else ''}{rest}</text>"
     )
 
 
@@ -302,9 +324,10 @@ def _defs() -> str:
 
 def _fmt(v: float, compact: bool = False) -> str:
     """``v`` with two decimals (never "-0.00"); ``compact``: without the leading zero."""
-    if np.isnan(v):
+    v = float(v)
+    if v != v:
         return "NaN"
-    if np.isinf(v):
+    if math.isinf(v):
         return "\u2212\u221e" if v < 0 else "\u221e"
     text = f"{v + 0.0:.2f}" if abs(v) >= 0.005 else "0.00"
     if compact and abs(v) < 0.995:
@@ -344,33 +367,35 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
     for k, (first, end, *_) in enumerate(p.blocks):
         head_of.update({c: k + 1 for c in range(first, end)})
     tab_row = p.highlight if p.highlight is not None else 0  # Tab walks this row only
+    values_of = M.tolist()  # Python floats: a cell's tests cost nanoseconds, not numpy's calls
+    blocked = p.blocked.tolist() if p.blocked is not None else None
+    fills = fills.tolist() if isinstance(fills, np.ndarray) else fills
     for r in range(n_r):
         for c in range(n_c):
-            v = M[r, c]
+            v = values_of[r][c]
             cx, cy = x + c * s, y + r * s
             key = _cell_key(cx, cy)
             links = _links(row_link, r, col_link, c, head_of.get(c))
             where = f"{p.title}: {p.row_kind} '{p.rows[r]}', {p.col_kind} '{p.cols[c]}'"
             tip = [f"{where} = {_fmt(v)}", p.meaning]
-            if np.isnan(v):  # a learner's bug shows even where the mask blocks
+            if v != v:  # NaN, a learner's bug, shows even where the mask blocks
                 fill, mark = NAN_FILL, "NaN"
                 tip[1] = "NaN: not a number (0/0, ∞−∞): a bug upstream"
-            elif np.isposinf(v):
+            elif v == math.inf:
                 fill, mark = INF_FILL, "\u221e"
-            elif p.pending and np.isneginf(v) and (p.blocked is None or not p.blocked[r, c]):
+            elif p.pending and v == -math.inf and (blocked is None or not blocked[r][c]):
                 fill, mark = NOT_YET_FILL, None
                 tip = [f"{where}: {p.pending}"]
-            elif (p.blocked is not None and p.blocked[r, c]) or np.isneginf(v):
+            elif (blocked is not None and blocked[r][c]) or v == -math.inf:
                 fill, mark = "url(#blocked)", None
                 tip = [f"{where}: blocked by the mask", "score −∞, so weight 0: no number is drawn"]
             else:
-                fill = "#ffffff" if p.neutral else fills[r, c]
+                fill = "#ffffff" if p.neutral else fills[r][c]
                 # a mask's allowed cells are plain white (their 0 in the tooltip): no column of
                 # "0.00" beside scores too wide to carry numbers
                 mark = _fmt(v, compact) if values and not p.neutral else None
-            tab = " tabindex='0'" if r == tab_row else ""
             out.append(
-                f"<g class='cell {links} {key}{' off' if fill.startswith('url') else ''}'{tab}>"
+                f"<g class='cell {links} {key}{' off' if fill.startswith('url') else ''}'>"
                 f"<rect x='{cx:.1f}' y='{cy:.1f}' width='{s:.1f}' height='{s:.1f}' fill='{fill}'/>"
             )
             if mark:
@@ -380,7 +405,8 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
                     f"font-size='{size}' text-anchor='middle' fill='{ink}' "
                     f"pointer-events='none'>{mark}</text>"
                 )
-            out.append("</g>" + tooltip(key, [t for t in tip if t], (cx, cy, s, s)))
+            tips = [t for t in tip if t]
+            out.append("</g>" + tooltip(key, tips, (cx, cy, s, s), hit=links, tab=r == tab_row))
     every = max(1, math.ceil(13.0 / s))  # labels 13 px apart at least: every k-th if need be
     level = label_band(p.cols) <= 22.0
     widest_col = max((text_width(str(c), 11) * 1.08 for c in p.cols), default=0.0)
@@ -522,9 +548,7 @@ def special_kinds(matrices, blocked=()) -> set[str]:
     return kinds
 
 
-_TIP = re.compile(r"<text class='tip at[\w-]+'.*?</text>")
-#: A panel's opening tag, the opening tag of a cell or of a line, or a cell's place key.
-_KEYED = re.compile(r"<g class='panel'>|<g class='(?:cell|link) [^']*'|\bat\d+-\d+\b")
+_TIP = re.compile(r"(?:<rect class='hit [^']*'[^>]*/>)?<text class='tip at[\w-]+'.*?</text>")
 _KEY = re.compile(r"\bat\d+-\d+\b")
 _DRAWINGS = itertools.count(1)
 
@@ -541,24 +565,8 @@ def picture(body: list[str], label: str, height: float = HEIGHT) -> str:
     inner = _defs() + "".join(body)
     tips = _TIP.findall(inner)
     inner = _TIP.sub("", inner) + "".join(tips)
-    keys: dict[str, str] = {}  # each cell's class by where it is -> a short one, c0, c1, ...
-    owner: dict[str, str | None] = {}  # a cell's short class -> its panel's (p1, p2, ...)
-    panel = [None]
-    panels = itertools.count(1)
-
-    def short(m) -> str:
-        text = m.group(0)
-        if text == "<g class='panel'>":
-            panel[0] = f"p{next(panels)}"
-            return f"<g class='panel {panel[0]}'>"
-        if text.startswith("<g "):
-            inside = text.startswith("<g class='cell ")
-            for key in _KEY.findall(text):
-                owner[keys.setdefault(key, f"c{len(keys)}")] = panel[0] if inside else None
-            return _KEY.sub(lambda k: keys[k.group(0)], text)
-        return keys.setdefault(text, f"c{len(keys)}")
-
-    inner = _KEYED.sub(short, inner)
+    keys: dict[str, str] = {}  # each element's class by where it is -> a short one, c0, c1, ...
+    inner = _KEY.sub(lambda m: keys.setdefault(m.group(0), f"c{len(keys)}"), inner)
     uid = f"{next(_DRAWINGS)}-{secrets.token_hex(4)}"
     for name in ("blocked", "notyet", "bar"):
         inner = inner.replace(f"id='{name}'", f"id='{name}-{uid}'")
@@ -573,7 +581,7 @@ def picture(body: list[str], label: str, height: float = HEIGHT) -> str:
     return (
         f"<svg class='mhsa-figure' id='mhsa-{uid}' xmlns='http://www.w3.org/2000/svg' "
         f"width='{WIDTH}' height='{height}' viewBox='0 0 {WIDTH} {height}' {FONT} role='img' "
-        f"aria-label='{escape(label)}'>{_link_style(inner, uid, owner)}<rect width='{WIDTH}' "
+        f"aria-label='{escape(label)}'>{_link_style(inner, uid)}<rect width='{WIDTH}' "
         f"height='{height}' fill='#ffffff'/>{hint}{inner}</svg>"
     )
 
