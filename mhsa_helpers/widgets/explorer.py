@@ -154,6 +154,7 @@ class Explorer(Framed):
         self._saved = saved
         self._reset_mask = None  # the mask the learner had, where an example reset it
         self._checked = {}  # name -> (function, the check's sentence or None)
+        self._built = None  # (state, panels): what update() built for render() to draw
         self.notes = {}
         e = get_example(example)
         self.example_w = compact(
@@ -428,7 +429,8 @@ class Explorer(Framed):
         if self.view_w.value == "query":
             self._titles = None
             return [s["ZM"][:, q], s["A"][:, q]]
-        panels, _, _ = self.panels(s)
+        self._built = (s, self.panels(s))  # drawn next by render(), built once
+        panels = self._built[1][0]
         self._titles = [p.title for p in panels]
         return [p.M for p in panels]
 
@@ -456,7 +458,9 @@ class Explorer(Framed):
                 for n in "QKV"
             ]
             return svg.query_view(e.tokens, q, qkv, s["ZM"][:, q], s["A"][:, q], label, max_height)
-        panels, fixed, bar = self.panels(s)
+        built = self._built
+        panels, fixed, bar = built[1] if built and built[0] is s else self.panels(s)
+        self._built = None
         scale = svg.step_scale([p.M for p in panels], fixed)
         return svg.grid(panels, scale, bar, label, max_height=max_height)
 
@@ -582,6 +586,9 @@ class Explorer(Framed):
         self.step_w.disabled = query_view
         state = self.compute()
         self._drawn = self._drawn_matrices(state)
+        line, notes = self._status_notes()
+        full = line + " " + " ".join(notes)
+        self.frame.show(line, notes, lambda height: self.render(state, height), full)
         if self.view_w.value == "query":  # the same whatever the step
             title = "<b>The query's view</b> (steps 3–7)"
         else:
@@ -594,10 +601,6 @@ class Explorer(Framed):
             f"d_k = {e.d_model // h} · mask: {mask} · query: "
             f"'{e.tokens[self.query_w.value]}'</div>"
         )
-        line, notes = self._status_notes()
-        self.frame.status(line, line + " " + " ".join(notes))
-        self.frame.notes(notes)
-        self.figure.value = self.render(state, self.frame.picture_budget())
         failing = any(k in ("failing", "drawn failing") for k, _ in self.notes.values())
         self.anyway_w.layout.display = "" if failing or self.anyway_w.value else "none"
 

@@ -148,6 +148,20 @@ class Frame:
         self.notes_w.value = "<div class='mhsa-notes'>" + "<br>".join(lines) + "</div>"
         self._notes_lines = sum(lines_of(line, NOTES_CHARS) for line in lines)
 
+    def show(self, line: str, notes, draw, full: str | None = None) -> None:
+        """Status ``line``, ``notes`` and the picture ``draw(max_height)`` makes in the room
+        they leave: the picture is sent first, the words right after it.
+
+        Each part is its own message to the page; the picture, the one the learner
+        waits for, does not queue behind the others.
+        """
+        notes = list(notes)
+        self._status_lines = lines_of(line, STATUS_CHARS)
+        self._notes_lines = sum(lines_of(n, NOTES_CHARS) for n in notes)
+        self.figure.value = draw(self.picture_budget())
+        self.status(line, full)
+        self.notes(notes)
+
     def picture_budget(self) -> float:
         """The picture's height in CSS px that the status and notes set now leave on screen."""
         used = (

@@ -259,6 +259,10 @@ def _wrap(text: str, width: int = TIP_WRAP) -> list[str]:
     return [*lines, line] if line else lines
 
 
+class Tip(str):
+    """A tooltip's SVG (and its cell's target): :func:`picture` draws every tip last."""
+
+
 def tooltip(
     key: str,
     lines: list[str],
@@ -300,7 +304,7 @@ def tooltip(
             f"<rect class='{classes}' x='{x:.1f}' y='{y:.1f}' width='{w:.1f}' "
             f"height='{h:.1f}'{TAB if tab else ''}/>"
         )
-    return (
+    return Tip(
         f"{target}<text class='tip {key}' x='{tx + 7:.0f}' y='{ty + 4 + TIP_LINE * 0.75:.0f}'>"
         f"{escape(lines[0])}{' ' if rest else ''}{rest}</text>"
     )
@@ -406,7 +410,8 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
                     f"pointer-events='none'>{mark}</text>"
                 )
             tips = [t for t in tip if t]
-            out.append("</g>" + tooltip(key, tips, (cx, cy, s, s), hit=links, tab=r == tab_row))
+            out.append("</g>")
+            out.append(tooltip(key, tips, (cx, cy, s, s), hit=links, tab=r == tab_row))
     every = max(1, math.ceil(13.0 / s))  # labels 13 px apart at least: every k-th if need be
     level = label_band(p.cols) <= 22.0
     widest_col = max((text_width(str(c), 11) * 1.08 for c in p.cols), default=0.0)
@@ -548,7 +553,6 @@ def special_kinds(matrices, blocked=()) -> set[str]:
     return kinds
 
 
-_TIP = re.compile(r"(?:<rect class='hit [^']*'[^>]*/>)?<text class='tip at[\w-]+'.*?</text>")
 _KEY = re.compile(r"\bat\d+-\d+\b")
 _DRAWINGS = itertools.count(1)
 
@@ -562,9 +566,8 @@ def picture(body: list[str], label: str, height: float = HEIGHT) -> str:
     Every drawing gets ids of its own, from a counter and a random part, so
     no two drawings in any page share one. Tooltips go last, over everything.
     """
-    inner = _defs() + "".join(body)
-    tips = _TIP.findall(inner)
-    inner = _TIP.sub("", inner) + "".join(tips)
+    tips = "".join(part for part in body if isinstance(part, Tip))  # over everything else
+    inner = _defs() + "".join(part for part in body if not isinstance(part, Tip)) + tips
     keys: dict[str, str] = {}  # each element's class by where it is -> a short one, c0, c1, ...
     inner = _KEY.sub(lambda m: keys.setdefault(m.group(0), f"c{len(keys)}"), inner)
     uid = f"{next(_DRAWINGS)}-{secrets.token_hex(4)}"
@@ -712,8 +715,8 @@ def query_view(
                     f"<tspan fill='#666' font-size='11'> z {_fmt(z)}</tspan></text>"
                 )
                 + "</g>"
-                + tooltip(key, tip, (xk, ys[j] - 11, 7.5 * len(tokens[j]) + 90, 15))
             )
+            body.append(tooltip(key, tip, (xk, ys[j] - 11, 7.5 * len(tokens[j]) + 90, 15)))
         body.append(
             f"<text x='{xq:.1f}' y='{yq + 4:.1f}' font-size='12' font-weight='bold' "
             f"fill='#000000'>{escape(tokens[q])}</text>"
