@@ -1,5 +1,7 @@
 """The live companions of notebooks 11 and 16: the learner's function where its check passes."""
 
+import re
+
 import numpy as np
 
 import mhsa_helpers as mh
@@ -123,3 +125,15 @@ def test_next_token_is_off_once_every_token_is_decoded():
     assert w.next_w.disabled
     w.step_w.value = 1
     assert not w.next_w.disabled
+
+
+def test_the_decoded_token_is_counted_one_way_and_its_position_says_from_where():
+    """ "token 3 of 8" counts from 1; the position (what RoPE and the mask use) says it counts
+    from 0: never two unexplained numbers for one token."""
+    from mhsa_helpers.widgets.kv_cache import DecodeWidget
+
+    w = DecodeWidget()
+    w.step_w.value = 3
+    top = re.search(r"class='mhsa-info'[^>]*>([^<]*)<", pic(w))[1]
+    token = w.example.tokens[2]
+    assert "token 3 of " in top and f"\u201c{token}\u201d (position 2, counting from 0)" in top

@@ -205,7 +205,7 @@ class DecodeWidget(Anyway, Framed):
                 20,
                 20,
                 f"Decoding the song with a KV cache: token {t + 1} of {e.T}, "
-                f"\u201c{e.tokens[t]}\u201d (position {t}), {h} heads",
+                f"\u201c{e.tokens[t]}\u201d (position {t}, counting from 0), {h} heads",
                 14,
                 font_weight="bold",
                 **{"class": "mhsa-info"},  # the top line: a pointed cell's value takes its place
