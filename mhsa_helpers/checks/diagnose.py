@@ -14,7 +14,7 @@ import numpy as np
 
 from .wording import agree, number
 
-__all__ = ["diagnose"]
+__all__ = ["diagnose", "diagnose_order"]
 
 _F32 = "float32 precision: compute in float64 (or return float32 if the inputs are float32)."
 
@@ -295,3 +295,64 @@ def _leak(c: _Case) -> str | None:
             "the mask gives: add the mask to the scores before the softmax."
         )
     return None
+
+
+def diagnose_order(got, expected, names) -> str | None:
+    """One sentence when the parts of a returned tuple are right but in another place.
+
+    Parameters
+    ----------
+    got, expected : sequence of array_like
+        The learner's parts and the reference's, in the contract's order.
+    names : sequence of str
+        The parts' names in that order, e.g. ``("dQ", "dK", "dV")``.
+
+    Returns
+    -------
+    str or None
+        "dQ and dK are swapped: …" for two parts traded places, "the
+        gradients come in another order …" for more; None when no part is
+        another part's expected value (or on anything it cannot read). It
+        never raises.
+    """
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return _order(list(got), list(expected), [str(n) for n in names])
+    except Exception:  # a last resort: the parts' own comparisons say what is wrong
+        return None
+
+
+def _order(got: list, expected: list, names: list[str]) -> str | None:
+    """:func:`diagnose_order` without its last resort."""
+    gots, exps = [_real(g) for g in got], [_real(e) for e in expected]
+    if len(gots) != len(exps) or any(a is None for a in (*gots, *exps)):
+        return None
+
+    def same(a, b) -> bool:
+        scale = float(np.abs(b[np.isfinite(b)]).max()) if np.isfinite(b).any() else 1.0
+        return a.shape == b.shape and bool(
+            np.allclose(a, b, rtol=1e-6, atol=1e-8 * max(scale, 1.0), equal_nan=True)
+        )
+
+    place = {}  # the learner's position i holds the expected part j (j != i)
+    for i, g in enumerate(gots):
+        if same(g, exps[i]):
+            continue
+        others = [j for j, e in enumerate(exps) if j != i and same(g, e)]
+        if len(others) != 1:
+            return None  # wrong, or equal to several parts: not a matter of order
+        place[i] = others[0]
+    if not place:
+        return None
+    if len(place) == 2 and all(place[j] == i for i, j in place.items()):
+        i, j = sorted(place)
+        return (
+            f"{names[i]} and {names[j]} are swapped: each is right, in the other's place. "
+            f"Return them in the order ({', '.join(names)})."
+        )
+    said = ", ".join(names[place.get(i, i)] for i in range(len(names)))
+    return (
+        f"the gradients are right but in another order: you return ({said}); return "
+        f"({', '.join(names)})."
+    )

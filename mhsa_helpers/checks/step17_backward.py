@@ -26,6 +26,7 @@ from .core import (
     compare,
     random_shape,
 )
+from .diagnose import diagnose_order
 from .wording import agree
 
 #: The finite-difference bound of LEARNING.md.
@@ -55,6 +56,14 @@ NO_KEEPDIMS = (
     "from column i: np.sum(dA * A, axis=axis, keepdims=True)."
 )
 AXIS_IGNORED = "the axis argument is ignored: with axis=-2 the sums run down the columns."
+SUM_OF_ALL = (
+    "Σ dA·A is summed over every entry at once: each slice along the softmax's axis (one "
+    "query's row) has its own sum, np.sum(dA * A, axis=axis, keepdims=True)."
+)
+DA_OUTSIDE = (
+    "dA and A trade places: the factor outside the bracket is A (the softmax's own output), "
+    "dZ = A·(dA − Σ dA·A), not dA·(A − Σ dA·A)."
+)
 
 DQ_NOT_SCALED = "dQ misses the 1/√d_k: Z = Q·Kᵀ/√d_k, so dQ = dZ·K/√d_k."
 DK_NOT_SCALED = "dK misses the 1/√d_k: Z = Q·Kᵀ/√d_k, so dK = dZᵀ·Q/√d_k."
@@ -62,6 +71,23 @@ NOT_SCALED = "dQ and dK miss the 1/√d_k of the scores: divide dZ by √d_k bef
 SCALED_BY_D_K = "dQ and dK are divided by d_k; the scores were divided by √d_k, so is dZ."
 DK_NOT_TRANSPOSED = (
     "dK = dZ·Q: the keys are dZ's columns, so dK = dZᵀ·Q/√d_k (shape (..., T_k, d_k))."
+)
+DQ_FROM_DZT = "dQ = dZᵀ·K: the queries are dZ's rows, so dQ = dZ·K/√d_k (dZᵀ belongs to dK)."
+DA_TRANSPOSED = (
+    "dA is transposed: output = A·V gives dA = dOut·Vᵀ (one row per query, one column per "
+    "key), not (dOut·Vᵀ)ᵀ."
+)
+SOFTMAX_BACK_AXIS = (
+    "the softmax's backward runs along the query axis (axis=-2): the forward softmax normalises "
+    "each query's row over the keys, so its backward sums along the keys too (axis=-1)."
+)
+UNSCALED_RECOMPUTE = (
+    "the forward recomputed in the backward misses the 1/√d_k: A must be the forward's own "
+    "weights, softmax(Q·Kᵀ/√d_k + mask); the backward then divides dZ by √d_k as well."
+)
+DV_SCALED = (
+    "dV is divided by √d_k too: the scale sits in the scores only (Z = Q·Kᵀ/√d_k); "
+    "output = A·V has none, so dV = Aᵀ·dOut."
 )
 DV_NOT_TRANSPOSED = (
     "dV = A·dOut: output = A·V, so dV = Aᵀ·dOut (each key's value collects the gradient of "
@@ -104,6 +130,19 @@ DW_NOT_SUMMED = (
     "the weights' gradients keep the batch axes: one W is shared by every sequence, so sum "
     "over them: dW_Q = Σ Xᵀ·dQ over the batch, shape (d_model, d_model)."
 )
+NO_W_O_BACK = (
+    "the way back through the output projection is missing: out = M·W_O, so the merged "
+    "heads get dM = dOut·W_Oᵀ, not dOut itself."
+)
+BARE_SPLIT = (
+    "dOut·W_Oᵀ is split into heads with a bare reshape: split_heads (reshape, then swap the "
+    "token and head axes) cuts each token's gradient into its heads, in the backward as in the "
+    "forward."
+)
+DW_AVERAGED = (
+    "the weights' gradients are averaged over the batch: the loss adds up every sequence's "
+    "output, so its gradient adds up their contributions: sum over the batch axes, never mean."
+)
 DW_TRANSPOSED = (
     "the projections' gradients are transposed: Q = X·W_Q, so dW_Q = Xᵀ·dQ (and likewise "
     "for K and V), shape (d_model, d_model) with rows for X's columns."
@@ -123,6 +162,10 @@ def softmax_mistakes(A, dA, axis: int = -1) -> list:
         (DIAGONAL, A * (1 - A) * dA),
         (REVERSED, A * (weighted - dA)),
     ]
+    if A.ndim >= 2:  # one sum for a whole matrix, or for the whole batch
+        out.append((SUM_OF_ALL, A * (dA - (dA * A).sum(axis=(-2, -1), keepdims=True))))
+        out.append((SUM_OF_ALL, A * (dA - (dA * A).sum())))
+    out.append((DA_OUTSIDE, dA * (A - weighted)))
     last = axis in (-1, A.ndim - 1)
     if A.ndim >= 2 and last:
         out.append((WRONG_AXIS, A * (dA - (dA * A).sum(axis=-2, keepdims=True))))
@@ -209,6 +252,13 @@ def _whole(name: str, got: tuple, expected: tuple, known: list) -> None:
         raise CheckFailed(f"{name}: {whole.pop()}")
 
 
+def _order(name: str, got, expected, names) -> None:
+    """Fail, naming the swap, where the returned parts are right but in each other's places."""
+    said = diagnose_order(got, expected, names)
+    if said is not None:
+        raise CheckFailed(f"{name}: {said}")
+
+
 def _against_differences(name: str, what: str, got, numeric) -> None:
     """Fail unless ``got`` is within LEARNING.md's bound of the central differences."""
     err = relative_error(got, numeric)
@@ -228,16 +278,22 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
     d_k = Q.shape[-1]
     scale = float(d_k) if mistake.get("by_d_k") else math.sqrt(d_k)
     with np.errstate(all="ignore"):
-        Z = Q @ K.swapaxes(-1, -2) / math.sqrt(d_k)  # (..., T_q, T_k)
+        unscaled = mistake.get("unscaled_recompute")
+        Z = Q @ K.swapaxes(-1, -2) / (1.0 if unscaled else math.sqrt(d_k))  # (..., T_q, T_k)
         A = ref.softmax(Z if mask is None else Z + mask)
         A_back = ref.softmax(Z) if mistake.get("leak") and mask is not None else A
         dA = dOut @ V.swapaxes(-1, -2)  # (..., T_q, T_k)
+        if mistake.get("da_t"):
+            dA = dA.swapaxes(-1, -2)  # (..., T_k, T_q): square only
         if mistake.get("no_row_sum"):
             dZ = A_back * dA
         else:
-            dZ = ref.softmax_backward(A_back, dA)
+            dZ = ref.softmax_backward(A_back, dA, -2 if mistake.get("sm_axis") else -1)
         dV = (A_back if mistake.get("dv") else A_back.swapaxes(-1, -2)) @ dOut
-        dQ = dZ @ K / (1.0 if mistake.get("dq_scale") or mistake.get("scale") else scale)
+        if mistake.get("dv_scale"):
+            dV = dV / scale
+        dZq = dZ.swapaxes(-1, -2) if mistake.get("dq_t") else dZ
+        dQ = dZq @ K / (1.0 if mistake.get("dq_scale") or mistake.get("scale") else scale)
         dZt = dZ if mistake.get("dk") else dZ.swapaxes(-1, -2)
         dK = dZt @ Q / (1.0 if mistake.get("dk_scale") or mistake.get("scale") else scale)
     return dQ, dK, dV
@@ -254,11 +310,17 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
         (SCALED_BY_D_K, head_variant(Q, K, V, dOut, mask, by_d_k=True)),
         (DK_NOT_TRANSPOSED, head_variant(Q, K, V, dOut, mask, dk=True) if square else None),
         (DV_NOT_TRANSPOSED, head_variant(Q, K, V, dOut, mask, dv=True) if square else None),
+        (DQ_FROM_DZT, head_variant(Q, K, V, dOut, mask, dq_t=True) if square else None),
+        (DA_TRANSPOSED, head_variant(Q, K, V, dOut, mask, da_t=True) if square else None),
+        (SOFTMAX_BACK_AXIS, head_variant(Q, K, V, dOut, mask, sm_axis=True)),
+        (UNSCALED_RECOMPUTE, head_variant(Q, K, V, dOut, mask, unscaled_recompute=True)),
+        (DV_SCALED, head_variant(Q, K, V, dOut, mask, dv_scale=True)),
     ]
     if mask is not None and np.isneginf(mask).any():
         out.append((MASK_LEAKS, head_variant(Q, K, V, dOut, mask, leak=True)))
     if Q.shape[-1] == 1:  # √1 = 1: the scale's mistakes are no mistakes here
-        out = [(h, w) for h, w in out if h not in (DQ_NOT_SCALED, DK_NOT_SCALED, NOT_SCALED)]
+        unscaled = (DQ_NOT_SCALED, DK_NOT_SCALED, NOT_SCALED, UNSCALED_RECOMPUTE, DV_SCALED)
+        out = [(h, w) for h, w in out if h not in unscaled]
     return out
 
 
@@ -328,6 +390,7 @@ class AttentionHeadBackward(Check):
         got = _triple(self.name, got)
         expected, known = self.catalogue(call)
         _whole(self.name, got, expected, known)
+        _order(self.name, got, expected, ("dQ", "dK", "dV"))
         for i, what in enumerate(("dQ", "dK", "dV")):
             wrong = [(h, None if w is None else w[i]) for h, w in known]
             compare(self.name, got[i], expected[i], what, wrong)
@@ -359,7 +422,12 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
         heads, _ = ref.attention_head(Qh, Kh, Vh, M)
         merged = ref.merge_heads(heads)  # (..., T, d_model)
         dMerged = dOut @ (W_o if mistake.get("all_not_t") else W_o.T)  # (..., T, d_model)
-        dH = ref.split_heads(dMerged, h)  # (..., h, T, d_k)
+        if mistake.get("no_w_o"):
+            dMerged = dOut
+        if mistake.get("bare_split"):  # the token and head axes not swapped
+            dH = dMerged.reshape(*dMerged.shape[:-2], h, -1, X.shape[-1] // h)  # (..., h, T, d_k)
+        else:
+            dH = ref.split_heads(dMerged, h)  # (..., h, T, d_k)
         M_back = None if mistake.get("unmasked_back") else M
         if mistake.get("head"):
             dQh, dKh, dVh = head_variant(Qh, Kh, Vh, dH, M_back, **mistake["head"])
@@ -370,10 +438,13 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
         else:
             dQ, dK, dV = (ref.merge_heads(G) for G in (dQh, dKh, dVh))  # (..., T, d_model)
 
+    sequences = max(1, math.prod(X.shape[:-2]))
+
     def total(A, B):
         if mistake.get("not_summed"):
             return A.swapaxes(-1, -2) @ B  # (..., d_model, d_model)
-        return A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
+        summed = A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
+        return summed / sequences if mistake.get("averaged") else summed
 
     not_t = mistake.get("dx_not_t") or mistake.get("all_not_t")
     t = (lambda W: W) if not_t else (lambda W: W.T)
@@ -401,10 +472,14 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         (SCALED_BY_D_K, layer_variant(*args, head={"by_d_k": True}) if d_k > 1 else None),
         (NOT_SCALED, layer_variant(*args, head={"scale": True}) if d_k > 1 else None),
     ]
+    out.append((NO_W_O_BACK, layer_variant(*args, no_w_o=True)))
     if h > 1:
         out.append((BARE_RESHAPE, layer_variant(*args, bad_merge=True)))
+        out.append((BARE_SPLIT, layer_variant(*args, bare_split=True)))
     if X.ndim > 2:
         out.append((DW_NOT_SUMMED, layer_variant(*args, not_summed=True)))
+    if math.prod(X.shape[:-2]) > 1:
+        out.append((DW_AVERAGED, layer_variant(*args, averaged=True)))
     if mask is not None and np.isneginf(mask).any():
         out.append((UNMASKED_BACK, layer_variant(*args, unmasked_back=True)))
     return out
@@ -478,6 +553,7 @@ class MultiHeadSelfAttentionBackward(Check):
         expected, known = self.catalogue(call)
         expected = _flat(expected)
         _whole(self.name, parts, expected, [(h, w and _flat(w)) for h, w in known])
+        _order(self.name, parts, expected, _LAYER_PARTS)
         d = call.args[0].shape[-1]
         for i, what in enumerate(_LAYER_PARTS):
             shape = np.shape(parts[i])
