@@ -20,7 +20,9 @@ students = mh.get_example("students")
 # $(\dots, T_q, d_v)$. Put steps 5–7 together (write them again, paste your own,
 # or use the course's versions of earlier steps, `mh.attention_scores` and
 # `mh.softmax`; not `mh.attention_head`, the checks notice), add the mask to the
-# **scores** if one is given, and return both the output and the weights.
+# **scores** if one is given, and return both the output and the weights. A
+# query whose every key is blocked (a padded sequence with no real token) gets
+# weights 0 and output 0, as notebook 07's softmax gives an all $-\infty$ row.
 #
 # ### Exercise 8.1 — `attention_head`
 

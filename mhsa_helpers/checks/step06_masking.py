@@ -14,6 +14,33 @@ ZERO_TIMES_INF = (
 )
 
 
+def finite_for_infinity(name: str, got, expected, what: str) -> None:
+    """Fail, naming it, where ``got`` is ``expected`` with a large finite number for −∞.
+
+    Real code often blocks with −1e9, −1e10 or the dtype's lowest value: the
+    partly blocked rows come out nearly right, but a fully blocked row gets
+    uniform weights instead of none.
+    """
+    try:
+        got = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return
+    blocked = np.isneginf(expected)
+    if got.shape != expected.shape or not blocked.any() or not np.isfinite(got).all():
+        return
+    stand_in = got[blocked]
+    if stand_in.max() > -1e3 or not np.allclose(got[~blocked], expected[~blocked]):
+        return
+    mantissa, exponent = f"{stand_in.max():.0e}".split("e")
+    value = f"{mantissa}e{int(exponent)}"  # -1e9, -2e308
+    raise CheckFailed(
+        f"{name}: {what} blocks with {value}, a large finite number, where the course uses "
+        "-np.inf (−∞): a row where every key is blocked then gets equal weights 1/T instead of "
+        "none, and a blocked weight is small but not 0. Use -np.inf.",
+        public=f"{name}: {what} blocks with a large finite number instead of −∞.",
+    )
+
+
 def causal_mistakes(T: int) -> list:
     """``(hint, wrong mask)`` for the known mistakes in a causal mask of size ``T``."""
     i = np.arange(T)[:, None]  # (T, 1) queries
@@ -99,6 +126,7 @@ class CausalMask(Check):
                 "where it is blocked, not True/False."
             )
         expected, known = self.catalogue(call)
+        finite_for_infinity(self.name, got, expected, "the causal mask")
         compare(self.name, got, expected, "the causal mask", known)
 
 
@@ -123,6 +151,7 @@ class PaddingMask(Check):
 
     def judge(self, call, got):
         expected, known = self.catalogue(call)
+        finite_for_infinity(self.name, got, expected, "the padding mask")
         compare(self.name, got, expected, "the padding mask", known)
 
     def explain_error(self, call, outcome):

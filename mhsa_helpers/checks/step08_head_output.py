@@ -19,6 +19,28 @@ from .core import (
 )
 
 MASK_AFTER = "the mask is added after the softmax; add it to the scores Z, then take the softmax."
+#: A query whose every key is blocked, given weights all the same (a finite stand-in for −∞).
+UNIFORM_WHEN_ALL_BLOCKED = (
+    "a query whose every key is blocked gets equal weights 1/T_k (an average of all the "
+    "values): the mask is applied with a large finite number (such as −1e9) instead of −∞. "
+    "Add the −∞ mask to the scores and use the course's softmax (notebook 07): a fully blocked "
+    "row then has weights 0 and output 0."
+)
+#: A query whose every key is blocked, given NaN.
+NAN_WHEN_ALL_BLOCKED = (
+    "a query whose every key is blocked gets NaN: its scores are all −∞, and a softmax that "
+    "subtracts the row's maximum computes −∞ − (−∞). The course's softmax (notebook 07, "
+    "mh.softmax) gives that row weights 0 and output 0: use it, or handle an all −∞ row."
+)
+
+
+def fully_blocked(mask, shape) -> np.ndarray | None:
+    """The rows (queries) of the weights, of ``shape`` (..., T_q, T_k), whose every key the
+    mask blocks; None without any."""
+    if mask is None:
+        return None
+    rows = np.broadcast_to(np.isneginf(mask), shape).all(axis=-1)  # (..., T_q)
+    return rows if rows.any() else None
 
 
 def mistakes(Q, K, V, mask) -> list:
@@ -61,6 +83,10 @@ def mistakes(Q, K, V, mask) -> list:
     )
     if mask is None:
         return out
+    if fully_blocked(mask, Z.shape) is not None:  # −1e9 for −∞: those rows come out uniform
+        with np.errstate(all="ignore"):
+            a = ref.softmax(np.where(np.broadcast_to(np.isneginf(M), Z.shape), -1e9, Z + M))
+        out.append((UNIFORM_WHEN_ALL_BLOCKED, a @ V, a))
     a = ref.softmax(Z)
     out.append(("the mask is ignored: add it to the scores before the softmax.", a @ V, a))
     with np.errstate(all="ignore"):
@@ -100,7 +126,7 @@ class AttentionHead(Check):
     name = "attention_head"
     passed = (
         "output and weights match: students, song head 1, causal and padding masks, a batch "
-        "with a mask per sequence, float32."
+        "with a mask per sequence, a sequence whose every key is blocked, float32."
     )
     passed_hidden = "matches on random shapes with and without masks."
 
@@ -114,6 +140,7 @@ class AttentionHead(Check):
             Call((Q, K, V, ref.padding_mask(4, 6))),
             Call((*_batch(), ref.causal_mask(4))),
             Call((*_batch(), ref.padding_mask(np.array([4, 2]), 4))),  # a mask per sequence
+            Call((*_batch(), ref.padding_mask(np.array([3, 0]), 4))),  # no real token: all blocked
             Call((*(M.astype(np.float32) for M in _batch()), ref.causal_mask(4))),  # float32
         ]
 
@@ -148,6 +175,11 @@ class AttentionHead(Check):
         A = as_result(self.name, A, "the attention weights")
         if out.shape == exp_A.shape and A.shape == exp_out.shape and out.shape != A.shape:
             raise CheckFailed(f"{self.name}: return (output, weights) in this order.")
+        rows = fully_blocked(mask, exp_A.shape)
+        if rows is not None and A.shape == exp_A.shape and np.isnan(A).any():
+            nan_rows = np.isnan(A).any(axis=-1)  # (..., T_q)
+            if not (nan_rows & ~rows).any():  # NaN only where every key is blocked
+                raise CheckFailed(f"{self.name}: {NAN_WHEN_ALL_BLOCKED}")
         if mask is not None and np.isnan(out).any() and not np.isnan(exp_out).any():
             blocked = np.broadcast_to(np.isneginf(mask), exp_A.shape)
             subtracted = blocked.any() and not np.isfinite(A[blocked]).any()
