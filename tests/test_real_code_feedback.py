@@ -39,6 +39,45 @@ def attention_head(Q, K, V, mask=None):
     return A @ V, A
 """
 
+#: Code written for one batch axis exactly (a framework port): it takes (B, T, d) only.
+SPLIT_ONE_BATCH = """
+def split_heads(M, n_heads):
+    *lead, T, d = M.shape
+    if lead:
+        return M.reshape(lead[0], T, n_heads, d // n_heads).transpose(0, 2, 1, 3)
+    return M.reshape(T, n_heads, d // n_heads).transpose(1, 0, 2)
+"""
+MERGE_ONE_BATCH = """
+def merge_heads(H):
+    *lead, h, T, d_k = H.shape
+    if lead:
+        return H.transpose(0, 2, 1, 3).reshape(lead[0], T, h * d_k)
+    return H.transpose(1, 0, 2).reshape(T, h * d_k)
+"""
+#: A decoder's layer: causal whatever the mask argument says.
+ALWAYS_CAUSAL = """
+def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    T = X.shape[-2]
+    causal = np.triu(np.full((T, T), -np.inf), 1)
+    Qh, Kh, Vh = (mh.split_heads(X @ W, n_heads) for W in (W_q, W_k, W_v))
+    Z = Qh @ np.swapaxes(Kh, -1, -2) / np.sqrt(Qh.shape[-1]) + causal
+    if mask is not None:
+        Z = Z + (np.expand_dims(mask, -3) if np.ndim(mask) > 2 else mask)
+    A = mh.softmax(Z)
+    return mh.merge_heads(A @ Vh) @ W_o, A
+"""
+
+HEAD_CAUSAL = """
+def attention_head(Q, K, V, mask=None):
+    T_q, T_k = Q.shape[-2], K.shape[-2]
+    Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    Z = Z + np.triu(np.full((T_q, T_k), -np.inf), 1)
+    if mask is not None:
+        Z = Z + mask
+    A = mh.softmax(Z)
+    return A @ V, A
+"""
+
 
 @pytest.mark.parametrize(
     ("name", "source", "said"),
@@ -53,6 +92,10 @@ def attention_head(Q, K, V, mask=None):
         ("padding_mask", PADDING_FINITE.format(value="-1e4"), "blocks with -1e4, a large finite"),
         ("attention_head", HEAD_FILL, "every key is blocked gets equal weights 1/T_k"),
         ("attention_head", HEAD_NAN, "every key is blocked gets NaN"),
+        ("split_heads", SPLIT_ONE_BATCH, "written for exactly one batch axis"),
+        ("merge_heads", MERGE_ONE_BATCH, "written for exactly one batch axis"),
+        ("multi_head_self_attention", ALWAYS_CAUSAL, "never a causal mask of your own"),
+        ("attention_head", HEAD_CAUSAL, "never a causal mask of your own"),
     ],
 )
 def test_code_from_elsewhere_is_told_how_it_strays(name, source, said):

@@ -532,6 +532,14 @@ def batch_axes_error(call_args, error: str, core_ndim: int) -> str | None:
     tips = [tip for words, tip in _BATCH_TIPS if any(w in said for w in words)]
     if not tips:
         return None
+    lead = first.ndim - core_ndim
+    if lead > 1:  # code written for exactly one batch axis: B, T, d = X.shape, transpose(0, 2, …)
+        return (
+            f"it fails on an input with {lead} batch axes (shape {first.shape}): code written "
+            "for exactly one batch axis (B, T, d = X.shape, transpose(0, 2, 1, 3)) takes "
+            "(B, T, d) but not (B1, B2, T, d); the contract is (..., T, d), zero, one or two "
+            f"leading axes, so count axes from the end: {tips[0]}."
+        )
     return (
         f"it fails on an input with batch axes (shape {first.shape}): the contract is "
         f"(..., T, d), zero, one or two leading axes, so count axes from the end: {tips[0]}."

@@ -2,7 +2,8 @@
 
 :func:`diagnose` tries, in order: the shape (axes swapped, missing, extra), a
 constant factor, a transpose, a permutation along one axis, one wrong slice,
-masked cells that leak, float32 precision. The first that holds gives the sentence.
+masked cells that leak, weights causal where no causal mask was asked for, float32
+precision. The first that holds gives the sentence.
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ def _explain(got, expected, what, axes, quantities) -> str | None:
         or _permutation(c)
         or _one_slice(c)
         or _leak(c)
+        or _causal(c)
         or (
             f"{what} {agree(what, 'agrees')} only to {_F32}"
             if c.eq(got, exp, rtol=1e-5, atol=1e-6)
@@ -295,6 +297,29 @@ def _leak(c: _Case) -> str | None:
             "the mask gives: add the mask to the scores before the softmax."
         )
     return None
+
+
+def _causal(c: _Case) -> str | None:
+    """Test 7: weights 0 above the diagonal (keys after the query) where the reference's are not.
+
+    Code written for a decoder often applies a causal mask of its own: right
+    where a causal mask was given, wrong everywhere else.
+    """
+    got, exp = c.got, c.exp
+    if exp.ndim < 2 or exp.shape[-1] != exp.shape[-2] or exp.shape[-1] < 2:
+        return None
+    if not (np.isfinite(exp).all() and exp.min() >= 0 and np.isfinite(got).all()):
+        return None  # weights (≥ 0), not scores or a mask
+    future = np.triu(np.ones(exp.shape[-2:], dtype=bool), k=1)  # (T, T): key j > query i
+    if not np.any(exp[..., future] > 1e-9 * c.scale):
+        return None  # the reference is causal too: no evidence
+    if np.any(np.abs(got[..., future]) > 1e-12 * c.scale):
+        return None
+    return (
+        f"{c.what} {c.be} 0 for every key after its query, as a causal mask makes, where this "
+        "call asks for no causal mask: apply the mask argument only (none when it is None), "
+        "never a causal mask of your own."
+    )
 
 
 def diagnose_order(got, expected, names) -> str | None:

@@ -77,15 +77,20 @@ def _song_q():
 
 class SplitHeads(Check):
     name = "split_heads"
-    passed = "splits the song's Q into 1, 2 and 4 heads, a batch into 3, an odd d_model = 5 into 5."
+    passed = (
+        "splits the song's Q into 1, 2 and 4 heads, a batch (and a batch of batches) into 3, "
+        "an odd d_model = 5 into 5."
+    )
     passed_hidden = "splits random batched inputs correctly."
 
     def visible(self):
         batch = batch_rng().normal(size=(2, 5, 6))  # batch axis, d_k = 2 with 3 heads
         odd = batch_rng().normal(size=(3, 5))  # an odd d_model: 5 heads of 1 column, or one
+        nested = batch_rng().normal(size=(2, 3, 4, 6))  # two leading axes
         return [
             *(Call((_song_q(), h)) for h in (2, 4, 1)),
             Call((batch, 3)),
+            Call((nested, 3)),
             Call((odd, 5)),
             Call((odd, 1)),
         ]
@@ -106,12 +111,20 @@ class SplitHeads(Check):
 class MergeHeads(Check):
     name = "merge_heads"
     core_ndim = 3  # H: (h, T, d_k)
-    passed = "merge_heads(split_heads(Q, h)) gives back Q for h = 2 and 4, and a batch."
+    passed = (
+        "merge_heads(split_heads(Q, h)) gives back Q for h = 2 and 4, a batch and a batch of "
+        "batches."
+    )
     passed_hidden = "undoes split_heads on random batched inputs."
 
     def visible(self):
         batch = ref.split_heads(batch_rng().normal(size=(2, 5, 6)), 3)  # (2, 3, 5, 2)
-        return [*(Call((ref.split_heads(_song_q(), h),)) for h in (2, 4)), Call((batch,))]
+        nested = ref.split_heads(batch_rng().normal(size=(2, 3, 4, 6)), 3)  # (2, 3, 3, 4, 2)
+        return [
+            *(Call((ref.split_heads(_song_q(), h),)) for h in (2, 4)),
+            Call((batch,)),
+            Call((nested,)),
+        ]
 
     def hidden(self, rng):
         return [Call((ref.split_heads(*_random_input(rng)),)) for _ in range(4)]
