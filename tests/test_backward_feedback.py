@@ -172,3 +172,37 @@ def test_the_templates_pass_when_right(name, source, capsys):
     """Each slip above is its template's one changed line: the template itself passes."""
     checks.check(name, load(source, name))
     assert "\u2713" in capsys.readouterr().out
+
+
+#: A decoder's backward: causal whatever its mask argument says.
+CAUSAL_HEAD = HEAD.format(**RIGHT_HEAD).replace(
+    "    if mask is not None:\n        Z = Z + mask\n",
+    "    T = Z.shape[-1]\n    Z = Z + np.triu(np.full((T, T), -np.inf), 1)\n"
+    "    if mask is not None:\n        Z = Z + mask\n",
+)
+CAUSAL_LAYER = LAYER.format(**RIGHT_LAYER).replace(
+    "    M = None if mask is None else",
+    "    T = X.shape[-2]\n"
+    "    mask = np.triu(np.full((T, T), -np.inf), 1) + (0 if mask is None else mask)\n"
+    "    M = None if mask is None else",
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "source"),
+    [
+        ("attention_head_backward", CAUSAL_HEAD),
+        ("multi_head_self_attention_backward", CAUSAL_LAYER),
+    ],
+)
+def test_a_backward_causal_always_is_told_so_by_the_visible_and_the_hidden_check(name, source):
+    from mhsa_helpers.checks import hidden_seed, judge
+    from mhsa_helpers.checks.core import run_calls
+
+    fn = load(source, name)
+    with pytest.raises(AssertionError) as info:
+        checks.check(name, fn)
+    assert "applies a causal mask of its own" in str(info.value), str(info.value)
+    seed = hidden_seed(b"any course key", name)
+    said = judge(name, seed, run_calls(name, fn, checks.CHECKS[name].calls(seed)), hidden=True)
+    assert said is not None and "causal" in said, said

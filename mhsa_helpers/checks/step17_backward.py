@@ -143,6 +143,11 @@ DW_AVERAGED = (
     "the weights' gradients are averaged over the batch: the loss adds up every sequence's "
     "output, so its gradient adds up their contributions: sum over the batch axes, never mean."
 )
+ALWAYS_CAUSAL_BACK = (
+    "the backward applies a causal mask of its own: these gradients are those of a causal "
+    "layer, where this call asks for no causal mask. Use the mask argument only (none when it "
+    "is None), as the forward does."
+)
 DW_TRANSPOSED = (
     "the projections' gradients are transposed: Q = X·W_Q, so dW_Q = Xᵀ·dQ (and likewise "
     "for K and V), shape (d_model, d_model) with rows for X's columns."
@@ -299,6 +304,20 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
     return dQ, dK, dV
 
 
+def _with_causal(mask, T_q: int, T_k: int):
+    """``mask`` and a causal mask together, or None where that changes nothing (or T_q ≠ T_k)."""
+    if T_q != T_k or T_q < 2:
+        return None
+    causal = ref.causal_mask(T_q)  # (T, T)
+    if mask is None:
+        return causal
+    blocked = np.isneginf(np.asarray(mask, dtype=np.float64))  # (..., T, T)
+    both = blocked | np.isneginf(causal)  # (..., T, T)
+    if not np.array_equal(both, np.broadcast_to(blocked, both.shape)):
+        return np.where(both, -np.inf, 0.0)
+    return None  # already causal: the mistake cannot show
+
+
 def head_mistakes(Q, K, V, dOut, mask=None) -> list:
     """``(hint, (dQ, dK, dV) or None)`` for the known mistakes of one head's backward."""
     square = Q.shape[-2] == K.shape[-2]
@@ -318,6 +337,9 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
     ]
     if mask is not None and np.isneginf(mask).any():
         out.append((MASK_LEAKS, head_variant(Q, K, V, dOut, mask, leak=True)))
+    causal = _with_causal(mask, Q.shape[-2], K.shape[-2])
+    if causal is not None:  # code for a decoder: causal whatever the mask argument says
+        out.append((ALWAYS_CAUSAL_BACK, head_variant(Q, K, V, dOut, causal)))
     if Q.shape[-1] == 1:  # √1 = 1: the scale's mistakes are no mistakes here
         unscaled = (DQ_NOT_SCALED, DK_NOT_SCALED, NOT_SCALED, UNSCALED_RECOMPUTE, DV_SCALED)
         out = [(h, w) for h, w in out if h not in unscaled]
@@ -482,6 +504,9 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         out.append((DW_AVERAGED, layer_variant(*args, averaged=True)))
     if mask is not None and np.isneginf(mask).any():
         out.append((UNMASKED_BACK, layer_variant(*args, unmasked_back=True)))
+    causal = _with_causal(mask, X.shape[-2], X.shape[-2])
+    if causal is not None:
+        out.append((ALWAYS_CAUSAL_BACK, layer_variant(*args[:-1], causal)))
     return out
 
 
@@ -529,12 +554,13 @@ class MultiHeadSelfAttentionBackward(Check):
 
     def hidden(self, rng):
         calls = []
-        for _ in range(3):
+        for k in range(3):
             h, d_k, T = (int(k) for k in rng.integers(1, 4, size=3))
             d = h * d_k
             X = rng.normal(size=(*random_shape(rng), T + 1, d))
             Ws = [rng.normal(size=(d, d)) / math.sqrt(d) for _ in range(4)]
-            calls.append(_layer_call(rng, X, Ws, h, ref.causal_mask(T + 1)))
+            mask = None if k == 0 else ref.causal_mask(T + 1)  # a layer causal always fails
+            calls.append(_layer_call(rng, X, Ws, h, mask))
         return calls
 
     def catalogue(self, call):
