@@ -61,10 +61,6 @@ def causal_mistakes(T: int) -> list:
             np.where(j >= i, -np.inf, 0.0),
         ),
         (
-            "use -np.inf for blocked positions, not a large finite number.",
-            np.where(j > i, -1e9, 0.0),
-        ),
-        (
             "the mask is additive: 0 where attention is allowed, -np.inf where it is blocked "
             "(not 1 and 0, not booleans).",
             np.where(j > i, 0.0, 1.0),
@@ -95,10 +91,6 @@ def padding_mistakes(lengths, T: int) -> list:
             "keep the query axis of size 1: the shape is lengths.shape + (1, seq_len), so the "
             "mask broadcasts against the scores (..., T_q, T_k).",
             np.where(j >= L[..., None], -np.inf, 0.0),
-        ),
-        (
-            "use -np.inf for blocked positions, not a large finite number.",
-            np.where(j >= L[..., None, None], -1e9, 0.0),
         ),
         (ZERO_TIMES_INF, np.where(j >= L[..., None, None], -np.inf, np.nan)),
     ]
