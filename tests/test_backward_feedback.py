@@ -73,6 +73,50 @@ RIGHT_LAYER = {
 CASES = [
     (
         "softmax_backward",
+        SOFTMAX.format(dZ="A * (dA + np.sum(dA * A, axis=axis, keepdims=True))"),
+        "the row-sum term is added",
+    ),
+    (
+        "softmax_backward",
+        SOFTMAX.format(dZ="A * (dA - np.mean(dA * A, axis=axis, keepdims=True))"),
+        "is a mean over the row",
+    ),
+    (
+        "attention_head_backward",
+        HEAD.format(**{**RIGHT_HEAD, "dQ": "dZ @ K * np.sqrt(d_k)"}).replace(
+            "@ Q / np.sqrt(d_k)", "@ Q * np.sqrt(d_k)"
+        ),
+        "multiplied by √d_k",
+    ),
+    ("attention_head_backward", HEAD.format(**{**RIGHT_HEAD, "dZ": "dA"}), "skipped (dZ = dA)"),
+    (
+        "attention_head_backward",
+        HEAD.format(**RIGHT_HEAD).replace("@ Q / np.sqrt(d_k)", "@ K / np.sqrt(d_k)"),
+        "dK = dZᵀ·K",
+    ),
+    (
+        "attention_head_backward",
+        HEAD.format(
+            **{
+                **RIGHT_HEAD,
+                "dZ": "A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) "
+                "+ (0 if mask is None else mask)",
+            }
+        ),
+        "the mask is added to dZ",
+    ),
+    (
+        "multi_head_self_attention_backward",
+        LAYER.format(**RIGHT_LAYER).replace(" + dV @ W_v.T", ""),
+        "dX misses the path through the values",
+    ),
+    (
+        "multi_head_self_attention_backward",
+        LAYER.format(**RIGHT_LAYER).replace("total(merged, dOut)", "total(X, dOut)"),
+        "dW_O uses X",
+    ),
+    (
+        "softmax_backward",
         SOFTMAX.format(dZ="A * (dA - np.sum(dA * A))"),
         "summed over every entry at once",
     ),
@@ -206,3 +250,19 @@ def test_a_backward_causal_always_is_told_so_by_the_visible_and_the_hidden_check
     seed = hidden_seed(b"any course key", name)
     said = judge(name, seed, run_calls(name, fn, checks.CHECKS[name].calls(seed)), hidden=True)
     assert said is not None and "causal" in said, said
+
+
+def test_a_backward_computed_in_float32_inside_is_told_its_precision():
+    """Not "only row 0 of dK differs": every entry agrees to float32's rounding."""
+    source = (
+        HEAD.format(**RIGHT_HEAD)
+        .replace(
+            "    d_k = Q.shape[-1]\n",
+            "    d_k = Q.shape[-1]\n    dt = Q.dtype\n"
+            "    Q, K, V, dOut = (np.asarray(a, np.float32) for a in (Q, K, V, dOut))\n",
+        )
+        .replace("    return dQ, dK, dV", "    return dQ.astype(dt), dK.astype(dt), dV.astype(dt)")
+    )
+    with pytest.raises(AssertionError) as info:
+        checks.check("attention_head_backward", load(source, "attention_head_backward"))
+    assert "only to float32 precision" in str(info.value), str(info.value)

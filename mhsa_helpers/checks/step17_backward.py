@@ -56,6 +56,14 @@ NO_KEEPDIMS = (
     "from column i: np.sum(dA * A, axis=axis, keepdims=True)."
 )
 AXIS_IGNORED = "the axis argument is ignored: with axis=-2 the sums run down the columns."
+PLUS_SIGN = (
+    "the row-sum term is added: the Jacobian is diag(a) − a·aᵀ, so dZ = A·(dA − Σ dA·A), with "
+    "a minus."
+)
+MEAN_NOT_SUM = (
+    "Σ dA·A is a mean over the row: it is the sum, np.sum(dA * A, axis=axis, keepdims=True), "
+    "not np.mean."
+)
 SUM_OF_ALL = (
     "Σ dA·A is summed over every entry at once: each slice along the softmax's axis (one "
     "query's row) has its own sum, np.sum(dA * A, axis=axis, keepdims=True)."
@@ -73,6 +81,24 @@ DK_NOT_TRANSPOSED = (
     "dK = dZ·Q: the keys are dZ's columns, so dK = dZᵀ·Q/√d_k (shape (..., T_k, d_k))."
 )
 DQ_FROM_DZT = "dQ = dZᵀ·K: the queries are dZ's rows, so dQ = dZ·K/√d_k (dZᵀ belongs to dK)."
+TIMES_SQRT = (
+    "dQ and dK are multiplied by √d_k: the scores were divided by √d_k (Z = Q·Kᵀ/√d_k), so "
+    "dQ = dZ·K/√d_k and dK = dZᵀ·Q/√d_k, divided too."
+)
+SOFTMAX_SKIPPED = (
+    "the softmax's backward is skipped (dZ = dA): between the weights and the scores lies the "
+    "softmax, so dZ = softmax_backward(A, dA) = A·(dA − Σ dA·A)."
+)
+DK_FROM_K = "dK = dZᵀ·K: Z = Q·Kᵀ/√d_k, so the keys' gradient takes the queries: dK = dZᵀ·Q/√d_k."
+MASK_ON_DZ = (
+    "the mask is added to dZ (or to a gradient): the mask is a constant added to the scores in "
+    "the forward, with no gradient of its own; the backward reuses the forward's masked A, "
+    "where blocked weights are 0."
+)
+ZEROED_AFTER = (
+    "the weights are masked after the softmax (A·(mask == 0)), so their rows no longer sum to "
+    "1: add the mask to the scores before the softmax, as the forward does."
+)
 DA_TRANSPOSED = (
     "dA is transposed: output = A·V gives dA = dOut·Vᵀ (one row per query, one column per "
     "key), not (dOut·Vᵀ)ᵀ."
@@ -148,6 +174,13 @@ ALWAYS_CAUSAL_BACK = (
     "layer, where this call asks for no causal mask. Use the mask argument only (none when it "
     "is None), as the forward does."
 )
+DW_O_FROM_X = (
+    "dW_O uses X: out = M·W_O with M the merged heads (the attention's output before W_O), so "
+    "dW_O = Mᵀ·dOut, not Xᵀ·dOut."
+)
+DX_MISSING_PATH = (
+    "dX misses the path through {which}: X makes Q, K and V, so dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."
+)
 DW_TRANSPOSED = (
     "the projections' gradients are transposed: Q = X·W_Q, so dW_Q = Xᵀ·dQ (and likewise "
     "for K and V), shape (d_model, d_model) with rows for X's columns."
@@ -171,6 +204,8 @@ def softmax_mistakes(A, dA, axis: int = -1) -> list:
         out.append((SUM_OF_ALL, A * (dA - (dA * A).sum(axis=(-2, -1), keepdims=True))))
         out.append((SUM_OF_ALL, A * (dA - (dA * A).sum())))
     out.append((DA_OUTSIDE, dA * (A - weighted)))
+    out.append((PLUS_SIGN, A * (dA + weighted)))
+    out.append((MEAN_NOT_SUM, A * (dA - (dA * A).mean(axis=axis, keepdims=True))))
     last = axis in (-1, A.ndim - 1)
     if A.ndim >= 2 and last:
         out.append((WRONG_AXIS, A * (dA - (dA * A).sum(axis=-2, keepdims=True))))
@@ -292,15 +327,27 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
             dA = dA.swapaxes(-1, -2)  # (..., T_k, T_q): square only
         if mistake.get("no_row_sum"):
             dZ = A_back * dA
+        elif mistake.get("skip_softmax"):
+            dZ = dA
+        elif mistake.get("zeroed_after") and mask is not None:
+            A_back = np.where(np.isneginf(mask), 0.0, ref.softmax(Z))
+            dZ = ref.softmax_backward(A_back, dA)
         else:
             dZ = ref.softmax_backward(A_back, dA, -2 if mistake.get("sm_axis") else -1)
+        if mistake.get("mask_on_dz") and mask is not None:
+            dZ = dZ + mask
+        if mistake.get("times_sqrt"):
+            scale = 1.0 / math.sqrt(d_k)
+        if mistake.get("zeroed_after") and mask is not None:
+            dA = dOut @ V.swapaxes(-1, -2)
         dV = (A_back if mistake.get("dv") else A_back.swapaxes(-1, -2)) @ dOut
         if mistake.get("dv_scale"):
             dV = dV / scale
         dZq = dZ.swapaxes(-1, -2) if mistake.get("dq_t") else dZ
         dQ = dZq @ K / (1.0 if mistake.get("dq_scale") or mistake.get("scale") else scale)
         dZt = dZ if mistake.get("dk") else dZ.swapaxes(-1, -2)
-        dK = dZt @ Q / (1.0 if mistake.get("dk_scale") or mistake.get("scale") else scale)
+        dK = dZt @ (K if mistake.get("dk_from_k") else Q)
+        dK = dK / (1.0 if mistake.get("dk_scale") or mistake.get("scale") else scale)
     return dQ, dK, dV
 
 
@@ -334,14 +381,27 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
         (SOFTMAX_BACK_AXIS, head_variant(Q, K, V, dOut, mask, sm_axis=True)),
         (UNSCALED_RECOMPUTE, head_variant(Q, K, V, dOut, mask, unscaled_recompute=True)),
         (DV_SCALED, head_variant(Q, K, V, dOut, mask, dv_scale=True)),
+        (TIMES_SQRT, head_variant(Q, K, V, dOut, mask, times_sqrt=True)),
+        (SOFTMAX_SKIPPED, head_variant(Q, K, V, dOut, mask, skip_softmax=True)),
+        (DK_FROM_K, head_variant(Q, K, V, dOut, mask, dk_from_k=True) if square else None),
     ]
+    if mask is not None and np.isneginf(mask).any():
+        out.append((MASK_ON_DZ, head_variant(Q, K, V, dOut, mask, mask_on_dz=True)))
+        out.append((ZEROED_AFTER, head_variant(Q, K, V, dOut, mask, zeroed_after=True)))
     if mask is not None and np.isneginf(mask).any():
         out.append((MASK_LEAKS, head_variant(Q, K, V, dOut, mask, leak=True)))
     causal = _with_causal(mask, Q.shape[-2], K.shape[-2])
     if causal is not None:  # code for a decoder: causal whatever the mask argument says
         out.append((ALWAYS_CAUSAL_BACK, head_variant(Q, K, V, dOut, causal)))
     if Q.shape[-1] == 1:  # √1 = 1: the scale's mistakes are no mistakes here
-        unscaled = (DQ_NOT_SCALED, DK_NOT_SCALED, NOT_SCALED, UNSCALED_RECOMPUTE, DV_SCALED)
+        unscaled = (
+            DQ_NOT_SCALED,
+            DK_NOT_SCALED,
+            NOT_SCALED,
+            UNSCALED_RECOMPUTE,
+            DV_SCALED,
+            TIMES_SQRT,
+        )
         out = [(h, w) for h, w in out if h not in unscaled]
     return out
 
@@ -473,10 +533,15 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
     dX = dQ @ t(W_q) + dK @ t(W_k) + dV @ t(W_v)
     if mistake.get("one_path"):
         dX = dQ @ W_q.T
+    if mistake.get("without"):  # one of the three paths left out
+        paths = {"Q": dQ @ W_q.T, "K": dK @ W_k.T, "V": dV @ W_v.T}
+        dX = sum(p for k, p in paths.items() if k != mistake["without"])
     dWs = [total(X, G) for G in (dQ, dK, dV)]
     if mistake.get("dw_t"):
         dWs = [W.swapaxes(-1, -2) for W in dWs]
     dW_o = total(dOut, merged) if mistake.get("dwo_t") else total(merged, dOut)
+    if mistake.get("dwo_x"):
+        dW_o = total(X, dOut)
     return dX, (*dWs, dW_o)
 
 
@@ -495,6 +560,9 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         (NOT_SCALED, layer_variant(*args, head={"scale": True}) if d_k > 1 else None),
     ]
     out.append((NO_W_O_BACK, layer_variant(*args, no_w_o=True)))
+    out.append((DW_O_FROM_X, layer_variant(*args, dwo_x=True)))
+    for which, words in (("K", "the keys, dK·W_Kᵀ"), ("V", "the values, dV·W_Vᵀ")):
+        out.append((DX_MISSING_PATH.format(which=words), layer_variant(*args, without=which)))
     if h > 1:
         out.append((BARE_RESHAPE, layer_variant(*args, bad_merge=True)))
         out.append((BARE_SPLIT, layer_variant(*args, bare_split=True)))
