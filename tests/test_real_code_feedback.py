@@ -67,6 +67,21 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
     return mh.merge_heads(A @ Vh) @ W_o, A
 """
 
+#: A port of masked_fill(mask == 0, -1e9), written for a 1/0 keep-mask.
+HEAD_KEEP = """
+def attention_head(Q, K, V, mask=None):
+    Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        Z = np.where(mask == 0, -1e9, Z)
+    A = mh.softmax(Z)
+    return A @ V, A
+"""
+#: The attention mask of a tokenizer: 1 for real tokens, 0 for padding.
+PADDING_KEEP = """
+def padding_mask(lengths, seq_len):
+    lengths = np.asarray(lengths)[..., None, None]
+    return (np.arange(seq_len) < lengths).astype(float)
+"""
 HEAD_CAUSAL = """
 def attention_head(Q, K, V, mask=None):
     T_q, T_k = Q.shape[-2], K.shape[-2]
@@ -96,6 +111,8 @@ def attention_head(Q, K, V, mask=None):
         ("merge_heads", MERGE_ONE_BATCH, "written for exactly one batch axis"),
         ("multi_head_self_attention", ALWAYS_CAUSAL, "never a causal mask of your own"),
         ("attention_head", HEAD_CAUSAL, "never a causal mask of your own"),
+        ("attention_head", HEAD_KEEP, "read as a keep-mask"),
+        ("padding_mask", PADDING_KEEP, "not a keep-mask of 1 for real tokens"),
     ],
 )
 def test_code_from_elsewhere_is_told_how_it_strays(name, source, said):

@@ -84,6 +84,11 @@ def padding_mistakes(lengths, T: int) -> list:
     off_by_one = "off by one: positions 0 … length-1 are real tokens, −∞ starts at position length."
     return [
         (
+            "the mask is additive: 0 where attention is allowed, -np.inf where it is blocked "
+            "(not a keep-mask of 1 for real tokens and 0 for padding).",
+            np.where(j < L[..., None, None], 1.0, 0.0),
+        ),
+        (
             "the mask hides queries instead of keys: the padded positions are key columns, so "
             "the mask has shape lengths.shape + (1, seq_len).",
             np.where(j[:, None] >= L[..., None, None], -np.inf, 0.0),

@@ -26,6 +26,12 @@ UNIFORM_WHEN_ALL_BLOCKED = (
     "Add the −∞ mask to the scores and use the course's softmax (notebook 07): a fully blocked "
     "row then has weights 0 and output 0."
 )
+#: Code for a 1/0 keep-mask (1 = attend) used with the course's additive mask.
+KEEP_MASK = (
+    "the mask is read as a keep-mask (1 = attend, 0 = block, as some libraries use it, "
+    "masked_fill(mask == 0, -1e9)): the course's mask is additive, 0 where a key is allowed and "
+    "−∞ where it is blocked; add it to the scores, Z + M."
+)
 #: A query whose every key is blocked, given NaN.
 NAN_WHEN_ALL_BLOCKED = (
     "a query whose every key is blocked gets NaN: its scores are all −∞, and a softmax that "
@@ -89,6 +95,9 @@ def mistakes(Q, K, V, mask) -> list:
         out.append((UNIFORM_WHEN_ALL_BLOCKED, a @ V, a))
     a = ref.softmax(Z)
     out.append(("the mask is ignored: add it to the scores before the softmax.", a @ V, a))
+    with np.errstate(all="ignore"):  # masked_fill(mask == 0, -1e9), as for a 1/0 keep-mask
+        a = ref.softmax(np.where(np.broadcast_to(M, Z.shape) == 0, -1e9, Z))
+    out.append((KEEP_MASK, a @ V, a))
     with np.errstate(all="ignore"):
         a = ref.softmax(Z) + M
         out.append(
