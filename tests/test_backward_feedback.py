@@ -95,17 +95,6 @@ CASES = [
         "dK = dZᵀ·K",
     ),
     (
-        "attention_head_backward",
-        HEAD.format(
-            **{
-                **RIGHT_HEAD,
-                "dZ": "A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) "
-                "+ (0 if mask is None else mask)",
-            }
-        ),
-        "the mask is added to dZ",
-    ),
-    (
         "multi_head_self_attention_backward",
         LAYER.format(**RIGHT_LAYER).replace(" + dV @ W_v.T", ""),
         "dX misses the path through the values",

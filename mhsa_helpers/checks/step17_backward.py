@@ -90,11 +90,6 @@ SOFTMAX_SKIPPED = (
     "softmax, so dZ = softmax_backward(A, dA) = A·(dA − Σ dA·A)."
 )
 DK_FROM_K = "dK = dZᵀ·K: Z = Q·Kᵀ/√d_k, so the keys' gradient takes the queries: dK = dZᵀ·Q/√d_k."
-MASK_ON_DZ = (
-    "the mask is added to dZ (or to a gradient): the mask is a constant added to the scores in "
-    "the forward, with no gradient of its own; the backward reuses the forward's masked A, "
-    "where blocked weights are 0."
-)
 ZEROED_AFTER = (
     "the weights are masked after the softmax (A·(mask == 0)), so their rows no longer sum to "
     "1: add the mask to the scores before the softmax, as the forward does."
@@ -334,8 +329,6 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
             dZ = ref.softmax_backward(A_back, dA)
         else:
             dZ = ref.softmax_backward(A_back, dA, -2 if mistake.get("sm_axis") else -1)
-        if mistake.get("mask_on_dz") and mask is not None:
-            dZ = dZ + mask
         if mistake.get("times_sqrt"):
             scale = 1.0 / math.sqrt(d_k)
         if mistake.get("zeroed_after") and mask is not None:
@@ -386,7 +379,6 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
         (DK_FROM_K, head_variant(Q, K, V, dOut, mask, dk_from_k=True) if square else None),
     ]
     if mask is not None and np.isneginf(mask).any():
-        out.append((MASK_ON_DZ, head_variant(Q, K, V, dOut, mask, mask_on_dz=True)))
         out.append((ZEROED_AFTER, head_variant(Q, K, V, dOut, mask, zeroed_after=True)))
     if mask is not None and np.isneginf(mask).any():
         out.append((MASK_LEAKS, head_variant(Q, K, V, dOut, mask, leak=True)))
