@@ -339,7 +339,7 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
         try:
             value, peak = _invoke(fn, args, kwargs, counted or guard, options.get("memory"))
         except CallBound:
-            return ("error", f"{name} {counted.error}", "calls")
+            return _stopped(name, guard, counted)
         except NotImplementedError:
             message = (
                 f"{name} is not implemented yet: replace `raise NotImplementedError()` "
@@ -352,7 +352,7 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
             return ("error", _over_bound(name), "memory")
         except Exception as exc:  # the learner's error, reported with its message
             if counted is not None and counted.over:  # the bound's exception, caught and replaced
-                return ("error", f"{name} {counted.error}", "calls")
+                return _stopped(name, guard, counted)
             failed = _failed(name, exc, args, kwargs, options)
             if failed[-1] == "warning":  # and what it gives when the warning is let pass
                 failed += _quietly(fn, kept, guard)
@@ -360,7 +360,7 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
         if guard is not None and guard.error:
             return ("error", f"{name} {guard.error}", "reference")
         if counted is not None and counted.error:  # over its bound, or the profiler changed
-            return ("error", f"{name} {counted.error}", "calls" if counted.over else "reference")
+            return _stopped(name, guard, counted)
         if strict and _changed(kept, (args, kwargs)):
             message = f"{name} modified an input in place; leave the inputs as they were."
             return ("error", message, "modified")
@@ -371,6 +371,15 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
     if peak is not None:
         return ("measured", (plain(value), int(peak)))
     return ("value", plain(value))
+
+
+def _stopped(name: str, guard, counted: _Counted) -> tuple:
+    """The raw outcome of a counted call a guard objects to: the reference first, then the count."""
+    if guard is not None and guard.error:
+        return ("error", f"{name} {guard.error}", "reference")
+    if counted.over:
+        return ("error", f"{name} {counted.error}", "calls")
+    return ("error", f"{name} {counted.error}", "reference")  # the profiler was changed
 
 
 def _failed(name: str, exc: Exception, args, kwargs, options: dict) -> tuple:

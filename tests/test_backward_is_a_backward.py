@@ -283,3 +283,16 @@ def test_the_counted_call_is_large_and_its_bound_far_below_central_differences(n
         call = counted[0]
         numbers = sum(np.size(a) for a in call.args[: DIFFERENTIATED[name]])
         assert call.calls >= 1000 and 2 * numbers >= 2 * call.calls
+
+
+def test_a_counted_call_that_also_calls_the_reference_is_told_the_reference_first():
+    """Two guards around one call: the reference watch's word is not lost in the count's."""
+    source = FD_SOFTMAX_OWN.replace(
+        "    dZ = np.zeros_like(A64)\n",
+        "    dZ = np.zeros_like(A64)\n    if A.size > 1000:  # the large input only\n"
+        "        mh.softmax_backward(A, dA, axis)\n",
+    )
+    with pytest.raises(CheckFailed) as info:
+        checks.check("softmax_backward", load(source, "softmax_backward"))
+    assert str(info.value).startswith("softmax_backward calls the course's reference")
+    assert "backward pass" not in str(info.value)
