@@ -227,13 +227,15 @@ class _Counted:
     the input's size, central differences at least two per entry of the
     input. Past the bound the call is stopped (:class:`CallBound` is raised
     in it) and :attr:`error` says so, even if the answer catches the
-    exception. ``inner`` (a guard such as the in-kernel reference watch)
-    is entered first and still sees every event.
+    exception. Threads the call starts count too (``threading.setprofile``).
+    ``inner`` (a guard such as the in-kernel reference watch) is entered
+    first and still sees every event.
     """
 
     def __init__(self, inner, bound: int):
         self.inner, self.bound, self.count = inner, bound, 0
         self.over, self.changed, self.previous, self.hook = False, False, None, None
+        self.threads = None
 
     @property
     def error(self) -> str | None:
@@ -262,13 +264,20 @@ class _Counted:
     def __enter__(self):
         if self.inner is not None:
             self.inner.__enter__()
+        import threading
+
         self.previous, self.hook = sys.getprofile(), self._profile  # one bound method, kept
+        self.threads = threading.getprofile()
+        threading.setprofile(self.hook)  # the threads the call starts are counted too
         sys.setprofile(self.hook)
 
     def __exit__(self, *exc):
+        import threading
+
         if sys.getprofile() is not self.hook and not self.over:
             self.changed = True
         sys.setprofile(self.previous)
+        threading.setprofile(self.threads)
         if self.inner is not None:
             self.inner.__exit__(*exc)
 

@@ -126,11 +126,24 @@ FD_PROFILER_OFF = "import sys\n\n" + FD_SOFTMAX_OWN.replace(
     "    sys.setprofile(None)\n    A64 = np.asarray(A, dtype=np.float64)\n",
 )
 
+#: Central differences of the layer, run in a thread of a pool (the threads are counted too).
+FD_LAYER_THREAD = (
+    "from concurrent.futures import ThreadPoolExecutor\n\n"
+    + FD_LAYER.replace("def multi_head_self_attention_backward(", "def _fd_backward(", 1)
+    + """
+
+def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(_fd_backward, X, W_q, W_k, W_v, W_o, n_heads, dOut, mask).result()
+"""
+)
+
 FINITE_DIFFERENCES = {
     "softmax_own_forward": ("softmax_backward", FD_SOFTMAX_OWN),
     "softmax_course_forward": ("softmax_backward", FD_SOFTMAX_MH),
     "head": ("attention_head_backward", FD_HEAD),
     "layer": ("multi_head_self_attention_backward", FD_LAYER),
+    "layer_in_a_thread": ("multi_head_self_attention_backward", FD_LAYER_THREAD),
 }
 
 #: Correct, and loops over rows with a helper of its own per row: a few calls per row.

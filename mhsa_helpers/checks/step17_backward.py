@@ -11,17 +11,20 @@ the forward (two forward passes per entry of the input). Each check ends
 with one large input (thousands of numbers, few rows) on which the call may
 make at most one Python function call per :data:`CALLS_PER` numbers of its
 inputs (:func:`call_bound`): the child counts every call, the answer's own,
-the course's ``mh`` functions and numpy's, and stops the call past the bound
-(:class:`mhsa_helpers.child._Counted`). No time is measured: a backward pass
-makes a fixed number of calls whatever the size (a loop over heads or rows
-a few per head or row), central differences at least two per number.
+the course's ``mh`` functions and numpy's, in the threads the call starts
+too, and stops the call past the bound (:class:`mhsa_helpers.child._Counted`).
+No time is measured: a backward pass makes a fixed number of calls whatever
+the size (a loop over heads or rows a few per head or row), central
+differences at least two per number.
 
 What the count does not see: a forward copied inline that makes no Python
 call per entry (only ufuncs and their ``reduce``, no ``np.max``, ``.sum()``
-or ``np.einsum``), central differences run in another thread, or a profiler
-taken down and put back by the answer itself; each takes a deliberate
-effort to hide from the check, and the answer's code can do it because it
-runs in the process that counts.
+or ``np.einsum``), central differences batched into a few forward calls on
+a stack of perturbed inputs (the forward takes batch axes), work handed to
+a thread or a process started before the call, or a profiler taken down and
+put back by the answer itself; each takes a deliberate effort to hide from
+the check, and the answer's code can do it because it runs in the process
+that counts.
 """
 
 from __future__ import annotations
