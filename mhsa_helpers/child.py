@@ -214,6 +214,10 @@ def _invoke(fn, args, kwargs, guard, memory: bool):
 APART_HEADROOM = 80 << 20
 
 
+#: The flags of a generator's code (a resumed generator is a step of a loop, not a call).
+_GENERATOR = 0x20 | 0x200  # CO_GENERATOR, CO_ASYNC_GENERATOR
+
+
 class CallBound(Exception):
     """Raised into a counted call once it has made more Python function calls than its bound."""
 
@@ -223,10 +227,12 @@ class _Counted:
 
     Every function call counts (the answer's own functions, the course's
     ``mh`` functions, numpy's functions written in Python, comprehensions),
-    whoever makes it: a backward pass makes a fixed number of them whatever
-    the input's size, central differences at least two per entry of the
-    input. Past the bound the call is stopped (:class:`CallBound` is raised
-    in it) and :attr:`error` says so, even if the answer catches the
+    whoever makes it, but a step of an iteration (a generator resumed, the
+    next index of ``np.ndindex``): a backward pass makes a fixed number of
+    them whatever the input's size (a loop over every entry, none per
+    entry), central differences at least two per entry of the input.
+    Past the bound the call is stopped (:class:`CallBound` is raised in
+    it) and :attr:`error` says so, even if the answer catches the
     exception. Threads the call starts count too (``threading.setprofile``).
     ``inner`` (a guard such as the in-kernel reference watch) is entered
     first and still sees every event.
@@ -236,6 +242,9 @@ class _Counted:
         self.inner, self.bound, self.count = inner, bound, 0
         self.over, self.changed, self.previous, self.hook = False, False, None, None
         self.threads = None
+        import numpy as np
+
+        self.steps = {np.ndindex.__next__.__code__}  # iteration, not a call of a function
 
     @property
     def error(self) -> str | None:
@@ -253,7 +262,8 @@ class _Counted:
         return None
 
     def _profile(self, frame, event, arg):
-        if event == "call":
+        code = frame.f_code
+        if event == "call" and not code.co_flags & _GENERATOR and code not in self.steps:
             self.count += 1
             if self.count > self.bound and not self.over:
                 self.over = True

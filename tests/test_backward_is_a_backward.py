@@ -160,6 +160,16 @@ def softmax_backward(A, dA, axis=-1):
     return np.moveaxis(out, -1, axis)
 """
 
+#: Correct, one entry at a time (np.ndindex over every entry: a step of a loop, not a call).
+ENTRY_LOOP_SOFTMAX = """def softmax_backward(A, dA, axis=-1):
+    s = np.sum(dA * A, axis=axis, keepdims=True)
+    s = np.broadcast_to(s, A.shape)
+    out = np.zeros(A.shape, dtype=np.result_type(A, dA))
+    for idx in np.ndindex(A.shape):
+        out[idx] = A[idx] * (dA[idx] - s[idx])
+    return out
+"""
+
 #: Correct, one head and one sequence at a time, each through the learner's own helpers.
 LOOP_HEAD = """def _one(q, k, v, g, m):
     s = np.sqrt(q.shape[-1])
@@ -264,9 +274,13 @@ def test_central_differences_earn_nothing_when_graded(case):
 
 @pytest.mark.parametrize(
     ("name", "source"),
-    [("softmax_backward", ROW_LOOP_SOFTMAX), ("attention_head_backward", LOOP_HEAD)],
+    [
+        ("softmax_backward", ROW_LOOP_SOFTMAX),
+        ("softmax_backward", ENTRY_LOOP_SOFTMAX),
+        ("attention_head_backward", LOOP_HEAD),
+    ],
 )
-def test_a_backward_that_loops_over_rows_or_heads_passes(name, source, capsys):
+def test_a_backward_that_loops_over_rows_heads_or_entries_passes(name, source, capsys):
     fn = load(source, name)
     checks.check(name, fn)
     checks.check_hidden(name, fn)

@@ -78,12 +78,12 @@ def not_a_backward(name: str, error: str, numbers: int, rule: str) -> str:
         .replace(" in one call,", f" in one call on an input of {numbers} numbers,")
     )
     return (
-        f"{name} {said}: that is central differences (two forward passes per entry) or the "
-        f"like, not a backward pass. Compute the gradient by the chain rule: {rule} A backward "
-        "pass makes a fixed number of array operations whatever the size of its input; central "
-        "differences are only for checking it on small inputs. (The check counts the function "
-        "calls of one call on a large input: at most one per "
-        f"{CALLS_PER} numbers of its inputs.)"
+        f"{name} {said}: that is central differences (two forward passes per entry) or "
+        "another loop over every entry, not a backward pass. Compute the gradient by the chain "
+        f"rule, with array operations over whole axes: {rule} A backward pass makes a fixed "
+        "number of array operations whatever the size of its input; central differences are "
+        "only for checking it on small inputs. (The check counts the function calls of one "
+        f"call on a large input: at most one per {CALLS_PER} numbers of its inputs.)"
     )
 
 
