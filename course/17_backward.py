@@ -49,7 +49,13 @@ def mine_or_course(name):
 # forward passes per entry, so it is a way to *check* a backward pass on small
 # inputs, never to replace it. `central_differences(f, x, G)` does it entry by
 # entry. The check of each exercise below uses it too: your gradients must be
-# within a relative error of $10^{-5}$ of it.
+# within a relative error of $10^{-5}$ of it. Your functions must not use it:
+# on one large input (thousands of numbers) the check counts the Python
+# function calls a call of your backward makes (yours, the course's and
+# numpy's) and stops it past one call per two numbers of its inputs. A
+# backward pass makes a fixed number of array operations whatever the size
+# of its input; central differences (or any forward pass per entry) make
+# thousands there, and earn nothing.
 #
 # A first example whose gradient we know: $f(x) = x^2$ (entrywise) has
 # $dx = 2x \cdot dOut$.

@@ -214,6 +214,84 @@ def _invoke(fn, args, kwargs, guard, memory: bool):
 APART_HEADROOM = 80 << 20
 
 
+#: The flags of a generator's code (a resumed generator is a step of a loop, not a call).
+_GENERATOR = 0x20 | 0x200  # CO_GENERATOR, CO_ASYNC_GENERATOR
+
+
+class CallBound(Exception):
+    """Raised into a counted call once it has made more Python function calls than its bound."""
+
+
+class _Counted:
+    """Around one call: counts the Python function calls it makes; past ``bound`` it stops it.
+
+    Every function call counts (the answer's own functions, the course's
+    ``mh`` functions, numpy's functions written in Python, comprehensions),
+    whoever makes it, but a step of an iteration (a generator resumed, the
+    next index of ``np.ndindex``): a backward pass makes a fixed number of
+    them whatever the input's size (a loop over every entry, none per
+    entry), central differences at least two per entry of the input.
+    Past the bound the call is stopped (:class:`CallBound` is raised in
+    it) and :attr:`error` says so, even if the answer catches the
+    exception. Threads the call starts count too (``threading.setprofile``).
+    ``inner`` (a guard such as the in-kernel reference watch) is entered
+    first and still sees every event.
+    """
+
+    def __init__(self, inner, bound: int):
+        self.inner, self.bound, self.count = inner, bound, 0
+        self.over, self.changed, self.previous, self.hook = False, False, None, None
+        self.threads = None
+        import numpy as np
+
+        self.steps = {np.ndindex.__next__.__code__}  # iteration, not a call of a function
+
+    @property
+    def error(self) -> str | None:
+        """What the guarded call did wrong: the inner guard's word first, then the count's."""
+        inner = getattr(self.inner, "error", None)
+        if inner:
+            return inner
+        if self.over:
+            return (
+                f"made more than {self.bound} Python function calls (its own, the course's and "
+                "numpy's) in one call, and the check stopped it"
+            )
+        if self.changed:
+            return "changed the interpreter's profiler during the check."
+        return None
+
+    def _profile(self, frame, event, arg):
+        code = frame.f_code
+        if event == "call" and not code.co_flags & _GENERATOR and code not in self.steps:
+            self.count += 1
+            if self.count > self.bound and not self.over:
+                self.over = True
+                raise CallBound("too many function calls for a backward pass")
+        if self.previous is not None:
+            self.previous(frame, event, arg)
+
+    def __enter__(self):
+        if self.inner is not None:
+            self.inner.__enter__()
+        import threading
+
+        self.previous, self.hook = sys.getprofile(), self._profile  # one bound method, kept
+        self.threads = threading.getprofile()
+        threading.setprofile(self.hook)  # the threads the call starts are counted too
+        sys.setprofile(self.hook)
+
+    def __exit__(self, *exc):
+        import threading
+
+        if sys.getprofile() is not self.hook and not self.over:
+            self.changed = True
+        sys.setprofile(self.previous)
+        threading.setprofile(self.threads)
+        if self.inner is not None:
+            self.inner.__exit__(*exc)
+
+
 def _out_of_memory(exc: BaseException) -> bool:
     """Whether ``exc`` says the address space ran out (ENOMEM, from ``mmap`` for one)."""
     import errno
@@ -247,7 +325,7 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
     exception the call was asked to raise) or ``("error", sentence, code)``
     where ``code`` names what went wrong in a fixed vocabulary
     (``not-implemented``, ``memory``, ``modified``, ``reference``,
-    ``warning``, ``raised:<built-in exception name>``), so that a judge can
+    ``warning``, ``calls``, ``raised:<built-in exception name>``), so that a judge can
     say it without quoting the learner.
 
     Inputs are copied (arrays inside tuples too). By default numpy warnings
@@ -256,7 +334,9 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
     second time on the same inputs, which must give the same answer: code
     ``unstable`` otherwise), ``raises`` (the name of
     the exception the call must raise) and ``memory`` (report the call's peak
-    of traced allocations). ``guard``, if given, is a context manager
+    of traced allocations) and ``calls`` (the Python function calls the call
+    may make: past it, it is stopped and the outcome's code is ``calls``,
+    see :class:`_Counted`). ``guard``, if given, is a context manager
     wrapped around the call whose ``error`` attribute, if set after the
     call, is reported instead of the value (the in-kernel check uses it to
     catch calls to the reference).
@@ -266,6 +346,8 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
     args, kwargs = call[0], call[1]
     options = call[2] if len(call) > 2 else {}
     strict = options.get("strict", False)
+    bound = options.get("calls")
+    counted = _Counted(guard, int(bound)) if bound else None
     args, kwargs = _copy(list(args)), _copy(dict(kwargs))
     kept = _copy((args, kwargs)) if strict else None
     # strict: overflow, invalid value and divide by zero warn (and fail); underflow
@@ -274,7 +356,9 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
     with warnings.catch_warnings(), np.errstate(**errstate):
         warnings.simplefilter("error" if strict else "ignore")
         try:
-            value, peak = _invoke(fn, args, kwargs, guard, options.get("memory"))
+            value, peak = _invoke(fn, args, kwargs, counted or guard, options.get("memory"))
+        except CallBound:
+            return _stopped(name, guard, counted)
         except NotImplementedError:
             message = (
                 f"{name} is not implemented yet: replace `raise NotImplementedError()` "
@@ -286,12 +370,16 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
                 raise
             return ("error", _over_bound(name), "memory")
         except Exception as exc:  # the learner's error, reported with its message
+            if counted is not None and counted.over:  # the bound's exception, caught and replaced
+                return _stopped(name, guard, counted)
             failed = _failed(name, exc, args, kwargs, options)
             if failed[-1] == "warning":  # and what it gives when the warning is let pass
                 failed += _quietly(fn, kept, guard)
             return failed
         if guard is not None and guard.error:
             return ("error", f"{name} {guard.error}", "reference")
+        if counted is not None and counted.error:  # over its bound, or the profiler changed
+            return _stopped(name, guard, counted)
         if strict and _changed(kept, (args, kwargs)):
             message = f"{name} modified an input in place; leave the inputs as they were."
             return ("error", message, "modified")
@@ -302,6 +390,15 @@ def call_one(name: str, fn, call, guard=None) -> tuple:
     if peak is not None:
         return ("measured", (plain(value), int(peak)))
     return ("value", plain(value))
+
+
+def _stopped(name: str, guard, counted: _Counted) -> tuple:
+    """The raw outcome of a counted call a guard objects to: the reference first, then the count."""
+    if guard is not None and guard.error:
+        return ("error", f"{name} {guard.error}", "reference")
+    if counted.over:
+        return ("error", f"{name} {counted.error}", "calls")
+    return ("error", f"{name} {counted.error}", "reference")  # the profiler was changed
 
 
 def _failed(name: str, exc: Exception, args, kwargs, options: dict) -> tuple:

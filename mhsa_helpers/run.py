@@ -71,6 +71,7 @@ ERROR_CODES = frozenset(
         "unstable",
         "reference",
         "warning",
+        "calls",
         "exit",
         "crashed",
         "garbled",

@@ -123,6 +123,9 @@ class Call:
     raises: str | None = None
     #: Measure the call's peak of traced memory (:attr:`Outcome.peak`).
     memory: bool = False
+    #: The Python function calls the call may make (None: not counted); past it the call
+    #: is stopped with the code "calls" (:class:`mhsa_helpers.child._Counted`).
+    calls: int | None = None
 
 
 # --------------------------------------------------------------------------
@@ -597,10 +600,13 @@ class Check:
 
     def requests(self, calls: list[Call]) -> list[tuple]:
         """What the process running the learner's function needs of each call."""
-        return [
-            (c.args, c.kwargs, {"strict": self.strict, "raises": c.raises, "memory": c.memory})
-            for c in calls
-        ]
+        out = []
+        for c in calls:
+            options = {"strict": self.strict, "raises": c.raises, "memory": c.memory}
+            if c.calls is not None:
+                options["calls"] = c.calls
+            out.append((c.args, c.kwargs, options))
+        return out
 
     def calls(self, seed: int | None = None) -> list[Call]:
         """The visible calls (``seed`` None) or the hidden calls drawn from ``seed``."""
@@ -683,6 +689,8 @@ class Check:
         code, error = outcome.code or "", outcome.error or ""
         public = said_publicly(self.name, code)
         said = error.split(" raised ", 1)[-1]
+        if code == "calls":
+            return CheckFailed(self.too_many_calls(call, error), public=public)
         if not code.startswith("raised:"):
             return CheckFailed(error, public=public)
         if call.raises is not None and code != f"raised:{call.raises}":
@@ -713,6 +721,15 @@ class Check:
             if batch:
                 return CheckFailed(f"{self.name}: {batch} ({error})", public=public)
         return CheckFailed(error, public=public)
+
+    def too_many_calls(self, call: Call, error: str) -> str:
+        """The sentence for a call stopped past its bound of function calls (code "calls").
+
+        ``error`` is the child's word (how many calls). A check that bounds
+        its calls (:attr:`Call.calls`) says here what the function should
+        compute instead.
+        """
+        return f"{error}."
 
     def judge_all(self, calls: list[Call], results: list) -> None:
         """Properties across all calls (by default none)."""
@@ -834,6 +851,8 @@ _PUBLIC = {
     "modified": "{name} modified an input in place; leave the inputs as they were.",
     "unstable": "{name} gave a different answer when called again with the same inputs.",
     "reference": "{name} calls the course's reference instead of implementing it.",
+    "calls": "{name} makes far more function calls than a backward pass needs, as central "
+    "differences of the forward do: compute the gradient by the chain rule.",
     "warning": "{name} gave a warning (in these checks a warning counts as an error).",
     "exit": "{name} tried to end its process.",
     "crashed": "{name}: its process ended during the call.",

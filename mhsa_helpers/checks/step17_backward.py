@@ -5,6 +5,26 @@ the catalogued mistake; on the calls marked ``fd`` it also holds them to
 central differences of the scalar loss ``sum(output * G)`` (LEARNING.md: step
 1e-6, relative error at most 1e-5), the way the notebook teaches to check a
 gradient, so that a gradient is judged by its definition as well.
+
+A gradient must come from a backward pass, not from central differences of
+the forward (two forward passes per entry of the input). Each check ends
+with one large input (thousands of numbers, few rows) on which the call may
+make at most one Python function call per :data:`CALLS_PER` numbers of its
+inputs (:func:`call_bound`): the child counts every call, the answer's own,
+the course's ``mh`` functions and numpy's, in the threads the call starts
+too, and stops the call past the bound (:class:`mhsa_helpers.child._Counted`).
+No time is measured: a backward pass makes a fixed number of calls whatever
+the size (a loop over heads or rows a few per head or row), central
+differences at least two per number.
+
+What the count does not see: a forward copied inline that makes no Python
+call per entry (only ufuncs and their ``reduce``, no ``np.max``, ``.sum()``
+or ``np.einsum``), central differences batched into a few forward calls on
+a stack of perturbed inputs (the forward takes batch axes), work handed to
+a thread or a process started before the call, or a profiler taken down and
+put back by the answer itself; each takes a deliberate effort to hide from
+the check, and the answer's code can do it because it runs in the process
+that counts.
 """
 
 from __future__ import annotations
@@ -31,6 +51,42 @@ from .wording import agree
 
 #: The finite-difference bound of LEARNING.md.
 FD_STEP, FD_BOUND = 1e-6, 1e-5
+
+#: Numbers of the inputs per Python function call a backward pass may make on the large input.
+CALLS_PER = 2
+
+
+def call_bound(*arrays) -> int:
+    """The function calls a backward on ``arrays`` may make: one per :data:`CALLS_PER` numbers.
+
+    Central differences make two forward passes, each at least one call,
+    per number they differentiate: at least twice the bound (the bound
+    counts ``dA`` or ``dOut`` too); a backward pass, even one that loops
+    over the rows or heads of the large input, makes a few per row.
+    """
+    return sum(int(np.size(a)) for a in arrays) // CALLS_PER
+
+
+def not_a_backward(name: str, error: str, numbers: int, rule: str) -> str:
+    """The sentence for a backward stopped past its bound of function calls.
+
+    ``error`` is the child's word (how many calls), ``numbers`` the input's
+    size, ``rule`` the chain rule the function should compute instead.
+    """
+    said = (
+        error.removeprefix(f"{name} ")
+        .rstrip(".")
+        .replace(" in one call,", f" in one call on an input of {numbers} numbers,")
+    )
+    return (
+        f"{name} {said}: that is central differences (two forward passes per entry) or "
+        "another loop over every entry, not a backward pass. Compute the gradient by the chain "
+        f"rule, with array operations over whole axes: {rule} A backward pass makes a fixed "
+        "number of array operations whatever the size of its input; central differences are "
+        "only for checking it on small inputs. (The check counts the function calls of one "
+        f"call on a large input: at most one per {CALLS_PER} numbers of its inputs.)"
+    )
+
 
 NO_ROW_SUM = (
     "dZ = A·dA misses the row-sum term: the softmax ties a row's entries together (its "
@@ -211,18 +267,32 @@ def softmax_mistakes(A, dA, axis: int = -1) -> list:
     return out
 
 
-def _softmax_call(Z, rng, axis: int = -1, fd: bool = False, dtype=np.float64) -> Call:
+def _softmax_call(
+    Z, rng, axis: int = -1, fd: bool = False, dtype=np.float64, counted: bool = False
+) -> Call:
     A = ref.softmax(Z, axis).astype(dtype)
     dA = rng.normal(size=Z.shape).astype(dtype)
     kwargs = {} if axis == -1 else {"axis": axis}
-    return Call((A, dA), kwargs, context={"Z": Z, "fd": fd})
+    calls = call_bound(A, dA) if counted else None
+    return Call((A, dA), kwargs, context={"Z": Z, "fd": fd}, calls=calls)
+
+
+def _large_softmax_call(rng) -> Call:
+    """Scores of 2048 numbers in 8 rows, some masked: the call whose function calls are counted."""
+    Z = rng.normal(size=(2, 4, 256)) * 2
+    Z[..., 200:] = -np.inf  # padded keys
+    return _softmax_call(Z, rng, counted=True)
+
+
+SOFTMAX_RULE = "dZ = A·(dA − Σ dA·A), the sum along the softmax's axis with keepdims=True."
 
 
 class SoftmaxBackward(Check):
     name = "softmax_backward"
     passed = (
         "dZ = A·(dA − Σ dA·A) on the students, a causal and a fully masked row, axis=-2, "
-        "batches and float32, and as central differences give it."
+        "batches and float32, and as central differences give it; on a large input, as a "
+        "backward pass (not by calling a forward again and again)."
     )
     passed_hidden = "matches on random shapes, axes, masks and batches."
 
@@ -240,6 +310,7 @@ class SoftmaxBackward(Check):
             _softmax_call(rng.normal(size=(2, 3, 4)), rng),
             _softmax_call(rng.normal(size=(2, 2, 3, 3)) + ref.causal_mask(3), rng),
             _softmax_call(rng.normal(size=(2, 4, 4)), rng, dtype=np.float32),
+            _large_softmax_call(rng),
         ]
 
     def hidden(self, rng):
@@ -250,7 +321,10 @@ class SoftmaxBackward(Check):
             if axis == -1 and T_q == T_k:
                 Z = Z + ref.causal_mask(T_q)
             calls.append(_softmax_call(Z, rng, axis=axis))
-        return calls
+        return [*calls, _large_softmax_call(rng)]
+
+    def too_many_calls(self, call, error):
+        return not_a_backward(self.name, error, sum(map(np.size, call.args)), SOFTMAX_RULE)
 
     def catalogue(self, call):
         A, dA = call.args
@@ -404,11 +478,24 @@ def _triple(name: str, got, names=("dQ", "dK", "dV")) -> tuple:
     return tuple(got)
 
 
-def _head_call(rng, Q, K, V, mask=None, fd=False, dtype=np.float64) -> Call:
+def _head_call(rng, Q, K, V, mask=None, fd=False, dtype=np.float64, counted=False) -> Call:
     lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     dOut = rng.normal(size=(*lead, Q.shape[-2], V.shape[-1]))
     args = tuple(M.astype(dtype) for M in (Q, K, V, dOut))
-    return Call(args if mask is None else (*args, mask), context={"fd": fd})
+    calls = call_bound(*args) if counted else None
+    return Call(args if mask is None else (*args, mask), context={"fd": fd}, calls=calls)
+
+
+def _large_head_call(rng) -> Call:
+    """Two sequences of 2 heads, 16 tokens, d_k = 32, causal: the call whose calls are counted."""
+    Q, K, V = (rng.normal(size=(2, 2, 16, 32)) for _ in range(3))
+    return _head_call(rng, Q, K, V, ref.causal_mask(16), counted=True)
+
+
+HEAD_RULE = (
+    "dV = Aᵀ·dOut, dZ = softmax_backward(A, dOut·Vᵀ)/√d_k, dQ = dZ·K and dK = dZᵀ·Q, with A "
+    "from one forward pass."
+)
 
 
 class AttentionHeadBackward(Check):
@@ -416,7 +503,7 @@ class AttentionHeadBackward(Check):
     passed = (
         "dQ, dK and dV match on the song's head 1, causal and padding masks, T_q ≠ T_k, "
         "d_v ≠ d_k, heads with and without the mask's head axis, float32, and as central "
-        "differences give them."
+        "differences give them; on a large input, as a backward pass."
     )
     passed_hidden = "matches on random shapes, heads, masks and batches."
 
@@ -438,6 +525,7 @@ class AttentionHeadBackward(Check):
             _head_call(rng, *heads, per_sequence),
             _head_call(rng, Q, K, V, ref.padding_mask(0, 6)),  # every key blocked
             _head_call(rng, *heads, ref.causal_mask(4), dtype=np.float32),
+            _large_head_call(rng),
         ]
 
     def hidden(self, rng):
@@ -453,7 +541,11 @@ class AttentionHeadBackward(Check):
                 "padding": ref.padding_mask(int(rng.integers(1, T + 1)), T),
             }[kind]
             calls.append(_head_call(rng, Q, K, V, mask))
-        return calls
+        return [*calls, _large_head_call(rng)]
+
+    def too_many_calls(self, call, error):
+        numbers = sum(np.size(a) for a in call.args[:4])
+        return not_a_backward(self.name, error, numbers, HEAD_RULE)
 
     def catalogue(self, call):
         Q, K, V, dOut, *rest = (np.asarray(a, dtype=np.float64) for a in call.args)
@@ -583,10 +675,24 @@ def _flat(pair) -> tuple | None:
     return (dX, *grads)
 
 
-def _layer_call(rng, X, Ws, h, mask=None, fd=False, dtype=np.float64) -> Call:
+def _layer_call(rng, X, Ws, h, mask=None, fd=False, dtype=np.float64, counted=False) -> Call:
     dOut = rng.normal(size=X.shape)
     args = (*(M.astype(dtype) for M in (X, *Ws)), h, dOut.astype(dtype))
-    return Call(args if mask is None else (*args, mask), context={"fd": fd})
+    calls = call_bound(X, *Ws, dOut) if counted else None
+    return Call(args if mask is None else (*args, mask), context={"fd": fd}, calls=calls)
+
+
+def _large_layer_call(rng) -> Call:
+    """Two sequences of 16 tokens, d_model = 64, 4 heads, causal: the calls are counted."""
+    Ws = [rng.normal(size=(64, 64)) / 8 for _ in range(4)]
+    return _layer_call(rng, rng.normal(size=(2, 16, 64)), Ws, 4, ref.causal_mask(16), counted=True)
+
+
+LAYER_RULE = (
+    "back through W_O (dM = dOut·W_Oᵀ, dW_O = Mᵀ·dOut), through the heads "
+    "(attention_head_backward) and through the projections (dX = dQ·W_Qᵀ + dK·W_Kᵀ + "
+    "dV·W_Vᵀ, dW_Q = Xᵀ·dQ …), from one forward pass."
+)
 
 
 class MultiHeadSelfAttentionBackward(Check):
@@ -594,7 +700,7 @@ class MultiHeadSelfAttentionBackward(Check):
     passed = (
         "dX and the four weights' gradients match on the song (1 and 2 heads, causal), the "
         "question (4 heads), batches with a mask per sequence, float32, and as central "
-        "differences give them."
+        "differences give them; on a large input, as a backward pass."
     )
     passed_hidden = "matches on random shapes, heads, masks and batches."
 
@@ -610,18 +716,23 @@ class MultiHeadSelfAttentionBackward(Check):
             _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, per_sequence, fd=True),
             _layer_call(rng, rng.normal(size=(2, 2, 3, 6)), W6, 2, ref.causal_mask(3)),
             _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, dtype=np.float32),
+            _large_layer_call(rng),
         ]
 
     def hidden(self, rng):
         calls = []
-        for k in range(3):
+        for n in range(3):
             h, d_k, T = (int(k) for k in rng.integers(1, 4, size=3))
             d = h * d_k
             X = rng.normal(size=(*random_shape(rng), T + 1, d))
             Ws = [rng.normal(size=(d, d)) / math.sqrt(d) for _ in range(4)]
-            mask = None if k == 0 else ref.causal_mask(T + 1)  # a layer causal always fails
+            mask = None if n == 0 else ref.causal_mask(T + 1)  # a layer causal always fails
             calls.append(_layer_call(rng, X, Ws, h, mask))
-        return calls
+        return [*calls, _large_layer_call(rng)]
+
+    def too_many_calls(self, call, error):
+        numbers = sum(np.size(a) for a in (*call.args[:5], call.args[6]))
+        return not_a_backward(self.name, error, numbers, LAYER_RULE)
 
     def catalogue(self, call):
         X, W_q, W_k, W_v, W_o, h, dOut, *rest = call.args
