@@ -23,9 +23,20 @@ students = mh.get_example("students")
 #
 # Write the whole layer. You may paste your functions from steps 3–8 into the
 # cell, or use the course's versions of earlier steps (`mh.split_heads`, …), but
-# not `mh.multi_head_self_attention` itself: the checks notice. The mask is the
-# same for all heads; if it has batch axes, give it
-# a head axis (`np.expand_dims(mask, -3)`) so it broadcasts.
+# not `mh.multi_head_self_attention` itself: the checks notice.
+#
+# **The mask's head axis.** The scores have shape $(\ldots, h, T, T)$, one axis
+# more than `X` $(\ldots, T, d_{model})$. Count the mask's axes against `X`'s:
+#
+# - with **at most as many axes as `X`**, such as `causal_mask(T)` $(T, T)$ or
+#   one mask per sequence $(B, T, T)$, the mask has no head axis and is the same
+#   for every head: if it has batch axes, give it a head axis,
+#   `np.expand_dims(mask, -3)` of shape $(\ldots, 1, T, T)$, so that its batch
+#   axis is not lined up with the heads;
+# - with **one axis more than `X`**, its axis −3 is already the head axis, of
+#   size 1 (the same for every head, e.g. $(B, 1, T, T)$ or $(B, 1, 1, T)$) or
+#   $h$ (one mask per head, e.g. $(h, T, T)$ for `X` of shape $(T, d_{model})$):
+#   add it to the scores as it is.
 #
 # ### Exercise 9.1 — `multi_head_self_attention`
 
@@ -39,7 +50,7 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
     X : ndarray of shape (..., T, d_model)
     W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
     n_heads : int, dividing d_model
-    mask : ndarray broadcastable to (..., T, T), optional
+    mask : ndarray of shape (..., T, T), or (..., h, T, T) with one axis more than X; optional
 
     Returns
     -------
@@ -49,7 +60,7 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
     ### BEGIN SOLUTION
     Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)  # (..., T, d_model) each, step 3
     Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))  # (..., h, T, d_k), step 4
-    if mask is not None and np.ndim(mask) > 2:
+    if mask is not None and 2 < np.ndim(mask) <= np.ndim(X):  # no head axis: give it one
         mask = np.expand_dims(mask, -3)  # (..., 1, T, T): the same for every head
     heads, A = mh.attention_head(Qh, Kh, Vh, mask)  # (..., h, T, d_k), (..., h, T, T), step 8
     return mh.merge_heads(heads) @ W_o, A  # (..., T, d_model), step 4 undone

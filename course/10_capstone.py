@@ -97,7 +97,8 @@ for f in ("robotics", "NLP"):
 #
 # with $W_K, W_V$ of shape $(d_{model}, d_k)$; then concatenate and project with
 # $W_O$ as before. (Broadcasting does the sharing: give $K$ and $V$ a head axis
-# of size 1.) The course's versions of steps 1–9 are yours to use
+# of size 1.) The mask follows step 9's rule: with at most as many axes as `X`
+# it gets a head axis, with one axis more it has one already. The course's versions of steps 1–9 are yours to use
 # (`mh.split_heads`, `mh.attention_head`, `mh.merge_heads`, …).
 #
 # ### Exercise 10.1 — `multi_query_attention`
@@ -113,7 +114,7 @@ def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
     W_q, W_o : ndarray of shape (d_model, d_model)
     W_k, W_v : ndarray of shape (d_model, d_k), d_k = d_model // n_heads
     n_heads : int
-    mask : ndarray broadcastable to (..., T, T), optional
+    mask : ndarray of shape (..., T, T), or (..., h, T, T) with one axis more than X; optional
 
     Returns
     -------
@@ -124,7 +125,7 @@ def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
     Qh = mh.split_heads(X @ W_q, n_heads)  # (..., h, T, d_k)
     K = (X @ W_k)[..., None, :, :]  # (..., 1, T, d_k): one head, shared by broadcasting
     V = (X @ W_v)[..., None, :, :]  # (..., 1, T, d_k)
-    if mask is not None and np.ndim(mask) > 2:
+    if mask is not None and 2 < np.ndim(mask) <= np.ndim(X):  # no head axis: give it one
         mask = np.expand_dims(mask, -3)  # (..., 1, T, T)
     heads, A = mh.attention_head(Qh, K, V, mask)  # (..., h, T, d_k), (..., h, T, T)
     return mh.merge_heads(heads) @ W_o, A  # (..., T, d_model)

@@ -89,8 +89,10 @@ print("✓ query heads 1 and 2 read K/V head 1; heads 3 and 4 read K/V head 2")
 #
 # (heads counted from 1, as in section 2), then concatenate the heads and
 # project with $W_O$, as in step 9. The scale is each head's own $\sqrt{d_k}$
-# (not $\sqrt{d_{model}}$, not the width of $XW_K$). The mask is the same for every head: if it has batch axes, give it
-# a head axis (`np.expand_dims(mask, -3)`). Raise a `ValueError` that says
+# (not $\sqrt{d_{model}}$, not the width of $XW_K$). The mask follows step 9's rule: with at most as many axes as `X` it has
+# no head axis and is the same for every head (if it has batch axes, give it one:
+# `np.expand_dims(mask, -3)`); with one axis more, its axis −3 is the head axis,
+# of size 1 or `n_heads` (one mask per query head): add it as it is. Raise a `ValueError` that says
 # what is wrong when `n_kv_heads` does not divide `n_heads`, or `n_heads` does
 # not divide `d_model`. The course's functions of earlier steps are yours to
 # use (`mh.split_heads`, `mh.attention_head`, `mh.merge_heads`, …); the checks
@@ -111,7 +113,7 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=Non
     W_q, W_o : ndarray of shape (d_model, d_model)
     W_k, W_v : ndarray of shape (d_model, n_kv_heads * d_k)
     n_heads, n_kv_heads : int
-    mask : ndarray broadcastable to (..., T, T), optional
+    mask : ndarray of shape (..., T, T), or (..., n_heads, T, T) with one axis more than X; optional
 
     Returns
     -------
@@ -129,7 +131,7 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=Non
     Qh = mh.split_heads(X @ W_q, n_heads)  # (..., h, T, d_k)
     Kh = np.repeat(mh.split_heads(X @ W_k, n_kv_heads), group, axis=-3)  # (..., h, T, d_k)
     Vh = np.repeat(mh.split_heads(X @ W_v, n_kv_heads), group, axis=-3)  # (..., h, T, d_k)
-    if mask is not None and np.ndim(mask) > 2:
+    if mask is not None and 2 < np.ndim(mask) <= np.ndim(X):  # no head axis: give it one
         mask = np.expand_dims(mask, -3)  # (..., 1, T, T)
     heads, A = mh.attention_head(Qh, Kh, Vh, mask)
     return mh.merge_heads(heads) @ W_o, A

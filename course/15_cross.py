@@ -82,8 +82,10 @@ print("✓ no weight on the padded positions of C; rows still sum to 1")
 #
 # with $Q = XW_Q$, $K = CW_K$, $V = CW_V$ split into $h$ heads of
 # $d_k = d_{model}/h$ columns, each head scaled by its own $\sqrt{d_k}$. The
-# mask broadcasts against $(\ldots, T_q, T_k)$ and is the same for every head
-# (a mask with batch axes gets a head axis: `np.expand_dims(mask, -3)`). Raise
+# mask broadcasts against $(\ldots, T_q, T_k)$ and follows step 9's rule: with
+# at most as many axes as `X` it has no head axis and is the same for every head
+# (a mask with batch axes gets one: `np.expand_dims(mask, -3)`); with one axis
+# more, its axis −3 is the head axis, of size 1 or `n_heads`: add it as it is. Raise
 # a `ValueError` that says what is wrong when `n_heads` does not divide
 # `d_model`. `cross_attention(X, X, …)` must be the self-attention of step 9.
 # The course's functions of earlier steps are yours to use; the checks treat
@@ -102,7 +104,7 @@ def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
     C : ndarray of shape (..., T_k, d_model)
     W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
     n_heads : int
-    mask : ndarray broadcastable to (..., T_q, T_k), optional
+    mask : ndarray of shape (..., T_q, T_k), or (..., h, T_q, T_k) with one axis more than X; optional
 
     Returns
     -------
@@ -115,7 +117,7 @@ def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
     Qh = mh.split_heads(X @ W_q, n_heads)  # (..., h, T_q, d_k)
     Kh = mh.split_heads(C @ W_k, n_heads)  # (..., h, T_k, d_k)
     Vh = mh.split_heads(C @ W_v, n_heads)  # (..., h, T_k, d_k)
-    if mask is not None and np.ndim(mask) > 2:
+    if mask is not None and 2 < np.ndim(mask) <= max(np.ndim(X), np.ndim(C)):  # no head axis
         mask = np.expand_dims(mask, -3)  # (..., 1, T_q, T_k)
     heads, A = mh.attention_head(Qh, Kh, Vh, mask)
     return mh.merge_heads(heads) @ W_o, A

@@ -245,9 +245,10 @@ for name, got, x in (("dQ", dQ, Qh), ("dK", dK, Kh), ("dV", dV, Vh)):
 #
 # ### Exercise 17.3 — `multi_head_self_attention_backward`
 #
-# Return `(dX, (dW_q, dW_k, dW_v, dW_o))`. The mask is the forward pass's:
-# `(T, T)`, or `(..., T, T)` per sequence, to which you give a head axis as in
-# step 9. You may call `mh.split_heads`, `mh.merge_heads`,
+# Return `(dX, (dW_q, dW_k, dW_v, dW_o))`. The mask is the forward pass's,
+# by step 9's rule: `(T, T)`, or `(..., T, T)` per sequence, with at most as
+# many axes as `X`, gets a head axis (`np.expand_dims(mask, -3)`); one with an
+# axis more than `X`, such as `(h, T, T)` or `(B, 1, T, T)`, has it already. You may call `mh.split_heads`, `mh.merge_heads`,
 # `mh.attention_head` and your own `attention_head_backward`.
 
 
@@ -261,7 +262,7 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mas
     W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
     n_heads : int
     dOut : ndarray of shape (..., T, d_model)
-    mask : ndarray broadcastable to (..., T, T), optional
+    mask : ndarray of shape (..., T, T), or (..., h, T, T) with one axis more than X; optional
 
     Returns
     -------
@@ -272,7 +273,7 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mas
     d_model = X.shape[-1]
     Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (..., T, d_model) each
     Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))  # (..., h, T, d_k) each
-    if mask is not None and np.ndim(mask) > 2:
+    if mask is not None and 2 < np.ndim(mask) <= np.ndim(X):  # no head axis: give it one
         mask = np.expand_dims(mask, -3)  # (..., 1, T, T): the same for every head
     heads, _ = mh.attention_head(Qh, Kh, Vh, mask)  # (..., h, T, d_k)
     merged = mh.merge_heads(heads)  # (..., T, d_model)

@@ -400,8 +400,10 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads: int, mask=None):
     W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
     n_heads : int
         Must divide ``d_model``.
-    mask : ndarray broadcastable to (..., T, T), optional
-        Additive mask, the same for every head (a head axis is inserted).
+    mask : ndarray of shape (..., T, T) or (..., h, T, T), optional
+        Additive mask. With at most as many axes as ``X`` it has no head axis
+        and is the same for every head; with one axis more, its axis -3 is the
+        head axis (size 1 or ``n_heads``). See :func:`heads_mask`.
 
     Returns
     -------
@@ -415,10 +417,7 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads: int, mask=None):
     Qh = np.ascontiguousarray(split_heads(Q, n_heads))  # (..., h, T, d_k)
     Kh = np.ascontiguousarray(split_heads(K, n_heads))  # (..., h, T, d_k)
     Vh = np.ascontiguousarray(split_heads(V, n_heads))  # (..., h, T, d_k)
-    if mask is not None:
-        mask = np.asarray(mask)
-        if mask.ndim > 2:
-            mask = np.expand_dims(mask, -3)  # (..., 1, T_q, T_k): same for every head
+    mask = heads_mask(mask, Q.ndim, Qh.shape[-3])  # (..., 1 or h, T, T)
     out, A = attention_head(Qh, Kh, Vh, mask)  # (..., h, T, d_k), (..., h, T, T)
     return merge_heads(out) @ W_o, A  # (..., T, d_model), (..., h, T, T)
 
@@ -436,7 +435,10 @@ def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads: int, mask=None):
     W_k, W_v : ndarray of shape (d_model, d_k)
         One key and one value projection for all heads, ``d_k = d_model // n_heads``.
     n_heads : int
-    mask : ndarray broadcastable to (..., T, T), optional
+    mask : ndarray of shape (..., T, T) or (..., h, T, T), optional
+        Additive mask. With at most as many axes as ``X`` it has no head axis
+        and is the same for every head; with one axis more, its axis -3 is the
+        head axis (size 1 or ``n_heads``). See :func:`heads_mask`.
 
     Returns
     -------
@@ -459,10 +461,7 @@ def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads: int, mask=None):
     K = (X @ W_k)[..., None, :, :]  # (..., 1, T, d_k): broadcast over the heads
     V = (X @ W_v)[..., None, :, :]  # (..., 1, T, d_v)
     W_o = _check_weight(W_o, d_model, "W_o")
-    if mask is not None:
-        mask = np.asarray(mask)
-        if mask.ndim > 2:
-            mask = np.expand_dims(mask, -3)  # (..., 1, T_q, T_k)
+    mask = heads_mask(mask, X.ndim, Qh.shape[-3])  # (..., 1 or h, T, T)
     out, A = attention_head(Qh, K, V, mask)  # (..., h, T, d_v), (..., h, T, T)
     return merge_heads(out) @ W_o, A
 
@@ -492,12 +491,62 @@ def _heads_for(d_model: int, n_heads) -> tuple[int, int]:
     return h, d_model // h
 
 
-def _mask_per_head(mask):
-    """An additive mask with a head axis before its last two (when it has more than 2 axes)."""
+def heads_mask(mask, x_ndim: int, n_heads: int):
+    """A layer's additive mask, ready to add to the scores of all heads.
+
+    One rule for every layer (multi-head, multi-query, grouped-query and
+    cross-attention, forward and backward): the mask's leading axes are told
+    apart by the input's batch axes. For ``X`` of shape ``(..., T_q, d_model)``
+    with ``x_ndim`` axes:
+
+    * a mask with at most ``x_ndim`` axes, ``(..., T_q, T_k)``, has no head
+      axis: it is shared by every head and gets one, ``(..., 1, T_q, T_k)``;
+    * a mask with ``x_ndim + 1`` axes, ``(..., h, T_q, T_k)``, carries its head
+      axis at ``-3``, of size 1 or ``n_heads`` (a per-head additive bias);
+    * a mask with more axes fits neither form and is refused.
+
+    Parameters
+    ----------
+    mask : array_like of shape (..., T_q, T_k) or (..., h, T_q, T_k), or None
+        Additive (0 where allowed, -inf where blocked, or any bias).
+    x_ndim : int
+        The number of axes of the layer's input, batch axes and ``(T, d_model)``
+        (for cross-attention, the larger of ``X``'s and ``C``'s).
+    n_heads : int
+        The number of heads of the scores (query heads), ``h``.
+
+    Returns
+    -------
+    mask : ndarray of shape (..., 1 or h, T_q, T_k), or None
+        None for no mask; a mask of fewer than 3 axes is returned as it is
+        (it broadcasts over the heads already).
+
+    Raises
+    ------
+    ValueError
+        If the mask has more than ``x_ndim + 1`` axes, or a head axis of
+        another size than 1 or ``n_heads``.
+    """
     if mask is None:
         return None
     mask = np.asarray(mask)
-    return np.expand_dims(mask, -3) if mask.ndim > 2 else mask  # (..., 1, T_q, T_k)
+    if mask.ndim > x_ndim + 1:
+        raise ValueError(
+            f"mask must have at most {x_ndim + 1} axes for an input with {x_ndim}: "
+            f"(..., T_q, T_k) without a head axis, or (..., n_heads, T_q, T_k) with one, "
+            f"but got a mask of shape {mask.shape}."
+        )
+    if mask.ndim == x_ndim + 1:  # (..., h, T_q, T_k): the head axis is axis -3
+        if mask.shape[-3] not in (1, n_heads):
+            raise ValueError(
+                f"mask has one axis more than the input ({x_ndim}), so its axis -3 is the "
+                f"head axis and must have size 1 or n_heads={n_heads}, "
+                f"but got a mask of shape {mask.shape}."
+            )
+        return mask
+    if mask.ndim > 2:
+        return np.expand_dims(mask, -3)  # (..., 1, T_q, T_k): the same for every head
+    return mask  # (T_q, T_k), (T_k,) or a scalar: broadcasts over the heads as it is
 
 
 def rotary_embedding(X, positions=None, base: float = 10000.0) -> np.ndarray:
@@ -571,8 +620,10 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads: int, n_kv_heads: int
         Must divide ``d_model``.
     n_kv_heads : int
         Must divide ``n_heads``.
-    mask : ndarray broadcastable to (..., T, T), optional
-        Additive, the same for every head.
+    mask : ndarray of shape (..., T, T) or (..., h, T, T), optional
+        Additive mask. With at most as many axes as ``X`` it has no head axis
+        and is the same for every head; with one axis more, its axis -3 is the
+        head axis (size 1 or ``n_heads``, the query heads). See :func:`heads_mask`.
 
     Returns
     -------
@@ -601,7 +652,8 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads: int, n_kv_heads: int
     Qh = split_heads(X @ W_q, h)  # (..., h, T, d_k)
     Kh = np.repeat(split_heads(X @ W_k, kv), group, axis=-3)  # (..., h, T, d_k)
     Vh = np.repeat(split_heads(X @ W_v, kv), group, axis=-3)  # (..., h, T, d_k)
-    out, A = attention_head(Qh, Kh, Vh, _mask_per_head(mask))  # (..., h, T, d_k)
+    mask = heads_mask(mask, X.ndim, h)  # (..., 1 or h, T, T)
+    out, A = attention_head(Qh, Kh, Vh, mask)  # (..., h, T, d_k)
     return merge_heads(out) @ W_o, A  # (..., T, d_model), (..., h, T, T)
 
 
@@ -726,8 +778,11 @@ def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads: int, mask=None):
     W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
     n_heads : int
         Must divide ``d_model``.
-    mask : ndarray broadcastable to (..., T_q, T_k), optional
-        Additive, the same for every head.
+    mask : ndarray of shape (..., T_q, T_k) or (..., h, T_q, T_k), optional
+        Additive mask. With at most as many axes as ``X`` (or ``C``, whichever
+        has more) it has no head axis and is the same for every head; with one
+        axis more, its axis -3 is the head axis (size 1 or ``n_heads``). See
+        :func:`heads_mask`.
 
     Returns
     -------
@@ -750,7 +805,8 @@ def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads: int, mask=None):
     Qh = split_heads(X @ W_q, h)  # (..., h, T_q, d_k)
     Kh = split_heads(C @ W_k, h)  # (..., h, T_k, d_k)
     Vh = split_heads(C @ W_v, h)  # (..., h, T_k, d_k)
-    out, A = attention_head(Qh, Kh, Vh, _mask_per_head(mask))  # (..., h, T_q, d_k)
+    mask = heads_mask(mask, max(X.ndim, C.ndim), h)  # (..., 1 or h, T_q, T_k)
+    out, A = attention_head(Qh, Kh, Vh, mask)  # (..., h, T_q, d_k)
     return merge_heads(out) @ W_o, A  # (..., T_q, d_model), (..., h, T_q, T_k)
 
 
@@ -872,8 +928,9 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads: int, dOut
         Must divide ``d_model``.
     dOut : ndarray of shape (..., T, d_model)
         The gradient of a loss with respect to the layer's output.
-    mask : ndarray broadcastable to (..., T, T), optional
-        The forward pass's additive mask (a head axis is inserted).
+    mask : ndarray of shape (..., T, T) or (..., h, T, T), optional
+        The forward pass's additive mask, by the forward's rule
+        (:func:`heads_mask`): a head axis at -3 only if it has one axis more than ``X``.
 
     Returns
     -------
@@ -892,12 +949,11 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads: int, dOut
             f"dOut must have the shape of the output, {Q.shape}, but got shape {dOut.shape}."
         )
     Qh, Kh, Vh = (split_heads(M, h) for M in (Q, K, V))  # (..., h, T, d_k) each
-    heads, _ = attention_head(Qh, Kh, Vh, _mask_per_head(mask))  # (..., h, T, d_k)
+    mask = heads_mask(mask, X.ndim, h)  # (..., 1 or h, T, T)
+    heads, _ = attention_head(Qh, Kh, Vh, mask)  # (..., h, T, d_k)
     merged = merge_heads(heads)  # (..., T, d_model)
     dMerged = dOut @ W_o.T  # (..., T, d_model)
-    dQh, dKh, dVh = attention_head_backward(
-        Qh, Kh, Vh, split_heads(dMerged, h), _mask_per_head(mask)
-    )
+    dQh, dKh, dVh = attention_head_backward(Qh, Kh, Vh, split_heads(dMerged, h), mask)
     dQ, dK, dV = (merge_heads(G) for G in (dQh, dKh, dVh))  # (..., T, d_model) each
 
     def total(A, B):  # Aᵀ·B summed over every leading axis: (d_model, d_model)

@@ -475,7 +475,7 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=Non
     Z = Qh @ np.swapaxes(Kh, -1, -2) / np.sqrt(Qh.shape[-1])
     if mask is not None:
         mask = np.asarray(mask)
-        if mask.ndim > 2:
+        if 2 < mask.ndim <= X.ndim:
             mask = np.expand_dims(mask, -3)
         Z = Z + mask
     A = _softmax_rows(Z)
@@ -1110,7 +1110,10 @@ def positional_encoding(seq_len, d_model):
         cols = slice(i * d_k, (i + 1) * d_k)
         Z = Q[..., cols] @ np.swapaxes(K[..., cols], -1, -2) / np.sqrt(d_k)
         if mask is not None:
-            Z = Z + mask  # (..., T, T) per head: no head axis needed
+            m = np.asarray(mask)
+            if m.ndim > X.ndim:  # a head axis at -3: this head's mask
+                m = m[..., min(i, m.shape[-3] - 1), :, :]
+            Z = Z + m  # (..., T, T) per head: no head axis needed
         m = Z.max(axis=-1, keepdims=True)
         m = np.where(np.isfinite(m), m, 0.0)
         E = np.exp(Z - m)
@@ -1141,7 +1144,7 @@ def positional_encoding(seq_len, d_model):
     Z = Qh @ np.swapaxes(Kh, -1, -2) / np.sqrt(d_k)
     if mask is not None:
         mask = np.asarray(mask)
-        Z = Z + (mask[..., None, :, :] if mask.ndim > 2 else mask)
+        Z = Z + (mask[..., None, :, :] if 2 < mask.ndim <= X.ndim else mask)
     m = Z.max(axis=-1, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
     E = np.exp(Z - m)
@@ -1772,10 +1775,13 @@ CORRECT |= {
     dM = dOut @ W_o.T
     for i in range(n_heads):  # head i owns columns i*d_k:(i+1)*d_k
         c = slice(i * d_k, (i + 1) * d_k)
-        out, _ = mh.attention_head(Q[..., c], K[..., c], V[..., c], mask)
+        m = mask
+        if m is not None and np.ndim(m) > X.ndim:  # a head axis at -3: this head's mask
+            m = m[..., min(i, m.shape[-3] - 1), :, :]
+        out, _ = mh.attention_head(Q[..., c], K[..., c], V[..., c], m)
         merged[..., c] = out
         dQ[..., c], dK[..., c], dV[..., c] = head_backward(
-            Q[..., c], K[..., c], V[..., c], dM[..., c], mask)
+            Q[..., c], K[..., c], V[..., c], dM[..., c], m)
     dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
     lead = tuple(range(X.ndim - 2))
     def total(A, B):
@@ -1798,7 +1804,7 @@ CORRECT |= {
                 np.einsum("...qk,...qv->...kv", A, dOut))
 
     m = None if mask is None else np.asarray(mask)
-    if m is not None and m.ndim > 2:
+    if m is not None and 2 < m.ndim <= X.ndim:
         m = m[..., None, :, :]
     Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in mh.project_qkv(X, W_q, W_k, W_v))
     merged = mh.merge_heads(mh.attention_head(Qh, Kh, Vh, m)[0])

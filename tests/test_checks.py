@@ -396,7 +396,10 @@ VARIANTS = {
     "    outs, weights = [], []\n"
     "    for i in range(n_heads):  # one head at a time\n"
     "        cols = slice(i * d_k, (i + 1) * d_k)\n"
-    "        o, a = mh.attention_head(X @ W_q[:, cols], X @ W_k[:, cols], X @ W_v[:, cols], mask)\n"
+    "        m = mask\n"
+    "        if m is not None and np.ndim(m) > X.ndim:  # a head axis at -3: this head's mask\n"
+    "            m = m[..., min(i, m.shape[-3] - 1), :, :]\n"
+    "        o, a = mh.attention_head(X @ W_q[:, cols], X @ W_k[:, cols], X @ W_v[:, cols], m)\n"
     "        outs.append(o)\n"
     "        weights.append(a)\n"
     "    return np.concatenate(outs, axis=-1) @ W_o, np.stack(weights, axis=-3)\n",

@@ -27,7 +27,7 @@ def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
     Vh = mh.split_heads(C @ W_v, n_heads)
     Z = Qh @ Kh.swapaxes(-1, -2) / np.sqrt(d_k)
     if mask is not None:
-        Z = Z + (np.expand_dims(mask, -3) if np.ndim(mask) > 2 else mask)
+        Z = Z + (np.expand_dims(mask, -3) if 2 < np.ndim(mask) <= max(X.ndim, C.ndim) else mask)
     A = mh.softmax(Z)
     return mh.merge_heads(A @ Vh) @ W_o, A
 """
@@ -113,7 +113,7 @@ def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
     Z = np.einsum("...qhd,...khd->...hqk", Q, K) / np.sqrt(d_k)
     if mask is not None:
         m = np.asarray(mask)
-        Z = Z + (m[..., None, :, :] if m.ndim > 2 else m)
+        Z = Z + (m[..., None, :, :] if 2 < m.ndim <= max(X.ndim, C.ndim) else m)
     top = Z.max(axis=-1, keepdims=True)
     E = np.exp(Z - np.where(np.isfinite(top), top, 0.0))
     s = E.sum(axis=-1, keepdims=True)
@@ -130,7 +130,10 @@ def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
     outs, weights = [], []
     for i in range(n_heads):
         cols = slice(i * d_k, (i + 1) * d_k)
-        o, a = mh.attention_head(X @ W_q[:, cols], C @ W_k[:, cols], C @ W_v[:, cols], mask)
+        m = mask
+        if m is not None and np.ndim(m) > max(X.ndim, C.ndim):  # a head axis: this head's
+            m = m[..., min(i, m.shape[-3] - 1), :, :]
+        o, a = mh.attention_head(X @ W_q[:, cols], C @ W_k[:, cols], C @ W_v[:, cols], m)
         outs.append(o)
         weights.append(a)
     return [np.concatenate(outs, axis=-1) @ W_o, np.stack(weights, axis=-3)]

@@ -31,7 +31,7 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=Non
     Vh = np.repeat(mh.split_heads(X @ W_v, n_kv_heads), group, axis=-3)
     Z = Qh @ Kh.swapaxes(-1, -2) / np.sqrt(d_k)
     if mask is not None:
-        Z = Z + (np.expand_dims(mask, -3) if np.ndim(mask) > 2 else mask)
+        Z = Z + (np.expand_dims(mask, -3) if 2 < np.ndim(mask) <= X.ndim else mask)
     A = mh.softmax(Z)
     return mh.merge_heads(A @ Vh) @ W_o, A
 """
@@ -140,7 +140,7 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=Non
     Z = Z.reshape(*lead, n_heads, T, T)
     if mask is not None:
         m = np.asarray(mask)
-        Z = Z + (m[..., None, :, :] if m.ndim > 2 else m)
+        Z = Z + (m[..., None, :, :] if 2 < m.ndim <= X.ndim else m)
     top = Z.max(axis=-1, keepdims=True)
     E = np.exp(Z - np.where(np.isfinite(top), top, 0.0))
     s = E.sum(axis=-1, keepdims=True)
@@ -160,7 +160,10 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=Non
         q = X @ W_q[:, i * d_k:(i + 1) * d_k]
         k = X @ W_k[:, j * d_k:(j + 1) * d_k]
         v = X @ W_v[:, j * d_k:(j + 1) * d_k]
-        o, a = mh.attention_head(q, k, v, mask)
+        m = mask
+        if m is not None and np.ndim(m) > X.ndim:  # a head axis at -3: this head's mask
+            m = m[..., min(i, m.shape[-3] - 1), :, :]
+        o, a = mh.attention_head(q, k, v, m)
         outs.append(o)
         weights.append(a)
     return [np.concatenate(outs, axis=-1) @ W_o, np.stack(weights, axis=-3)]

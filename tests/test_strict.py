@@ -116,7 +116,8 @@ def test_a_value_error_from_numpy_does_not_meet_the_rule():
     """GQA without its own divisibility check: numpy's error on the way is not the rule's."""
     source = GQA_NO_HEAD_AXIS.replace("if d_model % n_heads or n_heads % n_kv_heads:", "if 0:")
     source = source.replace(
-        "Z = Z + mask", "Z = Z + np.expand_dims(mask, -3) if np.ndim(mask) > 2 else Z + mask"
+        "Z = Z + mask",
+        "Z = Z + np.expand_dims(mask, -3) if 2 < np.ndim(mask) <= X.ndim else Z + mask",
     )
     with pytest.raises(AssertionError) as info:
         checks.check("grouped_query_attention", load(source, "grouped_query_attention"))

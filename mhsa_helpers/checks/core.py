@@ -443,30 +443,51 @@ def compare_head_outputs(
     compare(name, out, exp_out, "the output", [(h, o) for h, o, _ in known], labels=labels[1])
 
 
-def per_head(mask):
-    """An additive mask ready to add to scores of shape (..., h, T, T): a head axis if batched."""
+def per_head(mask, x_ndim: int, n_heads: int):
+    """A layer's additive mask ready to add to scores of shape (..., h, T_q, T_k).
+
+    The layer's one rule (:func:`mhsa_helpers.reference.heads_mask`): with at
+    most ``x_ndim`` axes (the input's) the mask has no head axis and gets one;
+    with one more, its axis -3 is the head axis. 0.0 for no mask.
+    """
     if mask is None:
         return 0.0
-    mask = np.asarray(mask)
-    return np.expand_dims(mask, -3) if mask.ndim > 2 else mask  # (..., 1, T, T)
+    return ref.heads_mask(mask, x_ndim, n_heads)  # (..., 1 or h, T_q, T_k)
 
 
 #: The mistake of adding a batched mask (..., T, T) to scores (..., h, T, T) as it is.
 NO_HEAD_AXIS = (
     "the mask has batch axes but no head axis: numpy lines its batch axis up with the heads "
-    "(wrong when the batch size equals the number of heads, an error otherwise). Give it a "
-    "head axis before adding it: np.expand_dims(mask, -3), shape (..., 1, T, T)."
+    "(wrong when the batch size equals the number of heads, an error otherwise). A mask with "
+    "at most as many axes as X is the same for every head: give it a head axis before adding "
+    "it, np.expand_dims(mask, -3), shape (..., 1, T, T)."
 )
+
+#: The mistake of giving a head axis to a mask that already has one.
+HEAD_AXIS_TWICE = (
+    "the mask already has a head axis, and a second one is added: a mask with one axis more "
+    "than X (shape (..., h, T, T) or (..., 1, T, T), such as a bias per head) carries its "
+    "head axis at axis -3; add it to the scores as it is. Only a mask with at most as many "
+    "axes as X gets np.expand_dims(mask, -3)."
+)
+
+
+def per_head_mask(T: int, h: int) -> np.ndarray:
+    """A mask with its head axis, shape (h, T, T): head 1 causal, the others a window."""
+    windows = [ref.sliding_window_mask(T, w) for w in range(2, h + 1)]  # (T, T) each
+    return np.stack([ref.causal_mask(T), *windows])  # (h, T, T)
 
 
 def without_head_axis(mask, scores_shape: tuple):
     """The mask as a function that forgot its head axis adds it, or None where numpy refuses.
 
-    ``scores_shape`` is the scores' ``(..., h, T, T)``. None too for a mask
-    without batch axes (it needs no head axis) and where adding the mask as
-    it is gives the right result or another shape.
+    ``scores_shape`` is the scores' ``(..., h, T, T)``, with one axis more
+    than the input ``X``. None too for a mask without batch axes (it needs no
+    head axis), for a mask that has its head axis already (one axis more than
+    ``X``), and where adding the mask as it is gives the right result or
+    another shape.
     """
-    if mask is None or np.ndim(mask) <= 2:
+    if mask is None or not 2 < np.ndim(mask) < len(scores_shape):
         return None
     mask = np.asarray(mask)
     if mask.shape[-3] == 1:
@@ -478,6 +499,36 @@ def without_head_axis(mask, scores_shape: tuple):
     if added != tuple(scores_shape):
         return None
     return mask  # added to (..., h, T, T) as (..., B, T, T): batch lined up with heads
+
+
+def head_axis_twice(mask, scores_shape: tuple):
+    """The mask as a function that always adds a head axis adds it, or None.
+
+    The slip of a layer written only for masks without a head axis: a mask
+    with its head axis already (one axis more than ``X``, that is as many as
+    the scores ``(..., h, T, T)``) gets a second one, ``(..., h, 1, T, T)``.
+    None where the mask has no head axis, and where numpy refuses to add it
+    (the check then explains the call's error).
+    """
+    if mask is None or np.ndim(mask) != len(scores_shape):
+        return None
+    twice = np.expand_dims(np.asarray(mask), -3)  # (..., h, 1, T, T)
+    try:
+        np.broadcast_shapes(tuple(scores_shape), twice.shape)
+    except ValueError:
+        return None
+    return twice
+
+
+def mask_has_head_axis(call_args) -> bool:
+    """Whether a layer call's mask has its head axis: one axis more than the input ``X``.
+
+    ``X`` is the call's first array; the mask its last argument that is an
+    additive mask (0 and -inf only) of more than 2 axes.
+    """
+    arrays = [a for a in call_args if isinstance(a, np.ndarray)]
+    masks = [a for a in arrays[1:] if a.ndim > 2 and np.isin(a, (0.0, -np.inf)).all()]
+    return bool(arrays) and bool(masks) and masks[-1].ndim == arrays[0].ndim + 1
 
 
 def batched_mask_error(call_args, error: str) -> bool:
@@ -583,6 +634,9 @@ class Check:
     strict: ClassVar[bool] = True
     #: The number of axes of the first array argument without batch axes (X: (T, d_model)).
     core_ndim: ClassVar[int] = 2
+    #: A layer that takes a mask by the layer's rule (a head axis at -3 if it has one axis
+    #: more than X): a broadcast error on a mask with its head axis names a second one added.
+    mask_rule: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -709,7 +763,8 @@ class Check:
                 "argument.",
             )
         if code == "raised:ValueError" and batched_mask_error(call.args, error):
-            return CheckFailed(f"{self.name}: {NO_HEAD_AXIS} ({error})", public=public)
+            said = HEAD_AXIS_TWICE if self.mask_rule and mask_has_head_axis(call.args) else None
+            return CheckFailed(f"{self.name}: {said or NO_HEAD_AXIS} ({error})", public=public)
         if "cannot be interpreted as an integer" in said and "float" in said:
             return CheckFailed(
                 f"{self.name}: a size or a count is a float: in Python 3, d_model / n_heads is a "

@@ -9,12 +9,15 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from .core import (
+    HEAD_AXIS_TWICE,
     NO_HEAD_AXIS,
     Call,
     Check,
     batch_rng,
     compare_head_outputs,
+    head_axis_twice,
     per_head,
+    per_head_mask,
     random_shape,
     without_head_axis,
 )
@@ -31,7 +34,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     Q, K, V = ref.project_qkv(X, W_q, W_k, W_v)
     T, d_model = X.shape[-2:]
     d_k = d_model // h
-    M = per_head(mask)  # the same for every head
+    M = per_head(mask, X.ndim, h)  # (..., 1 or h, T, T): the layer's mask rule
 
     def run(Qh, Kh, Vh, merge=ref.merge_heads, W_out=W_o, scale=None, **how):
         with np.errstate(all="ignore"):
@@ -117,6 +120,9 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         raw = without_head_axis(mask, (*Qh.shape[:-1], Kh.shape[-2]))  # scores: (..., h, T, T)
         if raw is not None:
             out.append((NO_HEAD_AXIS, *run(Qh, Kh, Vh, raw_mask=raw)))
+        twice = head_axis_twice(mask, (*Qh.shape[:-1], Kh.shape[-2]))  # (..., h, 1, T, T)
+        if twice is not None:
+            out.append((HEAD_AXIS_TWICE, *run(Qh, Kh, Vh, raw_mask=twice)))
     return out
 
 
@@ -125,11 +131,26 @@ def _per_sequence(T: int, B: int = 2) -> np.ndarray:
     return ref.causal_mask(T) + ref.padding_mask(np.arange(T, T - B, -1), T)  # (B, T, T)
 
 
+def mask_forms(rng, T: int, d: int, h: int, Ws: list) -> list:
+    """Calls whose mask has its head axis: (h, T, T) on X (T, d), (B, 1, T, T) and
+    (B, 1, 1, T) on X (B, T, d)."""
+    lengths = np.arange(T, T - 2, -1)  # (B,) = (2,)
+    return [
+        Call((rng.normal(size=(T, d)), *Ws, h, per_head_mask(T, h))),
+        Call((rng.normal(size=(2, T, d)), *Ws, h, _per_sequence(T)[:, None])),  # (B, 1, T, T)
+        Call(
+            (rng.normal(size=(2, T, d)), *Ws, h, ref.padding_mask(lengths, T)[:, None])
+        ),  # (B, 1, 1, T)
+    ]
+
+
 class MultiHeadSelfAttention(Check):
     name = "multi_head_self_attention"
+    mask_rule = True
     passed = (
         "the layer matches on the song (1, 2, 4 heads, causal), the question sentence, batches "
-        "with a mask per sequence, an odd d_model = 5, and float32."
+        "with a mask per sequence, masks with a head axis ((h, T, T) on X (T, d_model), "
+        "(B, 1, T, T) and (B, 1, 1, T) on a batch), an odd d_model = 5, and float32."
     )
     passed_hidden = "matches on random shapes, batch axes and heads."
 
@@ -151,6 +172,8 @@ class MultiHeadSelfAttention(Check):
             # axis lines the batch up with the heads, silently
             Call((rng.normal(size=(2, 5, 6)), *Ws, 2, _per_sequence(5))),
             Call((rng.normal(size=(3, 5, 6)), *Ws, 2, _per_sequence(5, 3))),
+            # a mask with its head axis (one axis more than X): added to the scores as it is
+            *mask_forms(rng, 5, 6, 2, Ws),
             # an odd d_model = 5: one head, or five heads of one column
             *(Call((odd, *W5, h)) for h in (1, 5)),
             # single precision in: judged with the contract's float32 tolerance

@@ -10,15 +10,20 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from .core import (
+    HEAD_AXIS_TWICE,
     NO_HEAD_AXIS,
     Call,
     Check,
     CheckFailed,
     Opaque,
     batch_rng,
+    batched_mask_error,
     compare_head_outputs,
+    head_axis_twice,
+    mask_has_head_axis,
     number,
     per_head,
+    per_head_mask,
     random_shape,
     said_publicly,
     without_head_axis,
@@ -37,7 +42,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     Qh = ref.split_heads(X @ W_q, h)  # (..., h, T, d_k)
     K, V = (X @ W_k)[..., None, :, :], (X @ W_v)[..., None, :, :]  # (..., 1, T, d_k): shared
     d_model, d_k = X.shape[-1], Qh.shape[-1]
-    M = per_head(mask)
+    M = per_head(mask, X.ndim, h)  # (..., 1 or h, T, T): the layer's mask rule
 
     def run(scale=None, axis=-1, use_mask=True, W_out=W_o, M=M, V=V):
         with np.errstate(all="ignore"):
@@ -73,12 +78,20 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     raw = without_head_axis(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # scores: (..., h, T, T)
     if raw is not None:
         out.append((NO_HEAD_AXIS, *run(M=raw)))
+    twice = head_axis_twice(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # (..., h, 1, T, T)
+    if twice is not None:
+        out.append((HEAD_AXIS_TWICE, *run(M=twice)))
     return out
 
 
 class MultiQueryAttention(Check):
     name = "multi_query_attention"
-    passed = "one shared K and V for all heads; matches on the question sentence and a batch."
+    mask_rule = True
+    passed = (
+        "one shared K and V for all heads; matches on the question sentence, a batch, and "
+        "masks with a head axis ((h, T, T) on X (T, d_model), (B, 1, T, T) and (B, 1, 1, T) "
+        "on a batch)."
+    )
     passed_hidden = "matches on random shapes."
 
     def visible(self):
@@ -100,6 +113,12 @@ class MultiQueryAttention(Check):
             *calls,
             Call((X, W_q, W_k, W_v, W_o, 3, ref.causal_mask(5))),
             Call((X, W_q, W_k2, W_v2, W_o, 2, per_sequence)),  # batch of 2, 2 heads
+            # masks with their head axis (one axis more than X): added as they are
+            Call((X[0], W_q, W_k2, W_v2, W_o, 2, per_head_mask(5, 2))),  # (h, T, T)
+            Call((X, W_q, W_k2, W_v2, W_o, 2, per_sequence[:, None])),  # (B, 1, T, T)
+            Call(
+                (X, W_q, W_k2, W_v2, W_o, 2, ref.padding_mask(np.array([5, 3]), 5)[:, None])
+            ),  # (B, 1, 1, T)
         ]
 
     def hidden(self, rng):
@@ -128,6 +147,8 @@ class MultiQueryAttention(Check):
     def explain_error(self, call, outcome):
         """As :meth:`Check.explain_error`; a shape error names the shared K and V's shape."""
         said = (outcome.error or "").split(" raised ", 1)[-1]
+        if mask_has_head_axis(call.args) and batched_mask_error(call.args, outcome.error or ""):
+            return super().explain_error(call, outcome)  # the mask's head axis added twice
         shapes = ("mismatch in its core dimension", "could not be broadcast", "cannot reshape")
         if (outcome.code or "").startswith("raised:") and any(w in said for w in shapes):
             return CheckFailed(

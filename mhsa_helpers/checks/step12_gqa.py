@@ -15,6 +15,7 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from .core import (
+    HEAD_AXIS_TWICE,
     NO_HEAD_AXIS,
     Call,
     Check,
@@ -25,7 +26,9 @@ from .core import (
     batched_mask_error,
     close,
     compare,
+    head_axis_twice,
     per_head,
+    per_head_mask,
     precision,
     random_shape,
     without_head_axis,
@@ -94,7 +97,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
     """
     d_model = X.shape[-1]
     d_k, group = d_model // h, h // kv
-    M = per_head(mask)
+    M = per_head(mask, X.ndim, h)  # (..., 1 or h, T, T): the layer's mask rule
     Qh = ref.split_heads(X @ W_q, h)  # (..., h, T, d_k)
     K, V = X @ W_k, X @ W_v  # (..., T, kv * d_k)
     Kkv, Vkv = ref.split_heads(K, kv), ref.split_heads(V, kv)  # (..., kv, T, d_k)
@@ -151,6 +154,9 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
     raw = without_head_axis(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # scores: (..., h, T, T)
     if raw is not None:
         out.append((NO_HEAD_AXIS, run(M=raw)))
+    twice = head_axis_twice(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # (..., h, 1, T, T)
+    if twice is not None:
+        out.append((HEAD_AXIS_TWICE, run(M=twice)))
     return out
 
 
@@ -168,9 +174,12 @@ def _call(X, Ws, h, kv, mask=None, **context) -> Call:
 
 class GroupedQueryAttention(Check):
     name = "grouped_query_attention"
+    mask_rule = True
     passed = (
         "groups of consecutive query heads share a K/V head; matches for 8 (n_heads, n_kv_heads) "
-        "pairs, every kind of mask, batches, float32, and raises ValueError where it should."
+        "pairs, every kind of mask (with a head axis too: (h, T, T) on X (T, d_model), "
+        "(B, 1, T, T) and (B, 1, 1, T) on a batch), batches, float32, and raises ValueError "
+        "where it should."
     )
     passed_hidden = "matches on random shapes, head counts, masks and precisions."
 
@@ -203,6 +212,12 @@ class GroupedQueryAttention(Check):
             _call(X12, _weights(b, 12, 6, 3), 6, 3, per_batch),
             _call(X12, _weights(b, 12, 2, 1), 2, 1, per_batch),  # batch size = n_heads
             _call(X12, _weights(b, 12, 12, 4), 12, 4, ref.causal_mask(5)),
+            # masks with their head axis (one axis more than X): added as they are
+            question(4, 2, per_head_mask(q.T, 4)),  # (h, T, T)
+            _call(X12, _weights(b, 12, 6, 2), 6, 2, per_batch[:, None]),  # (B, 1, T, T)
+            _call(
+                X12, _weights(b, 12, 6, 2), 6, 2, ref.padding_mask(np.array([4, 2]), 5)[:, None]
+            ),  # (B, 1, 1, T)
             _call(b.normal(size=(1, 12)), _weights(b, 12, 6, 3), 6, 3),  # T = 1
             _call(b.normal(size=(2, 3, 4, 8)), _weights(b, 8, 4, 2), 4, 2, ref.causal_mask(4)),
             _call(X32, _weights(b, 12, 6, 2, np.float32), 6, 2, ref.causal_mask(5)),

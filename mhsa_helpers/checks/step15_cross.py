@@ -14,11 +14,14 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from .core import (
+    HEAD_AXIS_TWICE,
     Call,
     Check,
     CheckFailed,
     batch_rng,
+    head_axis_twice,
     per_head,
+    per_head_mask,
     precision,
     random_shape,
     said_publicly,
@@ -36,9 +39,9 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
     """
     d_model = X.shape[-1]
     d_k = d_model // h
-    M = per_head(mask)
+    M = per_head(mask, max(X.ndim, C.ndim), h)  # (..., 1 or h, T_q, T_k): the mask rule
 
-    def run(q=X, k=C, v=C, scale=None, axis=-1, masked=True, W_out=W_o, extra=0.0):
+    def run(q=X, k=C, v=C, scale=None, axis=-1, masked=True, W_out=W_o, extra=0.0, M=M):
         Qh, Kh, Vh = (ref.split_heads(S @ W, h) for S, W in ((q, W_q), (k, W_k), (v, W_v)))
         with np.errstate(all="ignore"):
             Z = Qh @ Kh.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T_q, T_k)
@@ -90,6 +93,10 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
     if mask is not None:
         out.append(("the mask is ignored: add it to every head's scores.", run(masked=False)))
     T_q, T_k = X.shape[-2], C.shape[-2]
+    scores = (*np.broadcast_shapes(X.shape[:-2], C.shape[:-2]), h, T_q, T_k)  # (..., h, T_q, T_k)
+    twice = head_axis_twice(mask, scores)  # (..., h, 1, T_q, T_k)
+    if twice is not None:
+        out.append((HEAD_AXIS_TWICE, run(M=twice)))
     if T_k > 1:
         causal = np.where(np.arange(T_k) > np.arange(T_q)[:, None], -np.inf, 0.0)  # (T_q, T_k)
         out.append(
@@ -113,9 +120,11 @@ def _call(X, C, Ws, h, mask=None) -> Call:
 
 class CrossAttention(Check):
     name = "cross_attention"
+    mask_rule = True
     passed = (
         "queries from X, keys and values from C; matches for T_q <, = and > T_k, every kind of "
-        "mask, batches, float32, and equals self-attention when C is X."
+        "mask (with a head axis too: (h, T_q, T_k) on X (T_q, d_model), (B, 1, T_q, T_k) and "
+        "(B, 1, 1, T_k) on a batch), batches, float32, and equals self-attention when C is X."
     )
     passed_hidden = "matches on random lengths, heads, batches, masks and precisions."
 
@@ -149,6 +158,13 @@ class CrossAttention(Check):
             _call(X32, C32, W32, 4, ref.padding_mask(np.array([6, 3]), 6)),
             _call(X2, C2, _weights(b, 8), 2, ref.padding_mask(np.array([[5, 1, 3], [2, 4, 5]]), 5)),
             _call(XB, CB, _weights(b, 8), 4, ref.padding_mask(np.array([5, 0]), 5)),  # C all masked
+            # masks with their head axis (one axis more than X): added as they are
+            _call(q.X, q.X, Wq, 2, per_head_mask(q.T, 2)),  # (h, T, T): self-attention
+            _call(s.X[:4], q.X, Wq, 2, per_head_mask(q.T, 2)[:, :4]),  # (h, T_q, T_k)
+            _call(XB, CB, _weights(b, 8), 2, per_batch[:, None]),  # (B, 1, T_q, T_k)
+            _call(
+                XB, CB, _weights(b, 8), 4, ref.padding_mask(np.array([5, 2]), 5)[:, None]
+            ),  # (B, 1, 1, T_k)
             Call(
                 (Xe, Ce, *_weights(b, 6), 4),
                 raises="ValueError",

@@ -44,6 +44,7 @@ from .core import (
     batch_rng,
     close,
     compare,
+    per_head_mask,
     random_shape,
 )
 from .diagnose import diagnose_order
@@ -583,7 +584,7 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
     """``(dX, (dW_q, dW_k, dW_v, dW_o))`` with at most one mistake switched on (float64)."""
     Q, K, V = ref.project_qkv(X, W_q, W_k, W_v)  # (..., T, d_model) each
     Qh, Kh, Vh = (ref.split_heads(M, h) for M in (Q, K, V))  # (..., h, T, d_k) each
-    M = None if mask is None else (np.expand_dims(mask, -3) if np.ndim(mask) > 2 else mask)
+    M = ref.heads_mask(mask, X.ndim, h)  # (..., 1 or h, T, T), or None: the layer's mask rule
     with np.errstate(all="ignore"):
         heads, _ = ref.attention_head(Qh, Kh, Vh, M)
         merged = ref.merge_heads(heads)  # (..., T, d_model)
@@ -697,10 +698,12 @@ LAYER_RULE = (
 
 class MultiHeadSelfAttentionBackward(Check):
     name = "multi_head_self_attention_backward"
+    mask_rule = True
     passed = (
         "dX and the four weights' gradients match on the song (1 and 2 heads, causal), the "
-        "question (4 heads), batches with a mask per sequence, float32, and as central "
-        "differences give them; on a large input, as a backward pass."
+        "question (4 heads), batches with a mask per sequence, masks with a head axis "
+        "((h, T, T) on X (T, d_model), (B, 1, T, T) and (B, 1, 1, T) on a batch), float32, and "
+        "as central differences give them; on a large input, as a backward pass."
     )
     passed_hidden = "matches on random shapes, heads, masks and batches."
 
@@ -709,6 +712,7 @@ class MultiHeadSelfAttentionBackward(Check):
         rng = batch_rng()
         W6 = [rng.normal(size=(6, 6)) / math.sqrt(6) for _ in range(4)]
         per_sequence = np.stack([ref.causal_mask(3), ref.sliding_window_mask(3, 2)])  # (2, T, T)
+        padding = ref.padding_mask(np.array([3, 2]), 3)[:, None]  # (B, 1, 1, T): a head axis
         return [
             _layer_call(rng, e.X, e.weights, 2, fd=True),
             _layer_call(rng, e.X, e.weights, 1, ref.causal_mask(e.T)),
@@ -716,6 +720,10 @@ class MultiHeadSelfAttentionBackward(Check):
             _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, per_sequence, fd=True),
             _layer_call(rng, rng.normal(size=(2, 2, 3, 6)), W6, 2, ref.causal_mask(3)),
             _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, dtype=np.float32),
+            # masks with their head axis (one axis more than X), as the forward takes them
+            _layer_call(rng, e.X, e.weights, 2, per_head_mask(e.T, 2), fd=True),  # (h, T, T)
+            _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, per_sequence[:, None]),
+            _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, padding),  # (B, 1, 1, T)
             _large_layer_call(rng),
         ]
 
