@@ -47,7 +47,8 @@ LAYER = (
 def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
     Q, K, V = X @ W_q, X @ W_k, X @ W_v
     Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
-    M = None if mask is None else (np.expand_dims(mask, -3) if np.ndim(mask) > 2 else mask)
+    heads_axis = mask is not None and 2 < np.ndim(mask) <= np.ndim(X)  # else it has one
+    M = np.expand_dims(mask, -3) if heads_axis else mask
     heads, _ = mh.attention_head(Qh, Kh, Vh, M)
     merged = mh.merge_heads(heads)
     dMerged = {dMerged}
@@ -214,10 +215,10 @@ CAUSAL_HEAD = HEAD.format(**RIGHT_HEAD).replace(
     "    if mask is not None:\n        Z = Z + mask\n",
 )
 CAUSAL_LAYER = LAYER.format(**RIGHT_LAYER).replace(
-    "    M = None if mask is None else",
+    "    heads_axis = mask is not None",
     "    T = X.shape[-2]\n"
     "    mask = np.triu(np.full((T, T), -np.inf), 1) + (0 if mask is None else mask)\n"
-    "    M = None if mask is None else",
+    "    heads_axis = mask is not None",
 )
 
 

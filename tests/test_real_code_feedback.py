@@ -62,7 +62,7 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
     Qh, Kh, Vh = (mh.split_heads(X @ W, n_heads) for W in (W_q, W_k, W_v))
     Z = Qh @ np.swapaxes(Kh, -1, -2) / np.sqrt(Qh.shape[-1]) + causal
     if mask is not None:
-        Z = Z + (np.expand_dims(mask, -3) if np.ndim(mask) > 2 else mask)
+        Z = Z + (np.expand_dims(mask, -3) if 2 < np.ndim(mask) <= np.ndim(X) else mask)
     A = mh.softmax(Z)
     return mh.merge_heads(A @ Vh) @ W_o, A
 """
