@@ -48,6 +48,8 @@ for t in range(song.T):
 # The cache's layout is fixed: after tokens $0 \dots t$,
 # `K' == mh.split_heads(X[:t+1] @ W_k, n_heads)`, shape $(\dots, h, t+1, d_k)$.
 # The cache passed in must not change: build new arrays (`np.concatenate`).
+# Raise a `ValueError` that says what is wrong when `n_heads` does not divide
+# `d_model`.
 #
 # ### Exercise 13.1 — `decode_step`
 

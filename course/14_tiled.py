@@ -56,9 +56,12 @@ print("whole row at once: max", round(scores.max(), 2), " sum", round(np.exp(sco
 #
 # and at the end $\text{output} = O / \ell$.
 #
-# The rules the check holds you to: the blocks are $[s, s + b)$, the last one
+# The rules the check holds you to: the running maximum must start at
+# $-\infty$ (`np.full(..., -np.inf)`), not at 0, or a row whose scores are all
+# very negative ends as $0/0$; the blocks are $[s, s + b)$, the last one
 # possibly shorter; with `causal=True` block only this block's keys $j > i$
-# (no $(T, T)$ mask); `block_size = 0` raises a `ValueError` with a sentence;
+# (no $(T, T)$ mask); `block_size` is an integer of at least 1 (`0` or a
+# negative value raises a `ValueError` with a sentence);
 # at $T = 4096$, $d_k = 64$, blocks of 128, the call stays under 32 MiB; no
 # warning (overflow, invalid value) and no change to `Q`, `K`, `V`.
 #

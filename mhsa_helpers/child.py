@@ -407,7 +407,8 @@ def _failed(name: str, exc: Exception, args, kwargs, options: dict) -> tuple:
     if options.get("memory") and _out_of_memory(exc):  # mmap refused by the bound
         return ("error", _over_bound(name), "memory")
     if raises and raises in [c.__name__ for c in type(exc).__mro__]:
-        return ("raised", f"{raises}: {clip(exc)}", _raised_by_a_raise(exc))
+        own = _raised_by_a_raise(exc, options.get("own", False))
+        return ("raised", f"{raises}: {clip(exc)}", own)
     shown = ", ".join(_describe(a) for a in args)
     shown += "".join(f", {k}={_describe(v)}" for k, v in kwargs.items())
     message = f"{name}({clip(shown)}) raised {type(exc).__name__}: {clip(exc)}"
@@ -437,13 +438,21 @@ def _quietly(fn, kept, guard) -> tuple:
             return ()
 
 
-def _raised_by_a_raise(exc: BaseException) -> bool | None:
+#: Modules whose ``raise`` is not the learner's own check: the course's functions (``mh`` in
+#: this process, ``mhsa_helpers`` in a kernel) and numpy's Python code.
+_NOT_OWN = ("mh", "mhsa_helpers", "numpy")
+
+
+def _raised_by_a_raise(exc: BaseException, own: bool = False) -> bool | None:
     """Whether ``exc`` came from a ``raise`` statement of Python code (a check of its own).
 
     Read from the bytecode of the innermost frame: the instruction that
     raised is a ``raise`` (``RAISE_VARARGS``), or numpy's or Python's error
     on the way (a call or an operator: a failed broadcast, ``range()`` with a
-    step of 0). None when it cannot be told.
+    step of 0). None when it cannot be told. With ``own`` (the call asked
+    for a check of the function's own, ``options["own"]``), a ``raise``
+    counts only outside :data:`_NOT_OWN`: not one of a course function it
+    calls (``mh.attention_head`` refusing shapes), nor of numpy's Python code.
     """
     import dis
 
@@ -455,7 +464,10 @@ def _raised_by_a_raise(exc: BaseException) -> bool | None:
     code = tb.tb_frame.f_code.co_code
     if not 0 <= tb.tb_lasti < len(code):
         return None
-    return dis.opname[code[tb.tb_lasti]] in ("RAISE_VARARGS", "RERAISE")
+    if dis.opname[code[tb.tb_lasti]] not in ("RAISE_VARARGS", "RERAISE"):
+        return False
+    module = str(tb.tb_frame.f_globals.get("__name__", ""))
+    return not own or module.split(".", 1)[0] not in _NOT_OWN
 
 
 def _again(name: str, fn, kept, guard, first) -> tuple | None:

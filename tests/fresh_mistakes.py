@@ -7,6 +7,8 @@ actual slip. Used in-process by tests/test_checks.py and through real nbgrader a
 grading kernels by tests/test_course.py.
 """
 
+from tests.named_slips import NAMED, NAMED_CORRECT
+
 FRESH = {
     # Concatenates each next head on the left of the result instead of the right, so the heads
     # come out in reversed order (head h-1 in the first d_k columns, head 0 in the last).
@@ -1817,6 +1819,9 @@ CORRECT |= {
 """,
     ),
 }
+
+FRESH |= NAMED  # issue 33's misnamed, wrongly failed and uncaught slips
+CORRECT |= NAMED_CORRECT
 
 #: Those that also go through real nbgrader and grading kernels (tests/test_course.py): the
 #: cases issue 23 lists and one slip per backward function; all of them are judged

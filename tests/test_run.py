@@ -334,3 +334,27 @@ def test_the_memory_bound_holds_when_tracemalloc_is_patched():
     result = run_one(TILED_FULL_MATRIX, "tiled_attention")
     verdict = judge("tiled_attention", None, result.outcomes[("tiled_attention", None)])
     assert verdict is not None and "memory bound" in verdict, verdict
+
+
+def test_an_error_of_a_course_function_is_no_check_of_the_answers_own_in_the_child():
+    """Where no course function checks the argument (n_kv_heads of 12), mh's error is not one.
+
+    Run in the child, whose ``mh`` is a module of its own: relying on mh.attention_head's
+    error fails, and leaving d_model to mh.split_heads (which checks just that) passes.
+    """
+    from tests.named_slips import NAMED, NAMED_CORRECT
+
+    name = "grouped_query_attention"
+    wrong = NAMED["grouped_query_attention_no_own_kv_check"][2]
+    right = NAMED_CORRECT["grouped_query_attention_d_model_left_to_split_heads"][2]
+    for seed in (None, hidden(name)):
+        said = [
+            judge(
+                name,
+                seed,
+                run_answers([Job("12_gqa", [s], [(name, seed)])])["12_gqa"].outcomes[(name, seed)],
+            )
+            for s in (wrong, right)
+        ]
+        assert "not from a check of its own" in said[0], said[0]
+        assert said[1] is None, said[1]

@@ -180,6 +180,11 @@ MISTAKES = {
         "    b = np.sqrt(6 / d_out)\n    return rng.uniform(-b, b, (d_in, d_out))\n",
         "b = 0.141 = sqrt(6 / d_out): Glorot's bound has both sizes under the root",
     ),
+    "bound sqrt(6 / (d_in * d_out))": (
+        "    b = np.sqrt(6 / (d_in * d_out))\n    return rng.uniform(-b, b, (d_in, d_out))\n",
+        "b = 0.01 = sqrt(6 / (d_in * d_out)): the sizes are multiplied under the root, where "
+        "Glorot's bound adds them; that is 0.0913 times the Glorot bound (too narrow)",
+    ),
     "the standard deviation as the bound": (
         "    b = np.sqrt(2 / (d_in + d_out))\n    return rng.uniform(-b, b, (d_in, d_out))\n",
         "the standard deviation of Glorot-uniform, not its bound",

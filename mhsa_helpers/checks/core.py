@@ -126,6 +126,10 @@ class Call:
     #: The Python function calls the call may make (None: not counted); past it the call
     #: is stopped with the code "calls" (:class:`mhsa_helpers.child._Counted`).
     calls: int | None = None
+    #: The exception must come from a check of the function's own (a ``raise`` in the
+    #: learner's code), not from a course function it calls: where no course function checks
+    #: what is wrong (n_kv_heads not dividing n_heads), such an error is incidental.
+    own: bool = False
 
 
 # --------------------------------------------------------------------------
@@ -656,7 +660,7 @@ class Check:
         """What the process running the learner's function needs of each call."""
         out = []
         for c in calls:
-            options = {"strict": self.strict, "raises": c.raises, "memory": c.memory}
+            options = {"strict": self.strict, "raises": c.raises, "memory": c.memory, "own": c.own}
             if c.calls is not None:
                 options["calls"] = c.calls
             out.append((c.args, c.kwargs, options))
@@ -684,7 +688,15 @@ class Check:
         raise NotImplementedError
 
     def judge_raised(self, call: Call, outcome: Outcome) -> None:
-        """A call that must raise ``call.raises`` with a message saying what is wrong."""
+        """A call that must raise ``call.raises`` with a message saying what is wrong.
+
+        The exception must come from a ``raise`` (a check), not from numpy's or
+        Python's error on the way. A course function's check counts where it
+        checks the very thing the text asks about (``mh.split_heads`` refusing
+        an ``n_heads`` that does not divide ``d_model``); where no course
+        function checks it, the call says ``own`` and only a ``raise`` in the
+        learner's own code counts.
+        """
         why = call.context.get("why", "these inputs")
         if outcome.raised is None:
             raise CheckFailed(
@@ -697,10 +709,16 @@ class Check:
                 'is wrong, e.g. raise ValueError(f"... but got ...").'
             )
         if outcome.raised_here is False:
+            where = (
+                "from a function it calls on the way (numpy's, Python's, or a course function "
+                "such as mh.attention_head refusing the shapes it is given)"
+                if call.own
+                else "from numpy or Python on the way (a failed broadcast, range() with a step "
+                "of 0 …)"
+            )
             raise CheckFailed(
-                f"{self.name} raises {call.raises} for {why}, but from numpy or Python on the "
-                "way (a failed broadcast, range() with a step of 0 …), not from a check of its "
-                "own: the next wrong input may not fail at all. Check the argument first and "
+                f"{self.name} raises {call.raises} for {why}, but {where}, not from a check of "
+                "its own: the next wrong input may not fail at all. Check the argument first and "
                 f'say what is wrong, e.g. raise {call.raises}(f"... must ..., but got ...").',
                 public=f"{self.name} raises {call.raises}, but not from a check of its own.",
             )

@@ -228,6 +228,11 @@ def _named_bound(b: float, d_in: int, d_out: int) -> str:
             math.sqrt(2 / (d_in + d_out)),
             " = sqrt(2 / (d_in + d_out)), the standard deviation of Glorot-uniform, not its bound",
         ),
+        (
+            math.sqrt(6 / (d_in * d_out)),
+            " = sqrt(6 / (d_in * d_out)): the sizes are multiplied under the root, where "
+            "Glorot's bound adds them",
+        ),
         (1.0, ": rng.uniform(-1, 1) is not scaled"),
     ]
     for value, said in named:
@@ -275,15 +280,17 @@ def diagnose(W: np.ndarray, d_in: int, d_out: int) -> str:
             "rng.uniform(-a, a, size=(d_in, d_out))."
         )
     lo, hi = float(w.min()), float(w.max())
-    if lo > -a / 10:
+    if lo >= 0:
         return "no value is negative; rng.random() gives [0, 1), scale it to [-a, a]."
     if _fits(w, uniform_cdf(lo, hi), FIT_ALPHA):
         if abs(lo + hi) < 0.05 * (hi - lo):
             b = (hi - lo) / 2
+            size = "too narrow" if b < a else "too wide"
             return (
                 f"the values are spread evenly over (-b, b) with b = {_num(b)}"
-                f"{_named_bound(b, d_in, d_out)}; "
-                f"draw from (-a, a) with a = sqrt(6 / (d_in + d_out)) = {_num(a)}."
+                f"{_named_bound(b, d_in, d_out)}; that is {_num(b / a)} times the Glorot "
+                f"bound ({size}): draw from (-a, a) with a = sqrt(6 / (d_in + d_out)) = "
+                f"{_num(a)}."
             )
         return (
             f"the values are spread evenly over ({_num(lo)}, {_num(hi)}), not centred on 0; "

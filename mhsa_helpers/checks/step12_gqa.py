@@ -41,6 +41,12 @@ NOT_SHARED = (
     "into n_kv_heads heads of d_k columns and let each serve n_heads // n_kv_heads = {g} "
     "consecutive query heads."
 )
+#: What a function that repeats the K/V heads along the first axis runs into on batch axes.
+REPEAT_AXIS = (
+    "the K/V heads are shared right without batch axes but not with them: repeat them along "
+    "the head axis, np.repeat(K_heads, n_heads // n_kv_heads, axis=-3), not axis=0, which is "
+    "the batch axis once X has batch axes (the same for V)."
+)
 #: Words of numpy's errors when arrays of different head counts or widths meet.
 SHAPE_ERRORS = ("broadcast", "mismatch", "not aligned", "cannot reshape", "must divide d_model")
 
@@ -167,6 +173,13 @@ def _weights(rng, d_model: int, h: int, kv: int, dtype=np.float64) -> tuple:
     return tuple((rng.normal(size=s) / math.sqrt(d_model)).astype(dtype) for s in shapes)
 
 
+def _batched_unmasked() -> tuple:
+    """``X`` (2, 5, 12) and weights for 6 query heads and 2 K/V heads, from a generator of
+    their own (the other visible calls' inputs stay as they were)."""
+    rng = np.random.default_rng(1212)
+    return rng.normal(size=(2, 5, 12)), _weights(rng, 12, 6, 2)
+
+
 def _call(X, Ws, h, kv, mask=None, **context) -> Call:
     args = (X, *Ws, h, kv) if mask is None else (X, *Ws, h, kv, mask)
     return Call(args, context=context)
@@ -208,6 +221,8 @@ class GroupedQueryAttention(Check):
             question(4, 4, causal),  # = multi_head_self_attention
             question(8, 2, ref.sliding_window_mask(q.T, 3)),  # groups of 4 query heads
             question(2, 1),
+            # batch axes and no mask: repeating the K/V heads along axis 0 fails here, not a mask
+            _call(*_batched_unmasked(), 6, 2),
             _call(X12, _weights(b, 12, 6, 2), 6, 2, ref.padding_mask(np.array([5, 3]), 5)),
             _call(X12, _weights(b, 12, 6, 3), 6, 3, per_batch),
             _call(X12, _weights(b, 12, 2, 1), 2, 1, per_batch),  # batch size = n_heads
@@ -241,11 +256,13 @@ class GroupedQueryAttention(Check):
                 (X, W, W6, W6, W, 4, 3),
                 raises="ValueError",
                 context={"why": "n_kv_heads = 3, which does not divide n_heads = 4"},
+                own=True,  # no course function checks it: mh.attention_head's error is incidental
             ),
             Call(
                 (X, W, W16, W16, W, 2, 4),
                 raises="ValueError",
                 context={"why": "n_kv_heads = 4 > n_heads = 2"},
+                own=True,
             ),
             Call(
                 (X6, V6, W2, W2, V6, 4, 2),
@@ -279,7 +296,10 @@ class GroupedQueryAttention(Check):
         X, W = rng.normal(size=(4, 2 * h)), rng.normal(size=(2 * h, 2 * h))
         Wkv = rng.normal(size=(2 * h, 2 * kv))
         why = f"n_kv_heads = {kv}, which does not divide n_heads = {h}"
-        return [*calls, Call((X, W, Wkv, Wkv, W, h, kv), raises="ValueError", context={"why": why})]
+        wrong = Call(
+            (X, W, Wkv, Wkv, W, h, kv), raises="ValueError", context={"why": why}, own=True
+        )
+        return [*calls, wrong]
 
     # -- verdict -------------------------------------------------------------
     def catalogue(self, call):
@@ -315,17 +335,29 @@ class GroupedQueryAttention(Check):
         share.
         """
         explained = []
+        shared_flat = False  # a call without batch axes whose K/V heads are shared passed
         for call, outcome in zip(calls, outcomes, strict=False):
             error = outcome.error
             if error is not None and call.raises is None and " raised " in error:
                 h, kv = call.args[5], call.args[6]
                 shared = not batched_mask_error(call.args, error)  # else the mask's doing
+                said = error.split(" raised ", 1)[1]
                 if (
+                    shared_flat
+                    and shared
+                    and call.args[0].ndim > 2
+                    and kv < h
+                    and any(w in said for w in SHAPE_ERRORS)
+                ):
+                    outcome = Outcome(error=f"{self.name}: {REPEAT_AXIS} ({error})")
+                elif (
                     shared
                     and kv < h
                     and any(w in error.split(" raised ", 1)[1] for w in SHAPE_ERRORS)
                 ):
                     hint = NOT_SHARED.format(kv=kv, h=h, g=h // kv)
                     outcome = Outcome(error=f"{self.name}: {hint} ({error})")
+            elif error is None and call.raises is None:
+                shared_flat |= call.args[0].ndim == 2 and call.args[6] < call.args[5]
             explained.append(outcome)
         super().verdict(calls, explained)

@@ -54,6 +54,12 @@ UNSPLIT = (
     "shape (..., n_heads, t + 1, d_k), as split_heads gives them."
 )
 SWAPPED = "the cache is returned as (V', K'): return (K', V'), keys first."
+AS_SEQUENCE = (
+    "x is read as a sequence of tokens: x[None, :] puts the new token axis in front, so a "
+    "batch of new tokens (B, d_model) becomes one sequence of B tokens. x has batch axes "
+    "before d_model and no token axis: insert it just before the last axis, x[..., None, :] "
+    "(shape (..., 1, d_model))."
+)
 NO_W_O = "the output projection W_O is missing: multiply the concatenated heads by W_O."
 NOT_SCALED = "the scores are not scaled: divide q·Kᵀ by √d_k."
 NO_CACHE = (
@@ -120,6 +126,13 @@ def mistakes(call: Call) -> list:
             return heads @ W_out if W_out is not None else heads
 
     right = y(K, V)
+    as_sequence = None  # x[None, :]: the batch axis read as the token axis, on the first step
+    if x.ndim > 1 and cache is None:
+        qs, ks, vs = (ref.split_heads(x[None] @ W, h) for W in (W_q, W_k, W_v))
+        with np.errstate(all="ignore"):
+            Zs = qs @ ks.swapaxes(-1, -2) / math.sqrt(d_k)  # (1, ..., h, B, B)
+            ys = ref.merge_heads(ref.softmax(Zs) @ vs)[..., 0, :] @ W_o
+        as_sequence = (ys, (ks, vs))
     grown = t > 0  # on the first step several mistakes change nothing
     prepended = tuple(np.concatenate([new, old], -2) for new, old in ((k, K_old), (v, V_old)))
     position = np.arange(t + 1)
@@ -130,6 +143,7 @@ def mistakes(call: Call) -> list:
         (NOT_ITSELF, (y(K, V, keep=position < t), (K, V))),
         (UNSPLIT, (right, (X @ W_k, X @ W_v))),
         (SWAPPED, (right, (V, K))),
+        (AS_SEQUENCE, as_sequence),
         (NO_W_O, (y(K, V, W_out=None), (K, V))),
         (sqrt_d_model(d_model, d_k), (y(K, V, math.sqrt(d_model)), (K, V)) if h > 1 else None),
         (NOT_SCALED, (y(K, V, 1.0), (K, V)) if d_k > 1 else None),

@@ -23,6 +23,7 @@ from .core import (
     CheckFailed,
     Outcome,
     batch_rng,
+    close,
     compare,
     precision,
     random_shape,
@@ -66,6 +67,11 @@ LAST_BLOCK = (
     "the last block at T_k."
 )
 NOT_SCALED = "the scores are not scaled: divide Q·Kᵀ by √d_k."
+ZERO_START = (
+    "the running maximum must start at −∞, not at 0: when every score of a row is very "
+    "negative (here thousands below 0), exp(S - 0) is 0 for every key and the row ends as "
+    "0/0. Start it with np.full(..., -np.inf), so that the first block's maximum replaces it."
+)
 
 #: The memory bound of the contract: a quarter of one 4096 × 4096 float64 matrix.
 MEMORY_LIMIT = 32 << 20
@@ -84,7 +90,7 @@ def variant(Q, K, V, b, causal=False, **mistake):
         T_q, d_k = Q.shape[-2:]
         T_k = K.shape[-2]
         lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-        m = np.full((*lead, T_q, 1), -np.inf)
+        m = np.full((*lead, T_q, 1), 0.0 if mistake.get("zero_start") else -np.inf)
         l = np.zeros((*lead, T_q, 1))
         O = np.zeros((*lead, T_q, V.shape[-1]))
         rows = np.arange(T_q)[:, None]
@@ -114,9 +120,21 @@ def variant(Q, K, V, b, causal=False, **mistake):
             l = (l if mistake.get("sum") else l * r) + P.sum(axis=-1, keepdims=True)
             O = (O if mistake.get("out") else O * r) + P @ V[..., s:e, :]
             m = m_new
-        if mistake.get("no_shift"):
-            return O / l
+        if mistake.get("no_shift") or mistake.get("zero_start") == "divided":
+            return O / l  # 0/0 = NaN on a row whose every exp underflowed
         return np.divide(O, l, out=np.zeros_like(O), where=l > 0)
+
+
+def very_negative(rng) -> tuple:
+    """``(Q, K, V, block_size)`` whose every score is thousands below 0 (Q ≈ -40, K ≈ 40).
+
+    exp of any of them is 0: a running maximum that starts at 0 instead of −∞ ends every
+    row as 0/0.
+    """
+    T_q, T_k, d_k = (int(n) for n in rng.integers(2, 6, size=3))
+    Q = -40.0 + rng.normal(size=(T_q, d_k))
+    K = 40.0 + rng.normal(size=(T_k, d_k))
+    return Q, K, rng.normal(size=(T_k, 2)), int(rng.integers(1, T_k + 1))
 
 
 def expected_of(Q, K, V, causal) -> np.ndarray:
@@ -163,7 +181,7 @@ class TiledAttention(Check):
     name = "tiled_attention"
     passed = (
         "equals attention_head on the song for every block size, causal or not, on batches, "
-        "float32, large and growing scores; at T = 4096 it stays under 32 MiB."
+        "float32, large, very negative and growing scores; at T = 4096 it stays under 32 MiB."
     )
     passed_hidden = "equals attention_head on random shapes, block sizes and masks."
 
@@ -188,6 +206,7 @@ class TiledAttention(Check):
             ),
             Call((30 * large, 30 * rng.normal(size=(9, 8)), rng.normal(size=(9, 3)), 4)),
             Call((grow, keys, rng.normal(size=(8, 2)), 2)),
+            Call(very_negative(np.random.default_rng(14))),  # a running max from 0 gives 0/0
             Call((Q, K, V, 0), raises="ValueError", context={"why": "block_size = 0"}),
             Call((Q, K, V, -2), raises="ValueError", context={"why": "a negative block_size (-2)"}),
         ]
@@ -218,6 +237,7 @@ class TiledAttention(Check):
             calls.append(Call((Q, K, V, b), {"causal": True} if causal else {}))
         Q = 25 * rng.normal(size=(3, 6))  # scores of hundreds
         calls.append(Call((Q, 25 * rng.normal(size=(10, 6)), rng.normal(size=(10, 2)), 3)))
+        calls.append(Call(very_negative(rng)))
         calls.append(
             Call(
                 (Q, Q, Q, 0),
@@ -246,6 +266,13 @@ class TiledAttention(Check):
             (LAST_BLOCK, variant(Q, K, V, b, causal, last_block=True) if T_k % b else None),
             (NOT_SCALED, variant(Q, K, V, b, causal, not_scaled=True) if Q.shape[-1] > 1 else None),
         ]
+        expected = expected_of(Q, K, V, causal)
+        zero = [variant(Q, K, V, b, causal, zero_start=z) for z in (True, "divided")]
+        if not any(close(z, expected) for z in zero):
+            # every exp underflows (very negative scores): a row of 0 or 0/0 is the zero start,
+            # whatever else goes wrong there too (the other mistakes are told on earlier calls)
+            out = [(h, w) for h, w in out if not any(close(w, z) for z in zero)]
+            out += [(ZERO_START, z) for z in zero]
         if causal:
             out += [
                 (DIAGONAL, variant(Q, K, V, b, causal, diagonal=True)),
@@ -253,7 +280,7 @@ class TiledAttention(Check):
                 (LOCAL_INDEX, variant(Q, K, V, b, causal, local_index=True) if b < T_k else None),
                 (CAUSAL_IGNORED, variant(Q, K, V, b, causal, causal_ignored=True)),
             ]
-        return expected_of(Q, K, V, causal), out
+        return expected, out
 
     def verdict(self, calls, outcomes):
         """As :meth:`Check.verdict`; an overflow on scores of hundreds names the missing shift."""
