@@ -106,7 +106,7 @@ NAMED = {
     Z = Qh @ np.swapaxes(Kh, -1, -2) / np.sqrt(Qh.shape[-1])
     if mask is not None:
         mask = np.asarray(mask)
-        if mask.ndim > 2:
+        if 2 < mask.ndim <= X.ndim:  # no head axis of its own: give it one
             mask = np.expand_dims(mask, -3)
         Z = Z + mask
     A = _softmax_rows(Z)
@@ -129,7 +129,7 @@ NAMED = {
     Vh = np.repeat(mh.split_heads(X @ W_v, n_kv_heads), group, axis=-3)
     if mask is not None:
         mask = np.asarray(mask)
-        if mask.ndim > 2:
+        if 2 < mask.ndim <= X.ndim:  # no head axis of its own: give it one
             mask = np.expand_dims(mask, -3)
     out, A = mh.attention_head(Qh, Kh, Vh, mask)
     return mh.merge_heads(out) @ W_o, A
@@ -205,7 +205,7 @@ NAMED_CORRECT = {
     Vh = np.repeat(mh.split_heads(X @ W_v, n_kv_heads), group, axis=-3)
     if mask is not None:
         mask = np.asarray(mask)
-        if mask.ndim > 2:
+        if 2 < mask.ndim <= X.ndim:  # no head axis of its own: give it one
             mask = np.expand_dims(mask, -3)
     out, A = mh.attention_head(Qh, Kh, Vh, mask)
     return mh.merge_heads(out) @ W_o, A

@@ -2,9 +2,9 @@
 
 :func:`diagnose` tries, in order: the shape (axes swapped, missing, extra), a
 constant factor, a transpose, a permutation along one axis, one wrong slice,
-masked cells that leak, weights causal where no causal mask was asked for; first of
-all, float32 precision (every entry within its rounding). The first that holds gives
-the sentence.
+masked cells that leak, weights causal where no causal mask was asked for, float32
+precision (first of all where every value is a float32 cast back). The first that
+holds gives the sentence.
 """
 
 from __future__ import annotations
@@ -123,8 +123,10 @@ def _explain(got, expected, what, axes, quantities) -> str | None:
         return _shape(c)
     if c.eq(got, exp):
         return None
-    if c.eq(got, exp, rtol=1e-5, atol=1e-6):  # everywhere within float32's rounding
-        return f"{what} {agree(what, 'agrees')} only to {_F32}"
+    near = c.eq(got, exp, rtol=1e-5, atol=1e-6)  # everywhere within float32's rounding
+    finite = got[np.isfinite(got)]
+    if near and np.array_equal(finite, finite.astype(np.float32).astype(np.float64)):
+        return f"{what} {agree(what, 'agrees')} only to {_F32}"  # float32 values, cast back
     return (
         _factor(c, got, exp, what)
         or _transpose(c)
@@ -132,6 +134,7 @@ def _explain(got, expected, what, axes, quantities) -> str | None:
         or _one_slice(c)
         or _leak(c)
         or _causal(c)
+        or (f"{what} {agree(what, 'agrees')} only to {_F32}" if near else None)
     )
 
 
