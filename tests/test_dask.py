@@ -152,8 +152,10 @@ def cluster(tmp: Path, allowed_failures: int = 3):
 def grade_killing_the_stuck_students_worker(tmp_path, allowed_failures):
     """Grade the honest class on the cluster; kill the worker grading the stuck student.
 
-    The stuck student's softmax loops until the 20 s limit, so the kill
-    lands while that task runs. Returns the command's output and the course.
+    The stuck student's softmax loops until its time budget, so its task
+    outlasts the others: the kill lands while it runs alone on its worker
+    (a worker's queued tasks would die with it). Returns the command's
+    output and the course.
     """
     course = nc.make_course(tmp_path / "course", LIMIT)
     honest_class(course, stuck=True)
@@ -174,12 +176,15 @@ def grade_killing_the_stuck_students_worker(tmp_path, allowed_failures):
         deadline = time.monotonic() + 600
         with Client(address, timeout=60, security=security(tls)) as client:
             victim = None
+            # Dask counts a death against every task assigned to the dead worker, queued ones
+            # too: kill only a worker whose one task is the stuck student's, so it is running
+            # and nobody else's grading dies with it
             while victim is None and time.monotonic() < deadline and proc.poll() is None:
                 for worker, keys in client.processing().items():
-                    if any(str(k).startswith("grade-partial-") for k in keys):
+                    if len(keys) == 1 and str(keys[0]).startswith("grade-partial-"):
                         victim = worker
                 time.sleep(0.1)
-            assert victim is not None, "the stuck student's task was never seen running"
+            assert victim is not None, "the stuck student's task was never seen running alone"
             pid = client.run(os.getpid, workers=[victim])[victim]
         os.kill(pid, signal.SIGKILL)
         out, err = proc.communicate(timeout=900)
