@@ -406,8 +406,6 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
             dZ = ref.softmax_backward(A_back, dA, -2 if mistake.get("sm_axis") else -1)
         if mistake.get("times_sqrt"):
             scale = 1.0 / math.sqrt(d_k)
-        if mistake.get("zeroed_after") and mask is not None:
-            dA = dOut @ V.swapaxes(-1, -2)
         dV = (A_back if mistake.get("dv") else A_back.swapaxes(-1, -2)) @ dOut
         if mistake.get("dv_scale"):
             dV = dV / scale
@@ -455,7 +453,6 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
     ]
     if mask is not None and np.isneginf(mask).any():
         out.append((ZEROED_AFTER, head_variant(Q, K, V, dOut, mask, zeroed_after=True)))
-    if mask is not None and np.isneginf(mask).any():
         out.append((MASK_LEAKS, head_variant(Q, K, V, dOut, mask, leak=True)))
     causal = _with_causal(mask, Q.shape[-2], K.shape[-2])
     if causal is not None:  # code for a decoder: causal whatever the mask argument says
