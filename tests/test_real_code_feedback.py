@@ -105,7 +105,7 @@ def attention_head(Q, K, V, mask=None):
             "blocks with -2e308, a large finite",
         ),
         ("padding_mask", PADDING_FINITE.format(value="-1e4"), "blocks with -1e4, a large finite"),
-        ("attention_head", HEAD_FILL, "every key is blocked gets equal weights 1/T_k"),
+        ("attention_head", HEAD_FILL, "every key is blocked gets weights that sum to 1"),
         ("attention_head", HEAD_NAN, "every key is blocked gets NaN"),
         ("split_heads", SPLIT_ONE_BATCH, "written for exactly one batch axis"),
         ("merge_heads", MERGE_ONE_BATCH, "written for exactly one batch axis"),

@@ -429,6 +429,48 @@ def compare(
     )
 
 
+#: A query whose every key is blocked, given weights that sum to 1 (a finite stand-in for −∞).
+FINITE_WHEN_ALL_BLOCKED = (
+    "a query whose every key is blocked gets weights that sum to 1 (it still reads the values, "
+    "as if nothing were blocked or all equally): the mask is applied with a large finite number "
+    "(such as −1e9, or masked_fill) instead of −∞. Add the course's −∞ mask to the scores and use "
+    "the course's softmax (notebook 07, mh.softmax): a fully blocked row then has weights 0 and "
+    "output 0."
+)
+#: A query whose every key is blocked, given NaN.
+NAN_WHEN_ALL_BLOCKED = (
+    "a query whose every key is blocked gets NaN: its scores are all −∞, and a softmax that "
+    "subtracts the row's maximum computes −∞ − (−∞). The course's softmax (notebook 07, "
+    "mh.softmax) gives that row weights 0 and output 0: use it, or handle an all −∞ row."
+)
+
+
+def fully_blocked_rows(name: str, A, exp_A) -> None:
+    """Fail naming how a fully blocked query's weights went wrong, if only they did.
+
+    The reference gives a query whose every key is blocked weights 0 (no softmax of
+    real scores is 0 everywhere), so such rows are read off ``exp_A``. NaN there only,
+    or weights summing to 1 there with every other row right, name the slip.
+    """
+    exp_A = np.asarray(exp_A)
+    try:
+        A = np.asarray(A, dtype=np.float64)
+    except (TypeError, ValueError):
+        return  # not numbers: the comparison says so
+    if A.shape != exp_A.shape or exp_A.ndim < 2:
+        return
+    rows = ~(exp_A != 0).any(axis=-1)  # (..., T_q): every key blocked
+    if not rows.any():
+        return
+    with np.errstate(all="ignore"):
+        others_right = np.allclose(A[~rows], exp_A[~rows], rtol=1e-4, atol=1e-6)
+        if np.isnan(A).any() and not np.isnan(A[~rows]).any():
+            raise CheckFailed(f"{name}: {NAN_WHEN_ALL_BLOCKED}")
+        sums = A[rows].sum(axis=-1)  # (n,)
+        if others_right and np.isfinite(sums).all() and np.allclose(sums, 1.0, atol=1e-4):
+            raise CheckFailed(f"{name}: {FINITE_WHEN_ALL_BLOCKED}")
+
+
 def compare_head_outputs(
     name: str, got, expected, known, weights: str = "the attention weights", labels=(None, None)
 ) -> None:
@@ -440,6 +482,7 @@ def compare_head_outputs(
     """
     out, A = as_pair(name, got)
     exp_out, exp_A = expected
+    fully_blocked_rows(name, A, exp_A)
     axes = {-2: "row (query)", -1: "column (key)"}
     if np.ndim(exp_A) >= 3 and "h," in weights:  # (..., h, T, T): the heads' weights
         axes[-3] = "head"
@@ -474,6 +517,30 @@ HEAD_AXIS_TWICE = (
     "head axis at axis -3; add it to the scores as it is. Only a mask with at most as many "
     "axes as X gets np.expand_dims(mask, -3)."
 )
+
+
+def two_batch_axes_mask(T: int) -> np.ndarray:
+    """A causal mask with padding for a batch of shape (2, 2), one sequence empty: (2, 2, T, T).
+
+    Two leading batch axes, and every key of the sequence at [1, 0] is blocked (its
+    length is 0), so each of its queries is a fully blocked row: weights 0, output 0.
+    """
+    lengths = np.array([[T, T - 1], [0, T - 2]])  # (2, 2)
+    return ref.causal_mask(T) + ref.padding_mask(lengths, T)  # (2, 2, T, T)
+
+
+def hidden_mask(rng: np.random.Generator, lead: tuple, T: int, h: int):
+    """A hidden call's mask for X with batch axes ``lead``: causal, without or with its head
+    axis ((..., T, T), (..., 1, T, T) or (..., h, T, T)), drawn by ``rng``."""
+    form = int(rng.integers(3))
+    causal = np.broadcast_to(ref.causal_mask(T), (*lead, T, T))  # (..., T, T)
+    if form == 0:
+        return ref.causal_mask(T) if not lead else causal.copy()
+    if form == 1:
+        return causal[..., None, :, :].copy()  # (..., 1, T, T)
+    window = ref.sliding_window_mask(T, int(rng.integers(1, T + 1)))  # (T, T)
+    heads = [ref.causal_mask(T) if i % 2 == 0 else window for i in range(h)]
+    return np.broadcast_to(np.stack(heads), (*lead, h, T, T)).copy()  # (..., h, T, T)
 
 
 def per_head_mask(T: int, h: int) -> np.ndarray:

@@ -8,6 +8,8 @@ from .. import reference as ref
 from ..examples import get_example
 from . import step05_scores
 from .core import (
+    FINITE_WHEN_ALL_BLOCKED,
+    NAN_WHEN_ALL_BLOCKED,
     Call,
     Check,
     CheckFailed,
@@ -19,24 +21,11 @@ from .core import (
 )
 
 MASK_AFTER = "the mask is added after the softmax; add it to the scores Z, then take the softmax."
-#: A query whose every key is blocked, given weights all the same (a finite stand-in for −∞).
-UNIFORM_WHEN_ALL_BLOCKED = (
-    "a query whose every key is blocked gets equal weights 1/T_k (an average of all the "
-    "values): the mask is applied with a large finite number (such as −1e9) instead of −∞. "
-    "Add the −∞ mask to the scores and use the course's softmax (notebook 07): a fully blocked "
-    "row then has weights 0 and output 0."
-)
 #: Code for a 1/0 keep-mask (1 = attend) used with the course's additive mask.
 KEEP_MASK = (
     "the mask is read as a keep-mask (1 = attend, 0 = block, as some libraries use it, "
     "masked_fill(mask == 0, -1e9)): the course's mask is additive, 0 where a key is allowed and "
     "−∞ where it is blocked; add it to the scores, Z + M."
-)
-#: A query whose every key is blocked, given NaN.
-NAN_WHEN_ALL_BLOCKED = (
-    "a query whose every key is blocked gets NaN: its scores are all −∞, and a softmax that "
-    "subtracts the row's maximum computes −∞ − (−∞). The course's softmax (notebook 07, "
-    "mh.softmax) gives that row weights 0 and output 0: use it, or handle an all −∞ row."
 )
 
 
@@ -92,7 +81,7 @@ def mistakes(Q, K, V, mask) -> list:
     if fully_blocked(mask, Z.shape) is not None:  # −1e9 for −∞: those rows come out uniform
         with np.errstate(all="ignore"):
             a = ref.softmax(np.where(np.broadcast_to(np.isneginf(M), Z.shape), -1e9, Z + M))
-        out.append((UNIFORM_WHEN_ALL_BLOCKED, a @ V, a))
+        out.append((FINITE_WHEN_ALL_BLOCKED, a @ V, a))
     a = ref.softmax(Z)
     out.append(("the mask is ignored: add it to the scores before the softmax.", a @ V, a))
     with np.errstate(all="ignore"):  # masked_fill(mask == 0, -1e9), as for a 1/0 keep-mask

@@ -16,9 +16,11 @@ from .core import (
     batch_rng,
     compare_head_outputs,
     head_axis_twice,
+    hidden_mask,
     per_head,
     per_head_mask,
     random_shape,
+    two_batch_axes_mask,
     without_head_axis,
 )
 from .step08_head_output import MASK_AFTER
@@ -150,7 +152,8 @@ class MultiHeadSelfAttention(Check):
     passed = (
         "the layer matches on the song (1, 2, 4 heads, causal), the question sentence, batches "
         "with a mask per sequence, masks with a head axis ((h, T, T) on X (T, d_model), "
-        "(B, 1, T, T) and (B, 1, 1, T) on a batch), an odd d_model = 5, and float32."
+        "(B, 1, T, T) and (B, 1, 1, T) on a batch), an odd d_model = 5, float32, and two batch "
+        "axes with a sequence whose every key is blocked."
     )
     passed_hidden = "matches on random shapes, batch axes and heads."
 
@@ -185,6 +188,8 @@ class MultiHeadSelfAttention(Check):
                     ref.causal_mask(5),
                 )
             ),
+            # two leading batch axes, one sequence with every key blocked (weights 0, output 0)
+            Call((rng.normal(size=(2, 2, 5, 6)), *Ws, 2, two_batch_axes_mask(5))),
         ]
 
     def hidden(self, rng):
@@ -193,9 +198,11 @@ class MultiHeadSelfAttention(Check):
             h, d_k, T = (int(n) for n in rng.integers(2, 5, size=3))
             T += 1
             d = h * d_k
-            X = rng.normal(size=(*random_shape(rng, 1), T, d))
+            lead = random_shape(rng)
+            X = rng.normal(size=(*lead, T, d))
             Ws = [rng.normal(size=(d, d)) / math.sqrt(d) for _ in range(4)]
-            calls.append(Call((X, *Ws, h, ref.causal_mask(T)) if masked else (X, *Ws, h)))
+            mask = hidden_mask(rng, lead, T, h)
+            calls.append(Call((X, *Ws, h, mask) if masked else (X, *Ws, h)))
         return calls
 
     def catalogue(self, call):

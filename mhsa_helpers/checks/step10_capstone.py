@@ -20,12 +20,14 @@ from .core import (
     batched_mask_error,
     compare_head_outputs,
     head_axis_twice,
+    hidden_mask,
     mask_has_head_axis,
     number,
     per_head,
     per_head_mask,
     random_shape,
     said_publicly,
+    two_batch_axes_mask,
     without_head_axis,
 )
 
@@ -90,7 +92,7 @@ class MultiQueryAttention(Check):
     passed = (
         "one shared K and V for all heads; matches on the question sentence, a batch, and "
         "masks with a head axis ((h, T, T) on X (T, d_model), (B, 1, T, T) and (B, 1, 1, T) "
-        "on a batch)."
+        "on a batch), and two batch axes with a sequence whose every key is blocked."
     )
     passed_hidden = "matches on random shapes."
 
@@ -119,6 +121,8 @@ class MultiQueryAttention(Check):
             Call(
                 (X, W_q, W_k2, W_v2, W_o, 2, ref.padding_mask(np.array([5, 3]), 5)[:, None])
             ),  # (B, 1, 1, T)
+            # two leading batch axes, one sequence with every key blocked (weights 0, output 0)
+            Call((rng.normal(size=(2, 2, 5, 6)), W_q, W_k2, W_v2, W_o, 2, two_batch_axes_mask(5))),
         ]
 
     def hidden(self, rng):
@@ -126,10 +130,11 @@ class MultiQueryAttention(Check):
         for _ in range(3):
             h, d_k, T = (int(n) for n in rng.integers(2, 5, size=3))
             d = h * d_k
-            X = rng.normal(size=(*random_shape(rng, 1), T, d))
+            lead = random_shape(rng)
+            X = rng.normal(size=(*lead, T, d))
             W_q, W_o = (rng.normal(size=(d, d)) for _ in range(2))
             W_k, W_v = (rng.normal(size=(d, d_k)) for _ in range(2))
-            calls.append(Call((X, W_q, W_k, W_v, W_o, h, ref.causal_mask(T))))
+            calls.append(Call((X, W_q, W_k, W_v, W_o, h, hidden_mask(rng, lead, T, h))))
         return calls
 
     def catalogue(self, call):
