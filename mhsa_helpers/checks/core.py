@@ -83,6 +83,17 @@ class CheckFailed(AssertionError):
         return [f"\u2717 {self}"]
 
 
+def _same(a, b) -> bool:
+    """Whether two results agree, however nested (tuples of arrays); NaN equals NaN."""
+    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    try:
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return a.shape == b.shape and bool(_allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True))
+
+
 class AmbiguousMistake(CheckFailed):
     """The output matches several catalogued mistakes on this input: it cannot tell which."""
 
@@ -919,12 +930,28 @@ class Check:
                     raise
                 raise ambiguous from None
             plain_passed = plain_passed or (batched is None and outcome.error is None)
+            if ambiguous is not None and outcome.error is None and call.raises is None:
+                ambiguous = self.narrow(ambiguous, call)
             results.append(outcome.value)
         if ambiguous is not None:
             raise ambiguous
         if len(results) < len(calls):
             raise CheckFailed(f"{self.name}: the check stopped before all of its calls ran.")
         self.judge_all(calls, results)
+
+    def narrow(self, ambiguous: AmbiguousMistake, call: Call) -> AmbiguousMistake:
+        """``ambiguous`` without the mistakes that ``call``, which the function passed, rules
+        out: a mistake whose output on ``call`` differs from the reference would have failed
+        it, so it is not the learner's."""
+        entry = self.catalogue(call)
+        if entry is None:
+            return ambiguous
+        expected, known = entry
+        seen = {h for h, wrong in known if wrong is not None and not _same(wrong, expected)}
+        hints = [h for h in ambiguous.hints if h not in seen]
+        if not hints or len(hints) == len(ambiguous.hints):
+            return ambiguous
+        return AmbiguousMistake(self.name, hints)
 
     def run(self, fn, seed: int | None = None, hidden: bool = False) -> NotYet | None:
         """Run and judge here (the notebook's way); print a tick when ``fn`` passes.

@@ -26,6 +26,7 @@ from .core import (
     batched_mask_error,
     close,
     compare,
+    fully_blocked_rows,
     head_axis_twice,
     per_head,
     per_head_mask,
@@ -81,6 +82,7 @@ def compare_pair(name, got, expected, known, weights: str, contract: str) -> Non
     exp_out, exp_A = expected
     floating(name, A, weights)
     floating(name, out, "the output")
+    fully_blocked_rows(name, A, exp_A)
     parts = [(h, w) for h, w in known if w is not None]
     if all(isinstance(x, np.ndarray) and np.issubdtype(x.dtype, np.number) for x in (out, A)):
         if not (close(A, exp_A, contract=contract) and close(out, exp_out, contract=contract)):

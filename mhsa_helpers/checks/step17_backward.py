@@ -44,8 +44,10 @@ from .core import (
     batch_rng,
     close,
     compare,
+    hidden_mask,
     per_head_mask,
     random_shape,
+    two_batch_axes_mask,
 )
 from .diagnose import diagnose_order
 from .wording import agree
@@ -174,6 +176,12 @@ DV_NOT_TRANSPOSED = (
 MASK_LEAKS = (
     "gradient flows through blocked positions: the backward uses weights computed without the "
     "mask; use the forward's masked A (0 where blocked), so no gradient passes there."
+)
+FINITE_BACK = (
+    "a query whose every key is blocked still passes gradient: the mask is applied with a large "
+    "finite number (such as −1e9, or masked_fill) instead of −∞, so that query's weights sum to "
+    "1 instead of being 0. With the course's −∞ mask and softmax, a fully blocked query has "
+    "weights 0: its dQ row is 0 and it adds nothing to dK and dV."
 )
 HEAD_NO_ROW_SUM = (
     "dZ = A·dA misses the softmax's row-sum term: dZ = A·(dA − Σ_k dA_k·A_k) with "
@@ -391,6 +399,12 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
         unscaled = mistake.get("unscaled_recompute")
         Z = Q @ K.swapaxes(-1, -2) / (1.0 if unscaled else math.sqrt(d_k))  # (..., T_q, T_k)
         A = ref.softmax(Z if mask is None else Z + mask)
+        if mistake.get("finite") and mask is not None:  # −1e9 where the mask has −∞
+            blocked = np.broadcast_to(np.isneginf(mask), np.broadcast_shapes(Z.shape, mask.shape))
+            finite = np.where(np.isneginf(mask), -1e9, mask)
+            A = ref.softmax(
+                np.where(blocked, -1e9, Z) if mistake["finite"] == "fill" else Z + finite
+            )
         A_back = ref.softmax(Z) if mistake.get("leak") and mask is not None else A
         dA = dOut @ V.swapaxes(-1, -2)  # (..., T_q, T_k)
         if mistake.get("da_t"):
@@ -415,6 +429,13 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
         dK = dZt @ (K if mistake.get("dk_from_k") else Q)
         dK = dK / (1.0 if mistake.get("dk_scale") or mistake.get("scale") else scale)
     return dQ, dK, dV
+
+
+def fully_blocked(mask, scores_shape: tuple) -> bool:
+    """Whether ``mask`` blocks every key of some query of scores of ``scores_shape``."""
+    blocked = np.isneginf(np.asarray(mask, dtype=np.float64))
+    shape = np.broadcast_shapes(blocked.shape, scores_shape)
+    return bool(np.broadcast_to(blocked, shape).all(axis=-1).any())
 
 
 def _with_causal(mask, T_q: int, T_k: int):
@@ -451,6 +472,8 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
         (SOFTMAX_SKIPPED, head_variant(Q, K, V, dOut, mask, skip_softmax=True)),
         (DK_FROM_K, head_variant(Q, K, V, dOut, mask, dk_from_k=True) if square else None),
     ]
+    if mask is not None and fully_blocked(mask, (*Q.shape[:-1], K.shape[-2])):
+        out += [(FINITE_BACK, head_variant(Q, K, V, dOut, mask, finite=f)) for f in ("fill", "add")]
     if mask is not None and np.isneginf(mask).any():
         out.append((ZEROED_AFTER, head_variant(Q, K, V, dOut, mask, zeroed_after=True)))
         out.append((MASK_LEAKS, head_variant(Q, K, V, dOut, mask, leak=True)))
@@ -652,6 +675,9 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         out.append((DW_NOT_SUMMED, layer_variant(*args, not_summed=True)))
     if math.prod(X.shape[:-2]) > 1:
         out.append((DW_AVERAGED, layer_variant(*args, averaged=True)))
+    M = ref.heads_mask(mask, X.ndim, h)  # (..., 1 or h, T, T), or None
+    if M is not None and fully_blocked(M, (*X.shape[:-2], h, X.shape[-2], X.shape[-2])):
+        out += [(FINITE_BACK, layer_variant(*args, head={"finite": f})) for f in ("fill", "add")]
     if mask is not None and np.isneginf(mask).any():
         out.append((UNMASKED_BACK, layer_variant(*args, unmasked_back=True)))
     causal = _with_causal(mask, X.shape[-2], X.shape[-2])
@@ -700,7 +726,8 @@ class MultiHeadSelfAttentionBackward(Check):
         "dX and the four weights' gradients match on the song (1 and 2 heads, causal), the "
         "question (4 heads), batches with a mask per sequence, masks with a head axis "
         "((h, T, T) on X (T, d_model), (B, 1, T, T) and (B, 1, 1, T) on a batch), float32, and "
-        "as central differences give them; on a large input, as a backward pass."
+        "as central differences give them, two batch axes with a sequence whose every key is "
+        "blocked; on a large input, as a backward pass."
     )
     passed_hidden = "matches on random shapes, heads, masks and batches."
 
@@ -722,6 +749,8 @@ class MultiHeadSelfAttentionBackward(Check):
             _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, per_sequence[:, None]),
             _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, padding),  # (B, 1, 1, T)
             _large_layer_call(rng),
+            # two leading batch axes, one sequence with every key blocked (gradients 0 there)
+            _layer_call(rng, rng.normal(size=(2, 2, 5, 6)), W6, 2, two_batch_axes_mask(5)),
         ]
 
     def hidden(self, rng):
@@ -732,6 +761,8 @@ class MultiHeadSelfAttentionBackward(Check):
             X = rng.normal(size=(*random_shape(rng), T + 1, d))
             Ws = [rng.normal(size=(d, d)) / math.sqrt(d) for _ in range(4)]
             mask = None if n == 0 else ref.causal_mask(T + 1)  # a layer causal always fails
+            if n == 2:  # without or with its head axis
+                mask = hidden_mask(rng, X.shape[:-2], T + 1, h)
             calls.append(_layer_call(rng, X, Ws, h, mask))
         return [*calls, _large_layer_call(rng)]
 
