@@ -861,6 +861,14 @@ class Check:
         if code == "raised:ValueError" and batched_mask_error(call.args, error):
             said = HEAD_AXIS_TWICE if self.mask_rule and mask_has_head_axis(call.args) else None
             return CheckFailed(f"{self.name}: {said or NO_HEAD_AXIS} ({error})", public=public)
+        if "more dimensions than subscripts given in einstein sum" in said:
+            return CheckFailed(
+                f"{self.name}: np.einsum cannot sum over '...': the batch axes that '...' "
+                "stands for must appear in the output too. To sum over every batch axis (a "
+                "weight's gradient), flatten them first, X.reshape(-1, d).T @ G.reshape(-1, d), "
+                f"or use np.tensordot ({error})",
+                public=public,
+            )
         if "cannot be interpreted as an integer" in said and "float" in said:
             return CheckFailed(
                 f"{self.name}: a size or a count is a float: in Python 3, d_model / n_heads is a "

@@ -47,6 +47,7 @@ from .core import (
     hidden_mask,
     per_head_mask,
     random_shape,
+    said_publicly,
     two_batch_axes_mask,
 )
 from .diagnose import diagnose_order
@@ -182,6 +183,15 @@ FINITE_BACK = (
     "finite number (such as −1e9, or masked_fill) instead of −∞, so that query's weights sum to "
     "1 instead of being 0. With the course's −∞ mask and softmax, a fully blocked query has "
     "weights 0: its dQ row is 0 and it adds nothing to dK and dV."
+)
+DZ_MASKED = (
+    "the mask is added to dZ (or dA): the mask belongs to the forward only, Z + M before the "
+    "softmax. In the backward, A is 0 where a key is blocked, so dZ = softmax_backward(A, dA) "
+    "is 0 there already; adding −∞ to a gradient makes NaN."
+)
+DA_IS_DOUT = (
+    "softmax_backward is given dOut: its second argument is the weights' gradient "
+    "dA = dOut·Vᵀ, of the weights' shape (..., T_q, T_k), not dOut (..., T_q, d_v)."
 )
 HEAD_NO_ROW_SUM = (
     "dZ = A·dA misses the softmax's row-sum term: dZ = A·(dA − Σ_k dA_k·A_k) with "
@@ -395,6 +405,8 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
     """``(dQ, dK, dV)`` of one head with at most one mistake switched on (float64)."""
     d_k = Q.shape[-1]
     scale = float(d_k) if mistake.get("by_d_k") else math.sqrt(d_k)
+    if mistake.get("by_d_v"):
+        scale = math.sqrt(V.shape[-1])
     with np.errstate(all="ignore"):
         unscaled = mistake.get("unscaled_recompute")
         Z = Q @ K.swapaxes(-1, -2) / (1.0 if unscaled else math.sqrt(d_k))  # (..., T_q, T_k)
@@ -418,6 +430,8 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
             dZ = ref.softmax_backward(A_back, dA)
         else:
             dZ = ref.softmax_backward(A_back, dA, -2 if mistake.get("sm_axis") else -1)
+        if mistake.get("dz_mask") and mask is not None:
+            dZ = dZ + mask
         if mistake.get("times_sqrt"):
             scale = 1.0 / math.sqrt(d_k)
         dV = (A_back if mistake.get("dv") else A_back.swapaxes(-1, -2)) @ dOut
@@ -472,6 +486,15 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
         (SOFTMAX_SKIPPED, head_variant(Q, K, V, dOut, mask, skip_softmax=True)),
         (DK_FROM_K, head_variant(Q, K, V, dOut, mask, dk_from_k=True) if square else None),
     ]
+    d_k, d_v = Q.shape[-1], V.shape[-1]
+    if d_v != d_k:
+        hint = (
+            f"dQ and dK are divided by √d_v = √{d_v}, the width of the values; the scores "
+            f"were divided by √d_k = √{d_k}, the width of the queries and keys, and so is dZ."
+        )
+        out.append((hint, head_variant(Q, K, V, dOut, mask, by_d_v=True)))
+    if mask is not None and np.isneginf(mask).any():
+        out.append((DZ_MASKED, head_variant(Q, K, V, dOut, mask, dz_mask=True)))
     if mask is not None and fully_blocked(mask, (*Q.shape[:-1], K.shape[-2])):
         out += [(FINITE_BACK, head_variant(Q, K, V, dOut, mask, finite=f)) for f in ("fill", "add")]
     if mask is not None and np.isneginf(mask).any():
@@ -564,6 +587,19 @@ class AttentionHeadBackward(Check):
             calls.append(_head_call(rng, Q, K, V, mask))
         return [*calls, _large_head_call(rng)]
 
+    def explain_error(self, call, outcome):
+        """As :meth:`Check.explain_error`; dOut given to softmax_backward in dA's place is named."""
+        _, K, _, dOut, *_ = call.args
+        said = (outcome.error or "").split(" raised ", 1)[-1].replace(" ", "")
+        weights = (*dOut.shape[:-1], K.shape[-2])  # (..., T_q, T_k)
+        shapes = [str(tuple(s)).replace(" ", "").replace(",)", ")") for s in (dOut.shape, weights)]
+        if "couldnotbebroadcast" in said and all(s in said for s in shapes):
+            return CheckFailed(
+                f"{self.name}: {DA_IS_DOUT} ({outcome.error})",
+                public=said_publicly(self.name, outcome.code),
+            )
+        return super().explain_error(call, outcome)
+
     def too_many_calls(self, call, error):
         numbers = sum(np.size(a) for a in call.args[:4])
         return not_a_backward(self.name, error, numbers, HEAD_RULE)
@@ -650,6 +686,25 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
     return dX, (*dWs, dW_o)
 
 
+#: One head's slips that the layer's check also names, as ``head_variant`` switches.
+_HEAD_SLIPS = (
+    (DQ_NOT_SCALED, {"dq_scale": True}),
+    (DK_NOT_SCALED, {"dk_scale": True}),
+    (DK_NOT_TRANSPOSED, {"dk": True}),
+    (DV_NOT_TRANSPOSED, {"dv": True}),
+    (DQ_FROM_DZT, {"dq_t": True}),
+    (DA_TRANSPOSED, {"da_t": True}),
+    (SOFTMAX_BACK_AXIS, {"sm_axis": True}),
+    (UNSCALED_RECOMPUTE, {"unscaled_recompute": True}),
+    (DV_SCALED, {"dv_scale": True}),
+    (TIMES_SQRT, {"times_sqrt": True}),
+    (SOFTMAX_SKIPPED, {"skip_softmax": True}),
+    (DK_FROM_K, {"dk_from_k": True}),
+)
+#: The switches whose mistake is no mistake where √d_k = 1.
+_SCALE_SLIPS = {"dq_scale", "dk_scale", "unscaled_recompute", "dv_scale", "times_sqrt"}
+
+
 def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
     """``(hint, (dX, (dW_q, dW_k, dW_v, dW_o)))`` for the known mistakes of the layer."""
     args = (X, W_q, W_k, W_v, W_o, h, dOut, mask)
@@ -663,6 +718,14 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         (HEAD_NO_ROW_SUM, layer_variant(*args, head={"no_row_sum": True})),
         (SCALED_BY_D_K, layer_variant(*args, head={"by_d_k": True}) if d_k > 1 else None),
         (NOT_SCALED, layer_variant(*args, head={"scale": True}) if d_k > 1 else None),
+    ]
+    out += [
+        (
+            f"in the heads' backward (attention_head_backward): {hint}",
+            layer_variant(*args, head=how),
+        )
+        for hint, how in _HEAD_SLIPS
+        if d_k > 1 or not how.keys() & _SCALE_SLIPS
     ]
     out.append((NO_W_O_BACK, layer_variant(*args, no_w_o=True)))
     out.append((DW_O_FROM_X, layer_variant(*args, dwo_x=True)))
@@ -748,9 +811,9 @@ class MultiHeadSelfAttentionBackward(Check):
             _layer_call(rng, e.X, e.weights, 2, per_head_mask(e.T, 2), fd=True),  # (h, T, T)
             _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, per_sequence[:, None]),
             _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, padding),  # (B, 1, 1, T)
-            _large_layer_call(rng),
             # two leading batch axes, one sequence with every key blocked (gradients 0 there)
             _layer_call(rng, rng.normal(size=(2, 2, 5, 6)), W6, 2, two_batch_axes_mask(5)),
+            _large_layer_call(rng),  # last: the calls are counted
         ]
 
     def hidden(self, rng):
