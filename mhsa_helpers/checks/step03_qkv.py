@@ -47,7 +47,8 @@ class ProjectQKV(Check):
         e = get_example("song")
         rng = batch_rng()
         batch = Call((rng.normal(size=(2, 5, 6)), *(rng.normal(size=(6, 6)) for _ in range(3))))
-        return [Call((e.X, e.W_q, e.W_k, e.W_v)), batch]
+        two = Call((rng.normal(size=(2, 3, 5, 6)), *batch.args[1:]))  # two batch axes
+        return [Call((e.X, e.W_q, e.W_k, e.W_v)), batch, two]
 
     def hidden(self, rng):
         calls = []

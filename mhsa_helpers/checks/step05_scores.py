@@ -73,7 +73,8 @@ class AttentionScores(Check):
             context={"d_model": q.d_model, "labels": ("query", q.tokens, "key", q.tokens)},
         )
         single = Call(tuple(M.astype(np.float32) for M in batch.args))  # float32 in
-        return [head, students, question, batch, single]
+        two = Call((rng.normal(size=(2, 2, 3, 4)), rng.normal(size=(2, 2, 5, 4))))  # 2 batch axes
+        return [head, students, question, batch, single, two]
 
     def hidden(self, rng):
         calls = []

@@ -132,11 +132,19 @@ class CausalMask(Check):
 
 class PaddingMask(Check):
     name = "padding_mask"
-    passed = "hides the key positions from each length on, with shape lengths.shape + (1, T)."
+    core_ndim = 0  # lengths: an int for one sequence, (...,) for a batch
+    passed = (
+        "hides the key positions from each length on, with shape lengths.shape + (1, T), for "
+        "one length and for lengths with one and two axes."
+    )
     passed_hidden = "correct for random lengths and batch shapes."
 
     def visible(self):
-        return [Call((4, 6)), Call((np.array([6, 3, 1]), 6))]
+        return [
+            Call((4, 6)),
+            Call((np.array([6, 3, 1]), 6)),
+            Call((np.array([[6, 3], [0, 2]]), 6)),  # two batch axes: shape (2, 2, 1, 6)
+        ]
 
     def hidden(self, rng):
         calls = []

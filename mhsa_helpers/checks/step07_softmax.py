@@ -95,6 +95,7 @@ class Softmax(Check):
             Call((np.arange(12.0).reshape(3, 4) / 3,), {"axis": 0}),
             Call((batch_rng().normal(size=(2, 3, 4)) * 10,)),
             Call(((batch_rng().normal(size=(2, 3, 4)) * 10).astype(np.float32),)),  # float32
+            Call((batch_rng().normal(size=(2, 2, 3, 4)) * 10 + ref.causal_mask(4)[:3],)),  # 2 axes
         ]
 
     def hidden(self, rng):

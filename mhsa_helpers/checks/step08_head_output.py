@@ -18,6 +18,7 @@ from .core import (
     batch_rng,
     compare_head_outputs,
     random_shape,
+    two_batch_axes_mask,
 )
 
 MASK_AFTER = "the mask is added after the softmax; add it to the scores Z, then take the softmax."
@@ -140,6 +141,8 @@ class AttentionHead(Check):
             Call((*_batch(), ref.padding_mask(np.array([4, 2]), 4))),  # a mask per sequence
             Call((*_batch(), ref.padding_mask(np.array([3, 0]), 4))),  # no real token: all blocked
             Call((*(M.astype(np.float32) for M in _batch()), ref.causal_mask(4))),  # float32
+            # two batch axes, one sequence with every key blocked: weights 0, output 0 there
+            Call((*(np.stack([M, M[::-1]]) for M in _batch()), two_batch_axes_mask(4))),
         ]
 
     def hidden(self, rng):

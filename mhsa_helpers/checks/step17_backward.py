@@ -569,6 +569,7 @@ class AttentionHeadBackward(Check):
             _head_call(rng, *heads, per_sequence),
             _head_call(rng, Q, K, V, ref.padding_mask(0, 6)),  # every key blocked
             _head_call(rng, *heads, ref.causal_mask(4), dtype=np.float32),
+            _head_call(rng, *(M[0] for M in heads), ref.padding_mask(np.array([4, 3, 0]), 4)),
             _large_head_call(rng),
         ]
 
