@@ -56,8 +56,11 @@ BUGGY = {
     "looks_ahead": (source(KEEP="(i <= j) & (i > j - window)"), sw.LOOKS_AHEAD),
     "boolean": (source(RESULT="keep"), sw.BOOLEAN),
     "boolean_blocked": (source(RESULT="~keep"), sw.BOOLEAN),
-    "large_finite": (source(RESULT="np.where(keep, 0.0, -1e9)"), sw.FINITE),
-    "other_large_finite": (source(RESULT="np.where(keep, 0.0, np.finfo(float).min)"), sw.FINITE),
+    "large_finite": (source(RESULT="np.where(keep, 0.0, -1e9)"), "a large finite number"),
+    "other_large_finite": (
+        source(RESULT="np.where(keep, 0.0, np.finfo(float).min)"),
+        "a large finite number",
+    ),
     "zero_one": (source(RESULT="(~keep).astype(float)"), sw.ZERO_ONE),
     "one_zero": (source(RESULT="keep.astype(float)"), sw.ZERO_ONE),
 }

@@ -861,6 +861,13 @@ class Check:
         if code == "raised:ValueError" and batched_mask_error(call.args, error):
             said = HEAD_AXIS_TWICE if self.mask_rule and mask_has_head_axis(call.args) else None
             return CheckFailed(f"{self.name}: {said or NO_HEAD_AXIS} ({error})", public=public)
+        if "truth value of an array with more than one element is ambiguous" in said:
+            return CheckFailed(
+                f"{self.name}: an array was tested as True or False (`if mask:`, `mask or …`, "
+                "`and`): that is ambiguous for an array. To test for a missing argument, write "
+                f"`if mask is not None:` ({error})",
+                public=public,
+            )
         if "more dimensions than subscripts given in einstein sum" in said:
             return CheckFailed(
                 f"{self.name}: np.einsum cannot sum over '...': the batch axes that '...' "
@@ -908,7 +915,7 @@ class Check:
 
     def _verdict(self, calls: list[Call], outcomes: list[Outcome]) -> None:
         """:meth:`verdict`, with the judged call's arguments set for :func:`compare`."""
-        results, ambiguous, plain_passed = [], None, False
+        results, ambiguous, plain_passed, batched_passed, double_passed = [], None, *[False] * 3
         for call, outcome in zip(calls, outcomes, strict=False):
             batched = _batch_axes(call.args, self.core_ndim)
             try:
@@ -928,7 +935,17 @@ class Check:
                 said = mistake_key(str(exc))
                 if ambiguous is None or any(mistake_key(h) in said for h in ambiguous.hints):
                     generic = any(w in str(exc) for w in ("should have shape", "differs from the"))
-                    if batched and plain_passed and generic and outcome.error is None:
+                    single = precision(call.args) == "float32"
+                    if single and double_passed and generic and outcome.error is None:
+                        raise CheckFailed(
+                            f"{exc} It is right on float64 inputs and wrong on these float32 "
+                            "ones: float32 keeps about 7 significant digits, so a computation "
+                            "that subtracts nearly equal numbers (central differences with a "
+                            "small step, for one) loses them all.",
+                            public=exc.public,
+                        ) from None
+                    first_batched = not batched_passed
+                    if batched and plain_passed and first_batched and generic and not outcome.error:
                         raise CheckFailed(
                             f"{exc} It is right without batch axes and wrong with "
                             f"{batched}: count axes from the end (axis=-1, swapaxes(-2, -3), "
@@ -938,6 +955,10 @@ class Check:
                     raise
                 raise ambiguous from None
             plain_passed = plain_passed or (batched is None and outcome.error is None)
+            batched_passed = batched_passed or (batched is not None and outcome.error is None)
+            double_passed = double_passed or (
+                precision(call.args) == "float64" and outcome.error is None
+            )
             if ambiguous is not None and outcome.error is None and call.raises is None:
                 ambiguous = self.narrow(ambiguous, call)
             results.append(outcome.value)

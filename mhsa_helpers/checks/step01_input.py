@@ -16,6 +16,7 @@ def mistakes(T: int, d: int) -> list:
     angle = pos / 10000 ** (pair / d)  # (T, d)
     sin_even = np.where(col % 2 == 0, np.sin(angle), np.cos(angle))
     by_col = pos / 10000 ** (col / d)
+    by_pair = pos / 10000 ** ((col // 2) / d)  # the pair's index i, without the 2
     shifted = (pos + 1) / 10000 ** (pair / d)
     half = (d + 1) // 2  # sin takes the first half, cos the rest
     halves = pos / 10000 ** (2 * np.arange(half) / d)  # (T, half)
@@ -34,6 +35,12 @@ def mistakes(T: int, d: int) -> list:
             "the exponent uses the column index; columns 2i and 2i+1 share the frequency "
             "1/10000**(2i/d_model).",
             np.where(col % 2 == 0, np.sin(by_col), np.cos(by_col)),
+        ),
+        (
+            "the exponent misses its factor 2: columns 2i and 2i+1 take the angle "
+            "pos/10000**(2i/d_model), with i the pair's index (0, 1, 2, …), so the exponent is "
+            "2i/d_model, not i/d_model.",
+            np.where(col % 2 == 0, np.sin(by_pair), np.cos(by_pair)),
         ),
         (
             "positions start at 0, not 1.",

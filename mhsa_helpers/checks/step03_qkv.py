@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..examples import get_example
 from .core import Call, Check, CheckFailed, batch_rng, compare, random_shape
 
@@ -28,6 +30,16 @@ def mistakes(X, weights: dict, name: str) -> list:
             X @ W.T,
         )
     )
+    d_model = X.shape[-1]
+    out += [
+        (
+            f"{name} is divided by {by}: the projection is X @ W_{name.lower()} alone; the "
+            "scale 1/√d_k belongs to the scores Q·Kᵀ (step 5), not to Q, K or V.",
+            X @ W / math.sqrt(size),
+        )
+        for by, size in ((f"√d_model = √{d_model}", d_model),)
+        if size > 1
+    ]
     square = W.shape[0] == W.shape[1] and X.shape[-2] == W.shape[1]
     out.append(
         (

@@ -61,6 +61,15 @@ def merge_mistakes(H) -> list:
             "(0:d_k), head 2 the next, … ; merge_heads must undo split_heads exactly.",
             ref.merge_heads(H[..., ::-1, :, :]) if H.shape[-3] > 1 else None,
         ),
+        *(
+            (
+                f"the heads are {how} (shape (..., T, d_k)): merge_heads concatenates them side "
+                "by side, (..., T, h·d_k); swap axes -3 and -2, then reshape.",
+                H.sum(axis=-3) if how == "summed" else H.mean(axis=-3),
+            )
+            for how in ("summed", "averaged")
+            if h > 1
+        ),
     ]
 
 

@@ -24,6 +24,15 @@ GLOBAL_MAX = (
     "the shift subtracts the maximum of all of Z (Z.max() without an axis): a row far below "
     "it underflows to 0/0; subtract each row's own maximum, Z.max(axis=-1, keepdims=True)."
 )
+NO_KEEPDIMS = (
+    "the row maxima lost their axis (keepdims=True is missing), so row i's maximum is "
+    "subtracted from column i: Z.max(axis=axis, keepdims=True)."
+)
+CLAMPED = (
+    "a row that is entirely −∞ (fully masked) comes out uniform, 1/n each: −∞ was replaced by "
+    "a large finite number (such as −1e9). Keep −∞, and return zeros for such a row: shift it "
+    "by 0, not by its max, and do not divide 0 by 0."
+)
 IGNORES_AXIS = "the axis argument is ignored: softmax(Z, axis=0) normalises each column."
 
 
@@ -52,7 +61,20 @@ def mistakes(Z) -> list:
             (ALL_MASKED, shifted / shifted.sum(axis=-1, keepdims=True)),
             (GLOBAL_MAX, naive(Z - Z.max()) if Z.size else None),
             (GLOBAL_MAX, _guarded(Z - Z.max()) if Z.size else None),
+            *((NO_KEEPDIMS, wrong) for wrong in _without_keepdims(Z)),
+            (CLAMPED, ref.softmax(np.maximum(Z, -1e9)) if np.isneginf(Z).any() else None),
         ]
+
+
+def _without_keepdims(Z) -> list:
+    """The softmax with each row's maximum broadcast along the rows (keepdims missing)."""
+    with np.errstate(all="ignore"):
+        m = Z.max(axis=-1)  # (..., T): lines up with the last axis, not the rows
+        try:
+            guarded = np.where(np.isfinite(m), m, 0.0)
+            return [naive(Z - m), _guarded(Z - guarded), naive(Z - guarded)]
+        except ValueError:  # the shapes do not broadcast: the mistake shows as an error
+            return []
 
 
 def nan_patterns(Z, got) -> list:

@@ -154,7 +154,12 @@ class MultiQueryAttention(Check):
         said = (outcome.error or "").split(" raised ", 1)[-1]
         if mask_has_head_axis(call.args) and batched_mask_error(call.args, outcome.error or ""):
             return super().explain_error(call, outcome)  # the mask's head axis added twice
-        shapes = ("mismatch in its core dimension", "could not be broadcast", "cannot reshape")
+        shapes = (
+            "mismatch in its core dimension",
+            "could not be broadcast",
+            "cannot reshape",
+            "broadcastable batch axes",
+        )
         if (outcome.code or "").startswith("raised:") and any(w in said for w in shapes):
             return CheckFailed(
                 f"{self.name}: {SHARED_KV} ({outcome.error})",
@@ -197,7 +202,14 @@ class KVCacheSize(Check):
         if got == expected:
             return
         hint = ""
-        if mq and got == 2 * T * d:
+        if not mq and h > 1 and got == 2 * T * (d // h):
+            hint = (
+                " That is the multi-query size 2·T·d_k: is the test of multi_query the wrong "
+                "way round? Without it, every head caches its own K and V, 2·T·d_model."
+            )
+            if got == T * d:
+                hint += " (Or K and V are counted once: count them twice.)"
+        elif mq and got == 2 * T * d:
             hint = " With one shared K/V head, each token caches 2·d_k numbers."
         elif got in (T * d, T * d // h):
             hint = " Both K and V are cached: count them twice."

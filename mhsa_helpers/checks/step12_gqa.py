@@ -111,6 +111,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
     Kkv, Vkv = ref.split_heads(K, kv), ref.split_heads(V, kv)  # (..., kv, T, d_k)
     right = [i // group for i in range(h)]  # query head i -> K/V head i // group
     wrapped = [i % kv for i in range(h)]  # np.tile: i % kv
+    by_kv = [min(i // kv, kv - 1) for i in range(h)]  # i // n_kv_heads: the wrong divisor
 
     def run(heads=right, Kh=None, Vh=None, scale=None, axis=-1, masked=True, W_out=W_o, M=M):
         Kh = Kkv[..., heads, :, :] if Kh is None else Kh  # (..., h, T, d_k)
@@ -129,6 +130,12 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
             "n_heads // n_kv_heads, query heads 1 … g read K/V head 1, heads g+1 … 2g K/V "
             "head 2, … (index i reads index i // g: np.repeat over the head axis).",
             run(heads=wrapped),
+        ),
+        (
+            "query head i reads K/V head i // n_kv_heads; it must read K/V head i // g, with "
+            f"g = n_heads // n_kv_heads = {group} the size of a group (np.repeat(..., g, "
+            "axis=-3)).",
+            run(heads=by_kv) if by_kv != right else None,
         ),
         (
             "the columns of X @ W_k and X @ W_v are repeated one by one (np.repeat on the last "

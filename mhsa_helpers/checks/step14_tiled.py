@@ -96,6 +96,8 @@ def variant(Q, K, V, b, causal=False, **mistake):
         rows = np.arange(T_q)[:, None]
         stop = T_k - T_k % b if mistake.get("last_block") else T_k
         scale = 1.0 if mistake.get("not_scaled") else math.sqrt(d_k)
+        if mistake.get("by_d_v"):
+            scale = math.sqrt(V.shape[-1])
         for s in range(0, stop, b):
             e = min(s + b, T_k)
             S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / scale
@@ -265,6 +267,11 @@ class TiledAttention(Check):
             (NO_SHIFT, variant(Q, K, V, b, causal, no_shift=True)),
             (LAST_BLOCK, variant(Q, K, V, b, causal, last_block=True) if T_k % b else None),
             (NOT_SCALED, variant(Q, K, V, b, causal, not_scaled=True) if Q.shape[-1] > 1 else None),
+            (
+                f"the scores are divided by √d_v = √{V.shape[-1]} (the width of the values); "
+                f"divide by √d_k = √{Q.shape[-1]}, the width of the queries and keys.",
+                variant(Q, K, V, b, causal, by_d_v=True) if V.shape[-1] != Q.shape[-1] else None,
+            ),
         ]
         expected = expected_of(Q, K, V, causal)
         zero = [variant(Q, K, V, b, causal, zero_start=z) for z in (True, "divided")]

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import reference as ref
 from .core import Call, Check, CheckFailed, Opaque
+from .step06_masking import finite_for_infinity
 
 #: numpy's own, as imported before any learner code ran (see core.guard_numpy).
 _array_equal = np.array_equal
@@ -30,13 +31,17 @@ BOOLEAN = (
     "the mask is additive: 0.0 where a key is allowed and -np.inf where it is blocked, "
     "not True/False."
 )
-FINITE = "use -np.inf for blocked positions, not a large finite number."
 ZERO_ONE = (
     "the mask is additive: 0.0 where a key is allowed and -np.inf where it is blocked, "
     "not 0 and 1 (nor 1 and 0): it is added to the scores."
 )
 
 
+WRAPPED = (
+    "the first window − 1 rows are blocked entirely: there i − window + 1 is negative, and a "
+    "negative slice start counts from the end of the row, so M[i, i - window + 1 : i + 1] is "
+    "empty. Start the slice at max(0, i − window + 1)."
+)
 NOT_ITSELF = (
     "a token does not see itself: the window holds the token and the window − 1 tokens "
     "before it, j ≤ i (the diagonal is 0, not −∞)."
@@ -59,8 +64,8 @@ def mistakes(T: int, w: int) -> list:
         (NOT_ITSELF, additive((j < i) & (j >= i - w))),
         (NOT_ITSELF, additive((j < i) & (j > i - w))),
         (LOOKS_AHEAD, additive(allowed.T)),
+        (WRAPPED, additive(allowed & (i - w + 1 >= 0))),
         (BOOLEAN, allowed.copy()),
-        (FINITE, np.where(allowed, 0.0, -1e9)),
         (ZERO_ONE, (~allowed).astype(float)),
     ]
 
@@ -128,14 +133,12 @@ class SlidingWindowMask(Check):
         expected, known = self.catalogue(call)
         if _array_equal(got, expected):
             return
+        finite_for_infinity(f"{self.name}({T}, {w})", got, expected, "the window mask")
         for hint, wrong in known:
             if wrong is not None and wrong.dtype != bool and _array_equal(got, wrong):
                 raise CheckFailed(f"{self.name}({T}, {w}): {hint}")
-        blocked = np.isneginf(expected)
         if np.isin(got, (0.0, 1.0)).all():
             raise CheckFailed(f"{self.name}({T}, {w}): {ZERO_ONE}")
-        if np.isfinite(got).all() and (got[~blocked] == 0).all() and (got[blocked] < -1).all():
-            raise CheckFailed(f"{self.name}({T}, {w}): {FINITE}")
         rule = "differs from 0 where i − window < j ≤ i and −∞ elsewhere"
         raise CheckFailed(
             f"{self.name}({T}, {w}) {rule}, {_first_difference(got, expected)}.",

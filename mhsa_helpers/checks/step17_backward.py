@@ -184,6 +184,10 @@ FINITE_BACK = (
     "1 instead of being 0. With the course's −∞ mask and softmax, a fully blocked query has "
     "weights 0: its dQ row is 0 and it adds nothing to dK and dV."
 )
+DM_NOT_TRANSPOSED = (
+    "the merged heads' gradient is dOut·W_O: out = M·W_O, so dM = dOut·W_Oᵀ (W_O transposed; "
+    "dW_O = Mᵀ·dOut)."
+)
 DZ_MASKED = (
     "the mask is added to dZ (or dA): the mask belongs to the forward only, Z + M before the "
     "softmax. In the backward, A is 0 where a key is blocked, so dZ = softmax_backward(A, dA) "
@@ -493,9 +497,10 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
             f"were divided by √d_k = √{d_k}, the width of the queries and keys, and so is dZ."
         )
         out.append((hint, head_variant(Q, K, V, dOut, mask, by_d_v=True)))
-    if mask is not None and np.isneginf(mask).any():
+    every_key = mask is not None and fully_blocked(mask, (*Q.shape[:-1], K.shape[-2]))
+    if mask is not None and np.isneginf(mask).any() and not every_key:  # else NaN everywhere
         out.append((DZ_MASKED, head_variant(Q, K, V, dOut, mask, dz_mask=True)))
-    if mask is not None and fully_blocked(mask, (*Q.shape[:-1], K.shape[-2])):
+    if every_key:
         out += [(FINITE_BACK, head_variant(Q, K, V, dOut, mask, finite=f)) for f in ("fill", "add")]
     if mask is not None and np.isneginf(mask).any():
         out.append((ZEROED_AFTER, head_variant(Q, K, V, dOut, mask, zeroed_after=True)))
@@ -648,6 +653,8 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
         dMerged = dOut @ (W_o if mistake.get("all_not_t") else W_o.T)  # (..., T, d_model)
         if mistake.get("no_w_o"):
             dMerged = dOut
+        if mistake.get("dm_not_t"):
+            dMerged = dOut @ W_o  # (..., T, d_model)
         if mistake.get("bare_split"):  # the token and head axes not swapped
             dH = dMerged.reshape(*dMerged.shape[:-2], h, -1, X.shape[-1] // h)  # (..., h, T, d_k)
         else:
@@ -729,6 +736,7 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         if d_k > 1 or not how.keys() & _SCALE_SLIPS
     ]
     out.append((NO_W_O_BACK, layer_variant(*args, no_w_o=True)))
+    out.append((DM_NOT_TRANSPOSED, layer_variant(*args, dm_not_t=True)))
     out.append((DW_O_FROM_X, layer_variant(*args, dwo_x=True)))
     for which, words in (("K", "the keys, dK·W_Kᵀ"), ("V", "the values, dV·W_Vᵀ")):
         out.append((DX_MISSING_PATH.format(which=words), layer_variant(*args, without=which)))
