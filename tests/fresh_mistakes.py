@@ -8,6 +8,7 @@ grading kernels by tests/test_course.py.
 """
 
 from tests.named_slips import NAMED, NAMED_CORRECT
+from tests.round2_slips import ROUND2
 
 FRESH = {
     # Concatenates each next head on the left of the result instead of the right, so the heads
@@ -1821,6 +1822,7 @@ CORRECT |= {
 }
 
 FRESH |= NAMED  # issue 33's misnamed, wrongly failed and uncaught slips
+FRESH |= ROUND2  # issue 33's second fresh round
 CORRECT |= NAMED_CORRECT
 
 #: Those that also go through real nbgrader and grading kernels (tests/test_course.py): the

@@ -202,17 +202,19 @@ class KVCacheSize(Check):
         if got == expected:
             return
         hint = ""
-        if not mq and h > 1 and got == 2 * T * (d // h):
+        reversed_test = not mq and h > 1 and got == 2 * T * (d // h)
+        if reversed_test and got != T * d:
             hint = (
                 " That is the multi-query size 2·T·d_k: is the test of multi_query the wrong "
                 "way round? Without it, every head caches its own K and V, 2·T·d_model."
             )
-            if got == T * d:
-                hint += " (Or K and V are counted once: count them twice.)"
         elif mq and got == 2 * T * d:
             hint = " With one shared K/V head, each token caches 2·d_k numbers."
         elif got in (T * d, T * d // h):
             hint = " Both K and V are cached: count them twice."
+            if reversed_test:
+                hint += " (Or the test of multi_query is the wrong way round: 2·T·d_k is the "
+                hint += "multi-query size.)"
         elif got == 3 * expected // 2:
             hint = " Only K and V are cached (the queries are used once and dropped): 2·, not 3·."
         elif h > 1 and got == h * expected:
