@@ -74,15 +74,17 @@ FD_SOFTMAX_MH = """def softmax_backward(A, dA, axis=-1):
     return dZ.astype(np.result_type(A, dA))
 """
 
-#: Central differences of mh.attention_head, for Q, K and V in turn.
-FD_HEAD = """def attention_head_backward(Q, K, V, dOut, mask=None):
-    inputs = [np.array(M, dtype=np.float64) for M in (Q, K, V)]
+
+def _central_differences(header: str, names: str, forward: str, result: str) -> str:
+    """A learner's backward by central differences of ``forward`` for each of ``names``."""
+    return f"""{header}
+    inputs = [np.array(M, dtype=np.float64) for M in ({names})]
 
     def loss():
-        return np.sum(mh.attention_head(*inputs, mask)[0] * dOut)
+        return np.sum({forward}[0] * dOut)
 
     grads = []
-    for x, given in zip(inputs, (Q, K, V)):
+    for x, given in zip(inputs, ({names})):
         g = np.zeros_like(x)
         for idx in np.ndindex(x.shape):
             old = x[idx]
@@ -93,32 +95,25 @@ FD_HEAD = """def attention_head_backward(Q, K, V, dOut, mask=None):
             x[idx] = old
             g[idx] = (up - down) / 2e-6
         grads.append(g.astype(given.dtype))
-    return tuple(grads)
+    return {result}
 """
+
+
+#: Central differences of mh.attention_head, for Q, K and V in turn.
+FD_HEAD = _central_differences(
+    "def attention_head_backward(Q, K, V, dOut, mask=None):",
+    "Q, K, V",
+    "mh.attention_head(*inputs, mask)",
+    "tuple(grads)",
+)
 
 #: Central differences of mh.multi_head_self_attention, for X and the four weights.
-FD_LAYER = """def multi_head_self_attention_backward(
-    X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None
-):
-    inputs = [np.array(M, dtype=np.float64) for M in (X, W_q, W_k, W_v, W_o)]
-
-    def loss():
-        return np.sum(mh.multi_head_self_attention(*inputs, n_heads, mask)[0] * dOut)
-
-    grads = []
-    for x, given in zip(inputs, (X, W_q, W_k, W_v, W_o)):
-        g = np.zeros_like(x)
-        for idx in np.ndindex(x.shape):
-            old = x[idx]
-            x[idx] = old + 1e-6
-            up = loss()
-            x[idx] = old - 1e-6
-            down = loss()
-            x[idx] = old
-            g[idx] = (up - down) / 2e-6
-        grads.append(g.astype(given.dtype))
-    return grads[0], tuple(grads[1:])
-"""
+FD_LAYER = _central_differences(
+    "def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):",
+    "X, W_q, W_k, W_v, W_o",
+    "mh.multi_head_self_attention(*inputs, n_heads, mask)",
+    "grads[0], tuple(grads[1:])",
+)
 
 #: Central differences with the interpreter's profiler switched off first.
 FD_PROFILER_OFF = "import sys\n\n" + FD_SOFTMAX_OWN.replace(
