@@ -52,7 +52,10 @@ def mistakes(X, weights: dict, name: str) -> list:
 
 class ProjectQKV(Check):
     name = "project_qkv"
-    passed = "Q, K and V match on the song example and on a batch of 2 sentences."
+    passed = (
+        "Q, K and V match on the song example, a batch of 2 sentences and a batch with two "
+        "batch axes (2, 3)."
+    )
     passed_hidden = "matches on random shapes with batch axes."
 
     def visible(self):

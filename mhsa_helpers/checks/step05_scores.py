@@ -50,7 +50,7 @@ class AttentionScores(Check):
     name = "attention_scores"
     passed = (
         "Z = Q·Kᵀ/√d_k on the song's and the question's head 1, the six students and a batch "
-        "with T_q ≠ T_k, in float64 and float32."
+        "with T_q ≠ T_k, in float64 and float32, and two batch axes."
     )
     passed_hidden = "matches on random shapes, batch axes and T_q != T_k."
 

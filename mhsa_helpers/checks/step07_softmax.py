@@ -96,7 +96,8 @@ def nan_patterns(Z, got) -> list:
 class Softmax(Check):
     name = "softmax"
     passed = (
-        "rows sum to 1, stable for large scores, zeros for a fully masked row, batches, float32."
+        "rows sum to 1, stable for large scores, zeros for a fully masked row, one and two batch "
+        "axes, float32."
     )
     passed_hidden = "matches on random, large and masked scores with batch axes."
 

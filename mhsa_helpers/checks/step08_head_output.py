@@ -125,7 +125,7 @@ class AttentionHead(Check):
     name = "attention_head"
     passed = (
         "output and weights match: students, song head 1, causal and padding masks, a batch "
-        "with a mask per sequence, a sequence whose every key is blocked, float32."
+        "with a mask per sequence, a sequence whose every key is blocked, float32, two batch axes."
     )
     passed_hidden = "matches on random shapes with and without masks."
 

@@ -551,8 +551,9 @@ class AttentionHeadBackward(Check):
     name = "attention_head_backward"
     passed = (
         "dQ, dK and dV match on the song's head 1, causal and padding masks, T_q ≠ T_k, "
-        "d_v ≠ d_k, heads with and without the mask's head axis, float32, and as central "
-        "differences give them; on a large input, as a backward pass."
+        "d_v ≠ d_k, heads with and without the mask's head axis, one and two batch axes, a "
+        "sequence whose every key is blocked, float32, and as central differences give them; "
+        "on a large input, as a backward pass."
     )
     passed_hidden = "matches on random shapes, heads, masks and batches."
 
