@@ -117,5 +117,8 @@ for c in range(concat.shape[-1]):
     print(f"without W_O, column {c} is column {c % d_k} of head {j + 1} (heads[{j}]) alone:", same)
 print(
     "with W_O, column 0 =",
-    " + ".join(f"{w:+.1f}·concat[:, {i}]" for i, w in enumerate(song.W_o[:, 0])),
+    "".join(
+        f"{w:.1f}·concat[:, 0]" if i == 0 else f" {'-' if w < 0 else '+'} {abs(w):.1f}·concat[:, {i}]"
+        for i, w in enumerate(song.W_o[:, 0])
+    ),
 )

@@ -248,8 +248,11 @@ for name, got, x in (("dQ", dQ, Qh), ("dK", dK, Kh), ("dV", dV, Vh)):
 # Return `(dX, (dW_q, dW_k, dW_v, dW_o))`. The mask is the forward pass's,
 # by step 9's rule: `(T, T)`, or `(..., T, T)` per sequence, with at most as
 # many axes as `X`, gets a head axis (`np.expand_dims(mask, -3)`); one with an
-# axis more than `X`, such as `(h, T, T)` or `(B, 1, T, T)`, has it already. You may call `mh.split_heads`, `mh.merge_heads`,
-# `mh.attention_head` and your own `attention_head_backward`.
+# axis more than `X`, such as `(h, T, T)` or `(B, 1, T, T)`, has it already.
+# A query whose every key is blocked (a padded sequence) has weights 0 in the
+# forward pass, so it sends no gradient back: its rows of the heads' $dQ$ are
+# 0, and it adds nothing to $dK$ and $dV$. You may call `mh.split_heads`,
+# `mh.merge_heads`, `mh.attention_head` and your own `attention_head_backward`.
 
 
 # %% answer="multi_head_self_attention_backward"

@@ -214,7 +214,7 @@ def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
     d_k = Q.shape[-1]
     return Q @ K.T / np.sqrt(d_k)
 """,
-        "not K.T",
+        "not M.T (which reverses every axis",
     ),
     # Hard-codes transpose(1, 0, 2), which only works for a 2-D (T, d_model) input and fails as
     # soon as there is a batch axis.
@@ -1445,7 +1445,7 @@ FRESH |= {
     dK = dZ.T @ Q
     return dQ, dK, dV
 """,
-        "not K.T",
+        "not M.T (which reverses every axis",
     ),
     # Recomputes the softmax by hand without the fully-masked-row guard, so an all -inf row gives
     # NaN (and a RuntimeWarning).

@@ -191,8 +191,8 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=Non
 """,
         "right on float64 inputs and wrong on these float32",
     ),
-    # dM = dOut·W_O, W_O not transposed.
-    "backward_mb_dM_not_transposed": (
+    # dC = dOut·W_O, W_O not transposed.
+    "backward_mb_dC_not_transposed": (
         "17_backward",
         "multi_head_self_attention_backward",
         """def _ahb(Q, K, V, dOut, mask=None):
@@ -224,7 +224,7 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mas
     dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
     return dX, (dW_q, dW_k, dW_v, dW_o)
 """,
-        "dM = dOut·W_Oᵀ",
+        "dC = dOut·W_Oᵀ",
     ),
     # The mask added to dZ too.
     "backward_ah_mask_added_to_dZ": (

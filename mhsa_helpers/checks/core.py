@@ -443,10 +443,10 @@ def compare(
 #: A query whose every key is blocked, given weights that sum to 1 (a finite stand-in for −∞).
 FINITE_WHEN_ALL_BLOCKED = (
     "a query whose every key is blocked gets weights that sum to 1 (it still reads the values, "
-    "as if nothing were blocked or all equally): the mask is applied with a large finite number "
-    "(such as −1e9, or masked_fill) instead of −∞. Add the course's −∞ mask to the scores and use "
-    "the course's softmax (notebook 07, mh.softmax): a fully blocked row then has weights 0 and "
-    "output 0."
+    "as if nothing were blocked or all equally): the mask is applied with a large finite number"
+    " (such as −1e9, as masked_fill(mask, -1e9) puts in) instead of −∞. Add the course's −∞ "
+    "mask to the scores and use the course's softmax (notebook 07, mh.softmax): a fully blocked"
+    " row then has weights 0 and output 0."
 )
 #: A query whose every key is blocked, given NaN.
 NAN_WHEN_ALL_BLOCKED = (
@@ -625,7 +625,8 @@ def batched_mask_error(call_args, error: str) -> bool:
 _BATCH_TIPS = (
     (
         ("mismatch in its core dimension",),
-        "np.swapaxes(K, -1, -2), not K.T (which reverses every axis)",
+        "swap the last two axes, np.swapaxes(M, -1, -2), not M.T (which reverses every axis, "
+        "the batch axes too)",
     ),
     (("axes don't match",), "M.swapaxes(-2, -3), not M.transpose(1, 0, 2)"),
     (("cannot reshape",), "reshape(*M.shape[:-1], h, d_k), not reshape(T, h, d_k)"),
@@ -667,15 +668,17 @@ def batch_axes_error(call_args, error: str, core_ndim: int) -> str | None:
     if not tips:
         return None
     lead = first.ndim - core_ndim
-    if lead > 1:  # code written for exactly one batch axis: B, T, d = X.shape, transpose(0, 2, …)
+    one_axis = ("axes don't match", "cannot reshape", "values to unpack")
+    if lead > 1 and any(w in said for w in one_axis):  # B, T, d = X.shape, transpose(0, 2, …)
         return (
             f"it fails on an input with {lead} batch axes (shape {first.shape}): code written "
             "for exactly one batch axis (B, T, d = X.shape, transpose(0, 2, 1, 3)) takes "
             "(B, T, d) but not (B1, B2, T, d); the contract is (..., T, d), zero, one or two "
             f"leading axes, so count axes from the end: {tips[0]}."
         )
+    batch = f"{lead} batch axes" if lead > 1 else "batch axes"
     return (
-        f"it fails on an input with batch axes (shape {first.shape}): the contract is "
+        f"it fails on an input with {batch} (shape {first.shape}): the contract is "
         f"(..., T, d), zero, one or two leading axes, so count axes from the end: {tips[0]}."
     )
 

@@ -41,6 +41,7 @@ from .core import (
     Check,
     CheckFailed,
     as_result,
+    batch_axes_error,
     batch_rng,
     close,
     compare,
@@ -94,7 +95,7 @@ def not_a_backward(name: str, error: str, numbers: int, rule: str) -> str:
 
 NO_ROW_SUM = (
     "dZ = A·dA misses the row-sum term: the softmax ties a row's entries together (its "
-    "Jacobian is diag(a) − a·aᵀ), so dZ = A·(dA − Σ_k dA_k·A_k), the sum along the "
+    "Jacobian is diag(a) − a·aᵀ), so dZ = A·(dA − Σ_k dA_k·A_k), the sum along the "
     "softmax's axis with keepdims=True."
 )
 SUM_OF_DA = (
@@ -117,7 +118,7 @@ NO_KEEPDIMS = (
 )
 AXIS_IGNORED = "the axis argument is ignored: with axis=-2 the sums run down the columns."
 PLUS_SIGN = (
-    "the row-sum term is added: the Jacobian is diag(a) − a·aᵀ, so dZ = A·(dA − Σ dA·A), with "
+    "the row-sum term is added: the Jacobian is diag(a) − a·aᵀ, so dZ = A·(dA − Σ dA·A), with "
     "a minus."
 )
 MEAN_NOT_SUM = (
@@ -179,14 +180,20 @@ MASK_LEAKS = (
     "mask; use the forward's masked A (0 where blocked), so no gradient passes there."
 )
 FINITE_BACK = (
-    "a query whose every key is blocked still passes gradient: the mask is applied with a large "
-    "finite number (such as −1e9, or masked_fill) instead of −∞, so that query's weights sum to "
-    "1 instead of being 0. With the course's −∞ mask and softmax, a fully blocked query has "
-    "weights 0: its dQ row is 0 and it adds nothing to dK and dV."
+    "a query whose every key is blocked still passes gradient: the mask is applied with a large"
+    " finite number (such as −1e9, as masked_fill(mask, -1e9) puts in) instead of −∞, so that "
+    "query's weights sum to 1 instead of being 0. With the course's −∞ mask and softmax, a "
+    "fully blocked query has weights 0: its dQ row is 0 and it adds nothing to dK and dV."
 )
-DM_NOT_TRANSPOSED = (
-    "the merged heads' gradient is dOut·W_O: out = M·W_O, so dM = dOut·W_Oᵀ (W_O transposed; "
-    "dW_O = Mᵀ·dOut)."
+HEADS_SHAPES = (
+    "a shape error between the layer and its heads: the gradient that enters the heads is "
+    "split like the heads were, dH = split_heads(dC, n_heads) of shape (..., h, T, d_k), and "
+    "the heads' gradients are merged back, merge_heads(dQ_h) of shape (..., T, d_model), "
+    "before the projections."
+)
+DC_NOT_TRANSPOSED = (
+    "the merged heads' gradient is dOut·W_O: out = C·W_O with C the merged heads, so "
+    "dC = dOut·W_Oᵀ (W_O transposed; dW_O = Cᵀ·dOut)."
 )
 DZ_MASKED = (
     "the mask is added to dZ (or dA): the mask belongs to the forward only, Z + M before the "
@@ -203,8 +210,8 @@ HEAD_NO_ROW_SUM = (
 )
 
 DW_O_TRANSPOSED = (
-    "W_O's gradient is transposed: out = M·W_O with M the merged heads, so "
-    "dW_O = Mᵀ·dOut (rows are W_O's inputs), not dOutᵀ·M."
+    "W_O's gradient is transposed: out = C·W_O with C the merged heads, so "
+    "dW_O = Cᵀ·dOut (rows are W_O's inputs), not dOutᵀ·C."
 )
 DX_ONE_PATH = (
     "dX has only the path through the queries: X makes Q, K and V, so "
@@ -215,8 +222,8 @@ DX_NOT_TRANSPOSED = (
     "dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."
 )
 ALL_NOT_TRANSPOSED = (
-    "the backward multiplies by the weights instead of their transposes: out = M·W_O gives "
-    "dM = dOut·W_Oᵀ, and Q = X·W_Q gives dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."
+    "the backward multiplies by the weights instead of their transposes: out = C·W_O gives "
+    "dC = dOut·W_Oᵀ, and Q = X·W_Q gives dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."
 )
 BARE_RESHAPE = (
     "the heads' gradients are put back with a bare reshape: merge_heads (swap the head and "
@@ -231,8 +238,8 @@ DW_NOT_SUMMED = (
     "over them: dW_Q = Σ Xᵀ·dQ over the batch, shape (d_model, d_model)."
 )
 NO_W_O_BACK = (
-    "the way back through the output projection is missing: out = M·W_O, so the merged "
-    "heads get dM = dOut·W_Oᵀ, not dOut itself."
+    "the way back through the output projection is missing: out = C·W_O, so the merged "
+    "heads get dC = dOut·W_Oᵀ, not dOut itself."
 )
 BARE_SPLIT = (
     "dOut·W_Oᵀ is split into heads with a bare reshape: split_heads (reshape, then swap the "
@@ -249,8 +256,8 @@ ALWAYS_CAUSAL_BACK = (
     "is None), as the forward does."
 )
 DW_O_FROM_X = (
-    "dW_O uses X: out = M·W_O with M the merged heads (the attention's output before W_O), so "
-    "dW_O = Mᵀ·dOut, not Xᵀ·dOut."
+    "dW_O uses X: out = C·W_O with C the merged heads (the attention's output before W_O), so "
+    "dW_O = Cᵀ·dOut, not Xᵀ·dOut."
 )
 DX_MISSING_PATH = (
     "dX misses the path through {which}: X makes Q, K and V, so dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."
@@ -313,9 +320,9 @@ SOFTMAX_RULE = "dZ = A·(dA − Σ dA·A), the sum along the softmax's axis with
 class SoftmaxBackward(Check):
     name = "softmax_backward"
     passed = (
-        "dZ = A·(dA − Σ dA·A) on the students, a causal and a fully masked row, axis=-2, "
-        "batches and float32, and as central differences give it; on a large input, as a "
-        "backward pass (not by calling a forward again and again)."
+        "dZ = A·(dA − Σ dA·A), as central differences give it, on the students, a causal and "
+        "a fully masked row, axis=-2, one and two batch axes and float32; and on a large "
+        "input it is a backward pass (not a forward called again and again)."
     )
     passed_hidden = "matches on random shapes, axes, masks and batches."
 
@@ -550,10 +557,10 @@ HEAD_RULE = (
 class AttentionHeadBackward(Check):
     name = "attention_head_backward"
     passed = (
-        "dQ, dK and dV match on the song's head 1, causal and padding masks, T_q ≠ T_k, "
-        "d_v ≠ d_k, heads with and without the mask's head axis, one and two batch axes, a "
-        "sequence whose every key is blocked, float32, and as central differences give them; "
-        "on a large input, as a backward pass."
+        "dQ, dK and dV match, as central differences give them, on the song's head 1, causal "
+        "and padding masks, T_q ≠ T_k, d_v ≠ d_k, masks with and without a head axis, one and "
+        "two batch axes, a sequence whose every key is blocked, and float32; and on a large "
+        "input it is a backward pass."
     )
     passed_hidden = "matches on random shapes, heads, masks and batches."
 
@@ -737,7 +744,7 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         if d_k > 1 or not how.keys() & _SCALE_SLIPS
     ]
     out.append((NO_W_O_BACK, layer_variant(*args, no_w_o=True)))
-    out.append((DM_NOT_TRANSPOSED, layer_variant(*args, dm_not_t=True)))
+    out.append((DC_NOT_TRANSPOSED, layer_variant(*args, dm_not_t=True)))
     out.append((DW_O_FROM_X, layer_variant(*args, dwo_x=True)))
     for which, words in (("K", "the keys, dK·W_Kᵀ"), ("V", "the values, dV·W_Vᵀ")):
         out.append((DX_MISSING_PATH.format(which=words), layer_variant(*args, without=which)))
@@ -786,7 +793,7 @@ def _large_layer_call(rng) -> Call:
 
 
 LAYER_RULE = (
-    "back through W_O (dM = dOut·W_Oᵀ, dW_O = Mᵀ·dOut), through the heads "
+    "back through W_O (dC = dOut·W_Oᵀ, dW_O = Cᵀ·dOut), through the heads "
     "(attention_head_backward) and through the projections (dX = dQ·W_Qᵀ + dK·W_Kᵀ + "
     "dV·W_Vᵀ, dW_Q = Xᵀ·dQ …), from one forward pass."
 )
@@ -796,11 +803,11 @@ class MultiHeadSelfAttentionBackward(Check):
     name = "multi_head_self_attention_backward"
     mask_rule = True
     passed = (
-        "dX and the four weights' gradients match on the song (1 and 2 heads, causal), the "
-        "question (4 heads), batches with a mask per sequence, masks with a head axis "
-        "((h, T, T) on X (T, d_model), (B, 1, T, T) and (B, 1, 1, T) on a batch), float32, and "
-        "as central differences give them, two batch axes with a sequence whose every key is "
-        "blocked; on a large input, as a backward pass."
+        "dX and the four weights' gradients match, as central differences give them, on the "
+        "song (1 and 2 heads, causal), the question (4 heads), batches with a mask per "
+        "sequence, masks with a head axis ((h, T, T), (B, 1, T, T), (B, 1, 1, T)), two batch "
+        "axes with a sequence whose every key is blocked, and float32; and on a large input "
+        "it is a backward pass."
     )
     passed_hidden = "matches on random shapes, heads, masks and batches."
 
@@ -838,6 +845,20 @@ class MultiHeadSelfAttentionBackward(Check):
                 mask = hidden_mask(rng, X.shape[:-2], T + 1, h)
             calls.append(_layer_call(rng, X, Ws, h, mask))
         return [*calls, _large_layer_call(rng)]
+
+    def explain_error(self, call, outcome):
+        """As :meth:`Check.explain_error`; a shape error between the layer and its heads names
+        the split and the merge of the gradients."""
+        error = outcome.error or ""
+        said = error.split(" raised ", 1)[-1]
+        shapes = ("mismatch in its core dimension", "could not be broadcast", "cannot reshape")
+        plain = batch_axes_error(call.args, error, self.core_ndim) is None
+        if (outcome.code or "").startswith("raised:") and plain and any(w in said for w in shapes):
+            return CheckFailed(
+                f"{self.name}: {HEADS_SHAPES} ({error})",
+                public=said_publicly(self.name, outcome.code),
+            )
+        return super().explain_error(call, outcome)
 
     def too_many_calls(self, call, error):
         numbers = sum(np.size(a) for a in (*call.args[:5], call.args[6]))
