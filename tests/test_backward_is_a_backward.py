@@ -4,16 +4,25 @@ Each backward check ends with one large input (thousands of numbers, few
 rows) on which the call may make one Python function call per two numbers
 of its inputs: central differences make two forward passes per number, a
 backward pass a fixed number of calls (a few per row or head when it
-loops). The count is of calls, never of seconds: nothing here is timed.
+loops). The count is of calls, never of seconds.
+
+What the count cannot see (central differences batched into a few forward
+calls on stacks of perturbed inputs, or hidden from the count by the answer's
+own process) the grader's time budget holds on the hidden tests' last, larger
+input of one head's and the layer's backward: there central differences need
+minutes, a backward pass milliseconds, and the budget allows seconds. The
+tests of that run real grading (the child process and the grader's budget);
+the margin is two orders of magnitude either way.
 """
 
 import numpy as np
 import pytest
 
 from mhsa_helpers import checks
+from mhsa_helpers.budget import Budget
 from mhsa_helpers.checks import CHECKS, hidden_seed, job, judge
 from mhsa_helpers.checks.core import CheckFailed
-from mhsa_helpers.checks.step17_backward import CALLS_PER
+from mhsa_helpers.checks.step17_backward import CALLS_PER, WORK_SLOW
 from mhsa_helpers.child import _Counted
 from mhsa_helpers.run import run_answers
 from tests.test_checks import load
@@ -300,6 +309,7 @@ def test_the_counted_call_is_large_and_its_bound_far_below_central_differences(n
     """Central differences need two forward passes per number of the differentiated inputs:
     at least twice the bound; the bound is a thousand calls at least."""
     for calls in (CHECKS[name].visible(), CHECKS[name].hidden(np.random.default_rng(0))):
+        calls = [c for c in calls if not c.context.get("work")]  # see the tests below
         counted = [c for c in calls if c.calls is not None]
         assert len(counted) == 1 and counted[0] is calls[-1]
         call = counted[0]
@@ -318,3 +328,83 @@ def test_a_counted_call_that_also_calls_the_reference_is_told_the_reference_firs
         checks.check("softmax_backward", load(source, "softmax_backward"))
     assert str(info.value).startswith("softmax_backward calls the course's reference")
     assert "backward pass" not in str(info.value)
+
+
+#: Central differences batched into a few forward calls on stacks of perturbed inputs (a red
+#: team's answer): no entry loop, a few thousand function calls, below any count's bound.
+BATCHED_FD = """def _fd(f, x, G, h=1e-6, cap=1 << 21):
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size
+    grad = np.zeros(n)
+    c = max(1, cap // max(1, x.size, np.size(G)))
+    for start in range(0, n, c):
+        k = min(n, start + c) - start
+        P = np.zeros((k, n))
+        P[np.arange(k), np.arange(start, start + k)] = h
+        P = P.reshape((k,) + x.shape)
+        d = f(x[None] + P) - f(x[None] - P)
+        grad[start:start + k] = (d * G[None]).reshape(k, -1).sum(axis=1) / (2 * h)
+    return grad.reshape(x.shape)
+
+
+def _softmax(Z):
+    m = np.maximum.reduce(Z, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    E = np.exp(Z - m)
+    s = np.add.reduce(E, axis=-1, keepdims=True)
+    return E / np.where(s > 0, s, 1.0)
+
+
+def _head(Q, K, V, mask):
+    Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    return _softmax(Z if mask is None else Z + mask) @ V
+
+
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    Q64, K64, V64, G = (np.asarray(M, dtype=np.float64) for M in (Q, K, V, dOut))
+    grads = (
+        _fd(lambda q: _head(q, K64, V64, mask), Q64, G),
+        _fd(lambda k: _head(Q64, k, V64, mask), K64, G),
+        _fd(lambda v: _head(Q64, K64, v, mask), V64, G),
+    )
+    return tuple(g.astype(np.result_type(Q, K, V, dOut)) for g in grads)
+"""
+
+
+def _graded(name: str, source: str):
+    """The visible and hidden verdicts of ``source`` as the grader gets them: in the child
+    process, each call within the grader's time budget."""
+    seed = hidden_seed(b"a key of some course directory", name)
+    jobs = [job("17_backward", [source], [(name, None), (name, seed)])]
+    result = run_answers(jobs, timeout=120.0, budget=Budget.of_jobs(jobs))["17_backward"]
+    return (
+        judge(name, None, result.outcomes[(name, None)]),
+        judge(name, seed, result.outcomes[(name, seed)], hidden=True),
+    )
+
+
+@pytest.mark.parametrize("name", ["attention_head_backward", "multi_head_self_attention_backward"])
+def test_the_hidden_test_ends_with_an_input_no_central_differences_fit(name):
+    """Heads of 256 tokens, or a layer of width 256: central differences need a forward pass's
+    worth of work for each of a hundred thousand numbers or more."""
+    calls = CHECKS[name].hidden(np.random.default_rng(0))
+    assert calls[-1].context.get("work") and not any(c.context.get("work") for c in calls[:-1])
+    numbers = sum(np.size(a) for a in calls[-1].args[: DIFFERENTIATED[name]])
+    assert numbers >= 100_000
+    assert not any(c.context.get("work") for c in CHECKS[name].visible())
+
+
+@pytest.mark.slow
+def test_batched_central_differences_earn_nothing_when_graded():
+    """Below the count's bound, they pass the visible check (no budget in the learner's own
+    kernel) and run out of the grader's time on the hidden one, told why."""
+    name = "attention_head_backward"
+    visible, hidden = _graded(name, BATCHED_FD)
+    assert visible is None, visible  # what the count cannot see, as the module says
+    assert hidden == WORK_SLOW.format(name=name)
+
+
+@pytest.mark.slow
+def test_a_backward_that_loops_over_heads_and_rows_fits_the_grader_s_budget():
+    """The large input costs an honest backward pass milliseconds, loops over heads included."""
+    assert _graded("attention_head_backward", LOOP_HEAD) == (None, None)

@@ -192,6 +192,6 @@ def test_the_judge_never_raises_on_the_reference_for_200_hidden_seeds(name):
 
     check = checks.CHECKS[name]
     for seed in [None, *range(200)]:
-        calls = [c for c in check.calls(seed) if c.raises is None]
+        calls = [c for c in check.calls(seed) if c.raises is None and not c.context.get("work")]
         outcomes = [Outcome(value=getattr(ref, name)(*c.args, **c.kwargs)) for c in calls]
         check.verdict(calls, outcomes)

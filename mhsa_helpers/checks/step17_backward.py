@@ -25,6 +25,16 @@ a thread or a process started before the call, or a profiler taken down and
 put back by the answer itself; each takes a deliberate effort to hide from
 the check, and the answer's code can do it because it runs in the process
 that counts.
+
+So the hidden tests of one head's and of the layer's backward end with a
+larger input still (:func:`work`: heads of 256 tokens, a layer of width 256),
+on which the grader's time budget, kept by its own clock outside the
+answer's process, holds what the count cannot: central differences, batched
+or hidden however, need a forward pass's worth of work per number of the
+input, minutes there, where a backward pass takes milliseconds. The
+softmax's backward has no such input: central differences of one row cost
+what its full Jacobian costs, a correct way to write it, so only the count
+tells them apart there.
 """
 
 from __future__ import annotations
@@ -305,6 +315,41 @@ def _softmax_call(
     kwargs = {} if axis == -1 else {"axis": axis}
     calls = call_bound(A, dA) if counted else None
     return Call((A, dA), kwargs, context={"Z": Z, "fd": fd}, calls=calls)
+
+
+def work(call: Call) -> Call:
+    """``call`` as a hidden test's last call, whose input is large enough that no central
+    differences fit in the grader's time budget for it.
+
+    A backward pass costs a few forward passes whatever the size of its input;
+    central differences cost at least one forward pass (or, cleverly, the part of
+    one that an entry touches: a key's entry touches every query's row) per number
+    of the input, batched into stacks or not. On these inputs (heads of 256 tokens;
+    a layer of width 256) that is 10^11 operations or more, minutes where the budget
+    (:mod:`mhsa_helpers.budget`: 50 times the reference's time, plus 5 s) allows
+    seconds. The budget is kept by the grader's clock, outside the answer's process,
+    so nothing the answer does there can change it, unlike the count of its calls.
+    Its catalogue is not computed (the size would make it slow): the reference
+    alone judges it.
+    """
+    return Call(call.args, call.kwargs, {**call.context, "work": True}, calls=call.calls)
+
+
+#: What a hidden test says of a backward that ran out of time on its large input.
+WORK_SLOW = (
+    "{name} took far longer than a backward pass on a large hidden input: central "
+    "differences, batched or not, make forward passes for every number of the input, and no "
+    "time budget fits them. Compute the gradient by the chain rule, with array operations "
+    "over whole axes."
+)
+
+
+def work_error(name: str, call: Call, outcome) -> CheckFailed | None:
+    """The failure of a :func:`work` call that ran out of time, or None for any other."""
+    if call.context.get("work") and outcome.code == "slow":
+        said = WORK_SLOW.format(name=name)
+        return CheckFailed(said, public=said)
+    return None
 
 
 def _large_softmax_call(rng) -> Call:
@@ -599,10 +644,15 @@ class AttentionHeadBackward(Check):
                 "padding": ref.padding_mask(int(rng.integers(1, T + 1)), T),
             }[kind]
             calls.append(_head_call(rng, Q, K, V, mask))
-        return [*calls, _large_head_call(rng)]
+        Q, K, V = (rng.normal(size=(2, 2, 256, 64)) for _ in range(3))  # (B, h, T, d_k)
+        causal = ref.causal_mask(256)
+        return [*calls, _large_head_call(rng), work(_head_call(rng, Q, K, V, causal, counted=True))]
 
     def explain_error(self, call, outcome):
-        """As :meth:`Check.explain_error`; dOut given to softmax_backward in dA's place is named."""
+        """As :meth:`Check.explain_error`; dOut given to softmax_backward in dA's place is named,
+        and the large hidden input's time out names central differences."""
+        if (said := work_error(self.name, call, outcome)) is not None:
+            return said
         _, K, _, dOut, *_ = call.args
         said = (outcome.error or "").split(" raised ", 1)[-1].replace(" ", "")
         weights = (*dOut.shape[:-1], K.shape[-2])  # (..., T_q, T_k)
@@ -621,7 +671,8 @@ class AttentionHeadBackward(Check):
     def catalogue(self, call):
         Q, K, V, dOut, *rest = (np.asarray(a, dtype=np.float64) for a in call.args)
         mask = rest[0] if rest else None
-        return ref.attention_head_backward(Q, K, V, dOut, mask), head_mistakes(Q, K, V, dOut, mask)
+        known = [] if call.context.get("work") else head_mistakes(Q, K, V, dOut, mask)
+        return ref.attention_head_backward(Q, K, V, dOut, mask), known
 
     def judge(self, call, got):
         got = _triple(self.name, got)
@@ -844,11 +895,16 @@ class MultiHeadSelfAttentionBackward(Check):
             if n == 2:  # without or with its head axis
                 mask = hidden_mask(rng, X.shape[:-2], T + 1, h)
             calls.append(_layer_call(rng, X, Ws, h, mask))
-        return [*calls, _large_layer_call(rng)]
+        X, Ws = rng.normal(size=(2, 64, 256)), [rng.normal(size=(256, 256)) / 16 for _ in range(4)]
+        wide = work(_layer_call(rng, X, Ws, 4, ref.causal_mask(64), counted=True))
+        return [*calls, _large_layer_call(rng), wide]
 
     def explain_error(self, call, outcome):
         """As :meth:`Check.explain_error`; a shape error between the layer and its heads names
-        the split and the merge of the gradients."""
+        the split and the merge of the gradients, and the large hidden input's time out names
+        central differences."""
+        if (said := work_error(self.name, call, outcome)) is not None:
+            return said
         error = outcome.error or ""
         said = error.split(" raised ", 1)[-1]
         shapes = ("mismatch in its core dimension", "could not be broadcast", "cannot reshape")
@@ -871,7 +927,8 @@ class MultiHeadSelfAttentionBackward(Check):
         )
         mask = rest[0] if rest else None
         args = (X, W_q, W_k, W_v, W_o, h, dOut, mask)
-        return ref.multi_head_self_attention_backward(*args), layer_mistakes(*args)
+        known = [] if call.context.get("work") else layer_mistakes(*args)
+        return ref.multi_head_self_attention_backward(*args), known
 
     def judge(self, call, got):
         parts = _flat(got)
