@@ -55,7 +55,10 @@ def mine_or_course(name):
 # numpy's) and stops it past one call per two numbers of its inputs. A
 # backward pass makes a fixed number of array operations whatever the size
 # of its input; central differences (or any forward pass per entry) make
-# thousands there, and earn nothing.
+# thousands there, and earn nothing. The grader's hidden tests of one head's
+# and of the layer's backward also end with a larger input (heads of 256
+# tokens, a layer of width 256) and a time budget of seconds: a backward pass
+# takes milliseconds there, central differences, however batched, minutes.
 #
 # A first example whose gradient we know: $f(x) = x^2$ (entrywise) has
 # $dx = 2x \cdot dOut$.
