@@ -87,11 +87,7 @@ def _same(a, b) -> bool:
     """Whether two results agree, however nested (tuples of arrays); NaN equals NaN."""
     if isinstance(a, tuple | list) and isinstance(b, tuple | list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    try:
-        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    except (TypeError, ValueError):
-        return False
-    return a.shape == b.shape and bool(_allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True))
+    return close(a, b)
 
 
 class AmbiguousMistake(CheckFailed):
@@ -456,6 +452,17 @@ NAN_WHEN_ALL_BLOCKED = (
 )
 
 
+def fully_blocked(mask, scores_shape: tuple) -> np.ndarray | None:
+    """The queries (rows) of scores of ``scores_shape`` whose every key ``mask`` blocks, of
+    shape (..., T_q) as the mask and the scores broadcast; None without any."""
+    if mask is None:
+        return None
+    blocked = np.isneginf(np.asarray(mask, dtype=np.float64))
+    shape = np.broadcast_shapes(blocked.shape, scores_shape)
+    rows = np.broadcast_to(blocked, shape).all(axis=-1)  # (..., T_q)
+    return rows if rows.any() else None
+
+
 def fully_blocked_rows(name: str, A, exp_A) -> None:
     """Fail naming how a fully blocked query's weights went wrong, if only they did.
 
@@ -542,14 +549,10 @@ def hidden_mask(rng: np.random.Generator, lead: tuple, T: int, h: int):
     """A hidden call's mask for X with batch axes ``lead``: causal, without or with its head
     axis ((..., T, T), (..., 1, T, T) or (..., h, T, T)), drawn by ``rng``."""
     form = int(rng.integers(3))
-    causal = np.broadcast_to(ref.causal_mask(T), (*lead, T, T))  # (..., T, T)
-    if form == 0:
-        return ref.causal_mask(T) if not lead else causal.copy()
-    if form == 1:
-        return causal[..., None, :, :].copy()  # (..., 1, T, T)
-    window = ref.sliding_window_mask(T, int(rng.integers(1, T + 1)))  # (T, T)
-    heads = [ref.causal_mask(T) if i % 2 == 0 else window for i in range(h)]
-    return np.broadcast_to(np.stack(heads), (*lead, h, T, T)).copy()  # (..., h, T, T)
+    if form == 2:
+        return np.broadcast_to(per_head_mask(T, h), (*lead, h, T, T)).copy()  # (..., h, T, T)
+    causal = np.broadcast_to(ref.causal_mask(T), (*lead, T, T)).copy()  # (..., T, T)
+    return causal if form == 0 else causal[..., None, :, :]  # or (..., 1, T, T)
 
 
 def per_head_mask(T: int, h: int) -> np.ndarray:
@@ -916,7 +919,8 @@ class Check:
 
     def _verdict(self, calls: list[Call], outcomes: list[Outcome]) -> None:
         """:meth:`verdict`, with the judged call's arguments set for :func:`compare`."""
-        results, ambiguous, plain_passed, batched_passed, double_passed = [], None, *[False] * 3
+        results, ambiguous = [], None
+        plain_passed = batched_passed = double_passed = False
         for call, outcome in zip(calls, outcomes, strict=False):
             batched = _batch_axes(call.args, self.core_ndim)
             try:

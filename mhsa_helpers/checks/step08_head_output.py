@@ -9,7 +9,6 @@ from ..examples import get_example
 from . import step05_scores
 from .core import (
     FINITE_WHEN_ALL_BLOCKED,
-    NAN_WHEN_ALL_BLOCKED,
     Call,
     Check,
     CheckFailed,
@@ -17,6 +16,8 @@ from .core import (
     as_result,
     batch_rng,
     compare_head_outputs,
+    fully_blocked,
+    fully_blocked_rows,
     random_shape,
     two_batch_axes_mask,
 )
@@ -28,15 +29,6 @@ KEEP_MASK = (
     "masked_fill(mask == 0, -1e9)): the course's mask is additive, 0 where a key is allowed and "
     "−∞ where it is blocked; add it to the scores, Z + M."
 )
-
-
-def fully_blocked(mask, shape) -> np.ndarray | None:
-    """The rows (queries) of the weights, of ``shape`` (..., T_q, T_k), whose every key the
-    mask blocks; None without any."""
-    if mask is None:
-        return None
-    rows = np.broadcast_to(np.isneginf(mask), shape).all(axis=-1)  # (..., T_q)
-    return rows if rows.any() else None
 
 
 def mistakes(Q, K, V, mask) -> list:
@@ -176,11 +168,7 @@ class AttentionHead(Check):
         A = as_result(self.name, A, "the attention weights")
         if out.shape == exp_A.shape and A.shape == exp_out.shape and out.shape != A.shape:
             raise CheckFailed(f"{self.name}: return (output, weights) in this order.")
-        rows = fully_blocked(mask, exp_A.shape)
-        if rows is not None and A.shape == exp_A.shape and np.isnan(A).any():
-            nan_rows = np.isnan(A).any(axis=-1)  # (..., T_q)
-            if not (nan_rows & ~rows).any():  # NaN only where every key is blocked
-                raise CheckFailed(f"{self.name}: {NAN_WHEN_ALL_BLOCKED}")
+        fully_blocked_rows(self.name, A, exp_A)  # NaN there, or weights for −∞'s stand-in
         if mask is not None and np.isnan(out).any() and not np.isnan(exp_out).any():
             blocked = np.broadcast_to(np.isneginf(mask), exp_A.shape)
             subtracted = blocked.any() and not np.isfinite(A[blocked]).any()

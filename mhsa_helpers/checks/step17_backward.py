@@ -55,6 +55,7 @@ from .core import (
     batch_rng,
     close,
     compare,
+    fully_blocked,
     hidden_mask,
     per_head_mask,
     random_shape,
@@ -501,13 +502,6 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
     return dQ, dK, dV
 
 
-def fully_blocked(mask, scores_shape: tuple) -> bool:
-    """Whether ``mask`` blocks every key of some query of scores of ``scores_shape``."""
-    blocked = np.isneginf(np.asarray(mask, dtype=np.float64))
-    shape = np.broadcast_shapes(blocked.shape, scores_shape)
-    return bool(np.broadcast_to(blocked, shape).all(axis=-1).any())
-
-
 def _with_causal(mask, T_q: int, T_k: int):
     """``mask`` and a causal mask together, or None where that changes nothing (or T_q ≠ T_k)."""
     if T_q != T_k or T_q < 2:
@@ -522,25 +516,44 @@ def _with_causal(mask, T_q: int, T_k: int):
     return None  # already causal: the mistake cannot show
 
 
+#: One head's slips as :func:`head_variant` switches: ``(hint, switches, square only)``; the
+#: layer's check names each too, seen through the layer.
+HEAD_SLIPS = (
+    (HEAD_NO_ROW_SUM, {"no_row_sum": True}, False),
+    (DQ_NOT_SCALED, {"dq_scale": True}, False),
+    (DK_NOT_SCALED, {"dk_scale": True}, False),
+    (NOT_SCALED, {"scale": True}, False),
+    (SCALED_BY_D_K, {"by_d_k": True}, False),
+    (DK_NOT_TRANSPOSED, {"dk": True}, True),
+    (DV_NOT_TRANSPOSED, {"dv": True}, True),
+    (DQ_FROM_DZT, {"dq_t": True}, True),
+    (DA_TRANSPOSED, {"da_t": True}, True),
+    (SOFTMAX_BACK_AXIS, {"sm_axis": True}, False),
+    (UNSCALED_RECOMPUTE, {"unscaled_recompute": True}, False),
+    (DV_SCALED, {"dv_scale": True}, False),
+    (TIMES_SQRT, {"times_sqrt": True}, False),
+    (SOFTMAX_SKIPPED, {"skip_softmax": True}, False),
+    (DK_FROM_K, {"dk_from_k": True}, True),
+)
+#: The switches whose mistake is no mistake where √d_k = 1.
+SCALE_SLIPS = {
+    "dq_scale",
+    "dk_scale",
+    "scale",
+    "by_d_k",
+    "unscaled_recompute",
+    "dv_scale",
+    "times_sqrt",
+}
+
+
 def head_mistakes(Q, K, V, dOut, mask=None) -> list:
     """``(hint, (dQ, dK, dV) or None)`` for the known mistakes of one head's backward."""
     square = Q.shape[-2] == K.shape[-2]
     out = [
-        (HEAD_NO_ROW_SUM, head_variant(Q, K, V, dOut, mask, no_row_sum=True)),
-        (DQ_NOT_SCALED, head_variant(Q, K, V, dOut, mask, dq_scale=True)),
-        (DK_NOT_SCALED, head_variant(Q, K, V, dOut, mask, dk_scale=True)),
-        (NOT_SCALED, head_variant(Q, K, V, dOut, mask, scale=True)),
-        (SCALED_BY_D_K, head_variant(Q, K, V, dOut, mask, by_d_k=True)),
-        (DK_NOT_TRANSPOSED, head_variant(Q, K, V, dOut, mask, dk=True) if square else None),
-        (DV_NOT_TRANSPOSED, head_variant(Q, K, V, dOut, mask, dv=True) if square else None),
-        (DQ_FROM_DZT, head_variant(Q, K, V, dOut, mask, dq_t=True) if square else None),
-        (DA_TRANSPOSED, head_variant(Q, K, V, dOut, mask, da_t=True) if square else None),
-        (SOFTMAX_BACK_AXIS, head_variant(Q, K, V, dOut, mask, sm_axis=True)),
-        (UNSCALED_RECOMPUTE, head_variant(Q, K, V, dOut, mask, unscaled_recompute=True)),
-        (DV_SCALED, head_variant(Q, K, V, dOut, mask, dv_scale=True)),
-        (TIMES_SQRT, head_variant(Q, K, V, dOut, mask, times_sqrt=True)),
-        (SOFTMAX_SKIPPED, head_variant(Q, K, V, dOut, mask, skip_softmax=True)),
-        (DK_FROM_K, head_variant(Q, K, V, dOut, mask, dk_from_k=True) if square else None),
+        (hint, head_variant(Q, K, V, dOut, mask, **how) if square or not square_only else None)
+        for hint, how, square_only in HEAD_SLIPS
+        if Q.shape[-1] > 1 or not how.keys() & SCALE_SLIPS  # √1 = 1: no scale's mistake
     ]
     d_k, d_v = Q.shape[-1], V.shape[-1]
     if d_v != d_k:
@@ -549,7 +562,7 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
             f"were divided by √d_k = √{d_k}, the width of the queries and keys, and so is dZ."
         )
         out.append((hint, head_variant(Q, K, V, dOut, mask, by_d_v=True)))
-    every_key = mask is not None and fully_blocked(mask, (*Q.shape[:-1], K.shape[-2]))
+    every_key = fully_blocked(mask, (*Q.shape[:-1], K.shape[-2])) is not None
     if mask is not None and np.isneginf(mask).any() and not every_key:  # else NaN everywhere
         out.append((DZ_MASKED, head_variant(Q, K, V, dOut, mask, dz_mask=True)))
     if every_key:
@@ -560,16 +573,6 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
     causal = _with_causal(mask, Q.shape[-2], K.shape[-2])
     if causal is not None:  # code for a decoder: causal whatever the mask argument says
         out.append((ALWAYS_CAUSAL_BACK, head_variant(Q, K, V, dOut, causal)))
-    if Q.shape[-1] == 1:  # √1 = 1: the scale's mistakes are no mistakes here
-        unscaled = (
-            DQ_NOT_SCALED,
-            DK_NOT_SCALED,
-            NOT_SCALED,
-            UNSCALED_RECOMPUTE,
-            DV_SCALED,
-            TIMES_SQRT,
-        )
-        out = [(h, w) for h, w in out if h not in unscaled]
     return out
 
 
@@ -753,25 +756,6 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
     return dX, (*dWs, dW_o)
 
 
-#: One head's slips that the layer's check also names, as ``head_variant`` switches.
-_HEAD_SLIPS = (
-    (DQ_NOT_SCALED, {"dq_scale": True}),
-    (DK_NOT_SCALED, {"dk_scale": True}),
-    (DK_NOT_TRANSPOSED, {"dk": True}),
-    (DV_NOT_TRANSPOSED, {"dv": True}),
-    (DQ_FROM_DZT, {"dq_t": True}),
-    (DA_TRANSPOSED, {"da_t": True}),
-    (SOFTMAX_BACK_AXIS, {"sm_axis": True}),
-    (UNSCALED_RECOMPUTE, {"unscaled_recompute": True}),
-    (DV_SCALED, {"dv_scale": True}),
-    (TIMES_SQRT, {"times_sqrt": True}),
-    (SOFTMAX_SKIPPED, {"skip_softmax": True}),
-    (DK_FROM_K, {"dk_from_k": True}),
-)
-#: The switches whose mistake is no mistake where √d_k = 1.
-_SCALE_SLIPS = {"dq_scale", "dk_scale", "unscaled_recompute", "dv_scale", "times_sqrt"}
-
-
 def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
     """``(hint, (dX, (dW_q, dW_k, dW_v, dW_o)))`` for the known mistakes of the layer."""
     args = (X, W_q, W_k, W_v, W_o, h, dOut, mask)
@@ -782,17 +766,14 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         (DX_NOT_TRANSPOSED, layer_variant(*args, dx_not_t=True)),
         (ALL_NOT_TRANSPOSED, layer_variant(*args, all_not_t=True)),
         (DW_TRANSPOSED, layer_variant(*args, dw_t=True)),
-        (HEAD_NO_ROW_SUM, layer_variant(*args, head={"no_row_sum": True})),
-        (SCALED_BY_D_K, layer_variant(*args, head={"by_d_k": True}) if d_k > 1 else None),
-        (NOT_SCALED, layer_variant(*args, head={"scale": True}) if d_k > 1 else None),
     ]
-    out += [
+    out += [  # the heads are square: T queries, T keys
         (
             f"in the heads' backward (attention_head_backward): {hint}",
             layer_variant(*args, head=how),
         )
-        for hint, how in _HEAD_SLIPS
-        if d_k > 1 or not how.keys() & _SCALE_SLIPS
+        for hint, how, _ in HEAD_SLIPS
+        if d_k > 1 or not how.keys() & SCALE_SLIPS
     ]
     out.append((NO_W_O_BACK, layer_variant(*args, no_w_o=True)))
     out.append((DC_NOT_TRANSPOSED, layer_variant(*args, dm_not_t=True)))
@@ -807,7 +788,7 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
     if math.prod(X.shape[:-2]) > 1:
         out.append((DW_AVERAGED, layer_variant(*args, averaged=True)))
     M = ref.heads_mask(mask, X.ndim, h)  # (..., 1 or h, T, T), or None
-    if M is not None and fully_blocked(M, (*X.shape[:-2], h, X.shape[-2], X.shape[-2])):
+    if fully_blocked(M, (*X.shape[:-2], h, X.shape[-2], X.shape[-2])) is not None:
         out += [(FINITE_BACK, layer_variant(*args, head={"finite": f})) for f in ("fill", "add")]
     if mask is not None and np.isneginf(mask).any():
         out.append((UNMASKED_BACK, layer_variant(*args, unmasked_back=True)))
