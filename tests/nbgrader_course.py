@@ -7,10 +7,12 @@ with exactly the settings an instructor gets.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -45,6 +47,30 @@ def make_course(tmp: Path, extra: str = "") -> Path:
     shutil.copytree(SOLUTIONS, tmp / "solutions" / ASSIGNMENT)
     make_key(tmp)  # as init-course does: the hidden tests' secret
     return tmp
+
+
+#: A course generated once per test process, whose release and gradebook :func:`generate` copies.
+_GENERATED: list[Path] = []
+
+
+def generate(course: Path) -> None:
+    """``nbgrader generate_assignment`` for ``course``: run once per test process, then copied.
+
+    What it makes, the release notebooks (``notebooks/``) and the gradebook's
+    records of the assignment (``gradebook.db``, no path in it), depends only on
+    the solutions and the configuration, which every course of the tests shares
+    (a test's ``extra`` configuration is for autograding). The first call
+    generates in a course of its own (about 15 s); every call copies from it
+    (a few milliseconds).
+    """
+    if not _GENERATED:
+        template = Path(tempfile.mkdtemp(prefix="mhsa-generated-"))
+        atexit.register(shutil.rmtree, template, True)
+        make_course(template)
+        nbgrader(template, "generate_assignment", ASSIGNMENT, "--force")
+        _GENERATED.append(template)
+    shutil.copytree(_GENERATED[0] / "notebooks", course / "notebooks", dirs_exist_ok=True)
+    shutil.copy2(_GENERATED[0] / "gradebook.db", course / "gradebook.db")
 
 
 def install_kernel() -> None:

@@ -190,7 +190,7 @@ STALL_SOFTMAX = "import time\n\ndef softmax(Z, axis=-1):\n    time.sleep(10**6)\
 def class_graded(tmp_path_factory):
     """The grade command on an honest student and one whose softmax never returns."""
     course = nc.make_course(tmp_path_factory.mktemp("stall"))
-    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(course)
     stems = sorted(p.stem for p in nc.SOLUTIONS.glob("*.ipynb"))
     honest = {s: nc.student_notebook(s, "solution") for s in stems}
     nc.submit(course, "honest", honest)

@@ -341,7 +341,7 @@ def test_another_account_cannot_reach_the_workers_during_a_grade_run(tmp_path):
     """
     need_root()
     course = nc.make_course(tmp_path / "course")
-    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(course)
     nc.submit(course, "a-stuck", stalled_submission())
     nc.submit(course, "perfect", {s: nc.student_notebook(s, "solution") for s in SOME})
     nc.submit(course, "stub", {s: nc.student_notebook(s) for s in SOME})

@@ -125,7 +125,7 @@ PROBE = "import sys\nprint('run by', sys.argv[0])\n" + (
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     course = nc.make_course(tmp_path_factory.mktemp("course"))
-    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(course)
     nc.submit(course, "untouched", {s: nc.student_notebook(s) for s in STEMS})
     nc.submit(course, "perfect", {s: nc.student_notebook(s, "solution") for s in STEMS})
     for mistake in DELIVERED:

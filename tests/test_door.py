@@ -137,7 +137,7 @@ def graded(tmp_path_factory):
     with accounts.shared_folder() as shared:
         exchange = shared / "exchange"
         nc._python(course, "autograders", "init-exchange", str(exchange), check=True)
-        nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+        nc.generate(course)
         nc.nbgrader(course, "release_assignment", nc.ASSIGNMENT, "--force", *_exchange(exchange))
         homes = tmp / "homes"
         homes.mkdir()
@@ -272,7 +272,7 @@ def test_the_export_quotes_and_neutralises_whatever_the_gradebook_holds(tmp_path
     from nbgrader.api import Gradebook
 
     course = nc.make_course(tmp_path / "course")
-    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(course)
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for student in (*HOSTILE_IDS, "plain"):
             gb.add_student(student, first_name="-2+3", last_name="@SUM(A1)", email="=1+1")

@@ -194,7 +194,7 @@ def test_a_folder_of_another_account_is_named_and_left_alone(tmp_path, rel):
 def course(tmp_path_factory):
     accounts.need_root()
     course = nc.make_course(tmp_path_factory.mktemp("exchange") / "course")
-    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(course)
     return course
 
 

@@ -245,7 +245,7 @@ HOSTILE_STUDENTS = sorted(hostile_class(nc.ROOT))
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     course = nc.make_course(tmp_path_factory.mktemp("hostile"), "c.Execute.timeout = 8\n")
-    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(course)
     nc.submit(course, "perfect", {s: nc.student_notebook(s, "solution") for s in STEMS})
     for student, (make, _, _) in hostile_class(course).items():
         nc.submit(course, student, make())
@@ -345,7 +345,7 @@ def honest_class(course, stuck=False):
     and scores 0 on both, in nbgrader's serial autograde too (the loop comes
     before 09's definitions, so its kernel never defines them either).
     """
-    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(course)
     stem, name, source, _ = MISTAKES["softmax_wrong_axis"]
     if stuck:
         source = LOOP

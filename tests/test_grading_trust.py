@@ -63,7 +63,7 @@ def solutions(**answers) -> dict:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     course = nc.make_course(tmp_path_factory.mktemp("trust"))
-    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(course)
     nc.submit(course, "honest", solutions())
     nc.submit(course, "huge", solutions(kv_cache_size=HUGE))
     nc.submit(course, "table", solutions(softmax=lookup_table()))

@@ -61,7 +61,7 @@ def graded(tmp_path_factory):
     course = nc.make_course(tmp / "course", "c.Execute.timeout = 20\n")
     exchange = tmp / "exchange"
     exchange.mkdir()
-    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(course)
     nc.nbgrader(course, "release_assignment", nc.ASSIGNMENT, "--force", *_exchange_args(exchange))
     _submit(tmp, exchange, "daemon", "daemon")  # honest: the account is the student
     _submit(tmp, exchange, "sys", "nobody")  # another account, in sys's name

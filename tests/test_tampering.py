@@ -123,7 +123,7 @@ EDITS = {
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     folder = nc.make_course(tmp_path_factory.mktemp("tamper"))
-    nc.nbgrader(folder, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(folder)
     return course_data(load_config(folder, None), folder, nc.ASSIGNMENT)
 
 

@@ -18,7 +18,7 @@ SOME = ["01_input", "07_softmax"]
 def course(tmp_path_factory):
     """The course as data, taken from a course folder that is then deleted."""
     folder = nc.make_course(tmp_path_factory.mktemp("task"))
-    nc.nbgrader(folder, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(folder)
     data = course_data(load_config(folder, None), folder, nc.ASSIGNMENT)
     shutil.rmtree(folder)  # a worker has no course folder: everything travels as data
     return data
