@@ -4,12 +4,20 @@ Property tests draw the same examples on every run (CI included).
 """
 
 import os
+import sys
 import tempfile
 
-import pytest
-from hypothesis import settings
+#: Compiled modules are kept (``__pycache__``, ignored by git) even where the environment
+#: says not to write them (PYTHONDONTWRITEBYTECODE): the suite starts hundreds of Python
+#: processes (children, kernels, nbgrader), each of which would otherwise compile the
+#: course's package and the rewritten tests again (about 15 s of a quick run's collection).
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-from mhsa_helpers.checks import KEY_VARIABLE
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+from mhsa_helpers.checks import KEY_VARIABLE  # noqa: E402
 
 settings.register_profile("course", derandomize=True, deadline=None)
 settings.load_profile("course")
