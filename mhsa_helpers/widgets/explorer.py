@@ -29,10 +29,11 @@ import numpy as np
 from .. import reference as ref
 from ..examples import EXAMPLES, get_example
 from ..exercises import exercise, names
+from ..learner import as_html, check_sentence, warn
 from ..plots import HEAD_COLOURS
 from . import svg
 from .anyway import anyway_box, same_structure
-from .live import Frame, Framed, as_html, check_sentence, compact, warn
+from .live import Frame, Framed, compact
 
 __all__ = ["STEPS", "USED", "Explorer"]
 
