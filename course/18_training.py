@@ -21,7 +21,8 @@ from IPython.display import HTML, display
 
 from mhsa_helpers.answers import learner_functions
 from mhsa_helpers.gradcheck import relative_error
-from mhsa_helpers.plots import accuracy_by_position, heads_figure, training_curves
+from mhsa_helpers.line_plots import accuracy_by_position, training_curves
+from mhsa_helpers.plots import heads_figure
 from mhsa_helpers.training import backward, heads, layer, loop, model, task
 from mhsa_helpers.widgets.explorer import Explorer
 from mhsa_helpers.widgets.reverse import TryReversal

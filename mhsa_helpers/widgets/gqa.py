@@ -23,7 +23,7 @@ import numpy as np
 
 from ..examples import get_example
 from ..learner import check_sentence
-from ..plots import HEAD_COLOURS
+from ..plot_style import HEAD_COLOURS
 from . import svg
 from .anyway import Anyway
 from .live import Frame, Framed, compact

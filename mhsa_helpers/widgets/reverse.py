@@ -22,7 +22,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..learner import warn
-from ..plots import HEAD_COLOURS
+from ..plot_style import HEAD_COLOURS
 from ..training import heads, model, saved, task
 from . import svg
 from .live import Frame, Framed, compact
