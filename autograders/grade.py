@@ -225,18 +225,6 @@ def failure_feedback(course: Path, student: str, assignment: str, reasons: list)
 # --------------------------------------------------------------------------
 # the class
 # --------------------------------------------------------------------------
-def progress_bar(done: int, total: int, failed: int, started: float) -> str:
-    """One line of progress: bar, students done, failures, rate and time left."""
-    width = 30
-    filled = int(width * done / total) if total else width
-    rate = (time.monotonic() - started) / done if done else 0.0
-    eta = rate * (total - done)
-    return (
-        f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} students"
-        f" · {failed} failed · {rate:.1f} s/student · eta {eta:.0f} s "
-    )
-
-
 def grade_class(
     course: Path,
     assignment: str,
@@ -312,6 +300,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
     from distributed import wait
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
+    from tqdm.auto import tqdm
 
     from autograders import sandbox
     from autograders.export import record_failure
@@ -332,6 +321,8 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
     started = time.monotonic()
     outcomes, intruders = {}, []
     failed = 0
+    # students graded, failures, rate and time left; nothing shown when nothing is to do
+    bar = tqdm(total=len(todo), desc="grading", unit="student", file=out, disable=not todo)
 
     def done(student, ok, reasons):
         nonlocal failed
@@ -340,7 +331,8 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
         if not ok:
             failure_feedback(course, student, assignment, reasons)
         failed += not ok
-        print(progress_bar(len(outcomes), len(todo), failed, started), end="", file=out, flush=True)
+        bar.set_postfix_str(f"{failed} failed", refresh=False)
+        bar.update(1)
 
     if todo:
         coursedir = CourseDirectory(config=config)
@@ -389,8 +381,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
                     except Exception as exc:
                         done(student, False, [*result["notes"], f"recording failed: {exc}"])
             intruders = summary_lines(cluster_refusals(client))
-    if todo:
-        print(file=out)
+    bar.close()
     summary = summarize(
         config, course, assignment, everyone, outcomes, skipped, time.monotonic() - started
     )

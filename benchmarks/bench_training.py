@@ -1,7 +1,7 @@
 """Time the training notebook's model: to the accuracy goal, and one step, numpy vs PyTorch.
 
 (a) Wall-clock time (and steps) until the held-out accuracy first reaches
-    ``mhsa_helpers.training.GOAL`` with the reference's forward and backward,
+    ``mhsa_helpers.training.loop.GOAL`` with the reference's forward and backward,
     measuring the accuracy every ``--eval-every`` steps; the goal is at most 60 s.
 (b) One training step of the numpy model (forward, hand-written backward
     built on ``multi_head_self_attention_backward``, Adam), median of many.
@@ -37,21 +37,24 @@ def median_time(fn, repeats: int) -> float:
 
 def numpy_step_seconds(repeats: int) -> float:
     """(b): one step of the numpy model on a fixed batch."""
-    from mhsa_helpers import training as tr
+    from mhsa_helpers.training.adam import Adam
+    from mhsa_helpers.training.loop import train_step
+    from mhsa_helpers.training.model import init_params
+    from mhsa_helpers.training.task import training_batches
 
-    params = tr.init_params()
-    optimizer = tr.Adam(params)
-    x, y = next(tr.training_batches())
-    return median_time(lambda: tr.train_step(params, optimizer, x, y), repeats)
+    params = init_params()
+    optimizer = Adam(params)
+    x, y = next(training_batches())
+    return median_time(lambda: train_step(params, optimizer, x, y), repeats)
 
 
 def time_to_goal(eval_every: int, runs: int) -> list[tuple]:
     """(a): ``(steps to the goal, seconds to the goal)`` of ``runs`` runs with the fixed seed."""
-    from mhsa_helpers import training as tr
+    from mhsa_helpers.training.loop import STEPS, train
 
     out = []
     for _ in range(runs):
-        r = tr.train(tr.STEPS, eval_every=eval_every)
+        r = train(STEPS, eval_every=eval_every)
         out.append((r.steps_to_goal, r.seconds_to_goal, r.seconds, r.accuracy))
     return out
 
@@ -127,7 +130,7 @@ def main() -> None:
     p.add_argument("--eval-every", type=int, default=5)
     p.add_argument("--torch-python", help="an interpreter that has torch, for (c)")
     a = p.parse_args()
-    from mhsa_helpers import training as tr
+    from mhsa_helpers.training.loop import GOAL, STEPS
 
     print(
         f"model: batch {SHAPES['batch']}, T = {SHAPES['seq_len']}, V = {SHAPES['vocab']}, "
@@ -137,9 +140,9 @@ def main() -> None:
     steps, secs = runs[0][0], statistics.median(r[1] for r in runs)
     total = statistics.median(r[2] for r in runs)
     print(
-        f"(a) reference functions: held-out accuracy >= {tr.GOAL:.0%} after {steps} steps, "
+        f"(a) reference functions: held-out accuracy >= {GOAL:.0%} after {steps} steps, "
         f"{secs:.2f} s (median of {a.runs} runs, accuracy measured every {a.eval_every} "
-        f"steps); {tr.STEPS} steps in {total:.2f} s, final accuracy {runs[0][3]:.4f} "
+        f"steps); {STEPS} steps in {total:.2f} s, final accuracy {runs[0][3]:.4f} "
         f"(goal: at most 60 s)"
     )
     t_np = numpy_step_seconds(a.repeats)

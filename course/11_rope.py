@@ -13,7 +13,8 @@
 # 5. Why it works: scores that depend on $m - n$ only.
 
 # %% setup
-from mhsa_helpers.plots import heatmap, heatmaps, turning_figure
+from mhsa_helpers.line_plots import turning_figure
+from mhsa_helpers.plots import heatmap, heatmaps
 
 song = mh.get_example("song")
 

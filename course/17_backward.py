@@ -21,8 +21,8 @@
 from IPython.display import HTML, display
 
 from mhsa_helpers.gradcheck import central_differences, relative_error
+from mhsa_helpers.learner import learner_or_reference
 from mhsa_helpers.plots import heads_figure
-from mhsa_helpers.widgets.live import learner_or_reference
 
 song = mh.get_example("song")
 rng = np.random.default_rng(0)

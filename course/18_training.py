@@ -19,14 +19,15 @@
 # %% setup
 from IPython.display import HTML, display
 
-from mhsa_helpers import training as tr
 from mhsa_helpers.answers import learner_functions
 from mhsa_helpers.gradcheck import relative_error
-from mhsa_helpers.plots import accuracy_by_position, heads_figure, training_curves
+from mhsa_helpers.line_plots import accuracy_by_position, training_curves
+from mhsa_helpers.plots import heads_figure
+from mhsa_helpers.training import backward, heads, layer, loop, model, task
 from mhsa_helpers.widgets.explorer import Explorer
 from mhsa_helpers.widgets.reverse import TryReversal
 
-T, V = tr.SEQ_LEN, len(tr.VOCAB)
+T, V = task.SEQ_LEN, len(task.VOCAB)
 
 # %% [markdown]
 # ## 1. The task: reverse a sequence
@@ -43,15 +44,15 @@ T, V = tr.SEQ_LEN, len(tr.VOCAB)
 # accuracy is measured on **held-out** sequences, drawn with another seed.
 
 # %%
-x_batch, y_batch = next(tr.training_batches())
+x_batch, y_batch = next(task.training_batches())
 for seq, target in zip(x_batch[:3], y_batch[:3]):
-    print(" ".join(tr.letters(seq)), " →  ", " ".join(tr.letters(target)))
-x_test, y_test = tr.held_out()
-seen = tr.seen_in_training(x_test, tr.STEPS)
-print(f"\nT = {T} letters out of V = {V} ({tr.VOCAB[0]}–{tr.VOCAB[-1]}); "
-      f"{tr.BATCH_SIZE} fresh sequences per training step")
+    print(" ".join(task.letters(seq)), " →  ", " ".join(task.letters(target)))
+x_test, y_test = task.held_out()
+seen = task.seen_in_training(x_test, loop.STEPS)
+print(f"\nT = {T} letters out of V = {V} ({task.VOCAB[0]}–{task.VOCAB[-1]}); "
+      f"{task.BATCH_SIZE} fresh sequences per training step")
 print(f"held-out: {len(x_test)} sequences, {int(seen.sum())} of which appear in the "
-      f"{tr.STEPS} training batches")
+      f"{loop.STEPS} training batches")
 print(f"guessing gets {1 / V:.1%} of the letters right")
 
 # %% [markdown]
@@ -78,13 +79,13 @@ print(f"guessing gets {1 / V:.1%} of the letters right")
 # $\log V$; random initial weights give a loss near that.
 
 # %%
-params = tr.init_params()
+params = model.init_params()
 for name, p in params.items():
     print(f"{name:4} {p.shape!s:9}")
 print("parameters:", sum(p.size for p in params.values()))
-acts = tr.forward(params, x_batch)
+acts = model.forward(params, x_batch)
 print("X:", acts.X.shape, " weights:", acts.weights.shape, " logits:", acts.logits.shape)
-print(f"loss before training: {tr.cross_entropy(acts.logits, y_batch):.3f}   (log V = {np.log(V):.3f})")
+print(f"loss before training: {model.cross_entropy(acts.logits, y_batch):.3f}   (log V = {np.log(V):.3f})")
 
 # %% [markdown]
 # ### Its gradient
@@ -117,7 +118,7 @@ print(f"loss before training: {tr.cross_entropy(acts.logits, y_batch):.3f}   (lo
 
 # %%
 functions = learner_functions()
-attention, attention_backward, said = tr.layer_functions(functions, directory=".")
+attention, attention_backward, said = layer.layer_functions(functions, directory=".")
 display(HTML(said))
 print("forward: ", "yours" if attention is not mh.multi_head_self_attention else "the course's")
 print("backward:", "yours" if attention_backward is not mh.multi_head_self_attention_backward else "the course's")
@@ -129,11 +130,11 @@ print("backward:", "yours" if attention_backward is not mh.multi_head_self_atten
 
 # %%
 rng = np.random.default_rng(0)
-tiny = tr.init_params(seed=3, d_model=4, seq_len=4)
-x_tiny = tr.sequences(3, rng, seq_len=4)
-y_tiny = tr.targets(x_tiny)
-_, grads = tr.loss_and_grads(tiny, x_tiny, y_tiny, 2, attention, attention_backward)
-numeric = tr.numerical_grads(tiny, x_tiny, y_tiny, 2, attention)
+tiny = model.init_params(seed=3, d_model=4, seq_len=4)
+x_tiny = task.sequences(3, rng, seq_len=4)
+y_tiny = task.targets(x_tiny)
+_, grads = backward.loss_and_grads(tiny, x_tiny, y_tiny, 2, attention, attention_backward)
+numeric = backward.numerical_grads(tiny, x_tiny, y_tiny, 2, attention)
 for name in tiny:
     print(f"d{name:4} shape {grads[name].shape!s:8} relative error {relative_error(grads[name], numeric[name]):.1e}")
 
@@ -154,9 +155,7 @@ for name in tiny:
 # few steps the held-out accuracy is measured (the bar shows it).
 
 # %%
-box, callback = tr.progress_bar(tr.STEPS)
-display(box)
-result = tr.train(tr.STEPS, attention=attention, attention_backward=attention_backward, callback=callback)
+result = loop.train(loop.STEPS, attention=attention, attention_backward=attention_backward, bar="training")
 print(result.summary())
 
 # %% [markdown]
@@ -164,7 +163,7 @@ print(result.summary())
 # nothing. The held-out accuracy (right) climbs from chance to the goal.
 
 # %%
-training_curves(result.losses, result.eval_steps, result.accuracies, V, tr.GOAL);
+training_curves(result.losses, result.eval_steps, result.accuracies, V, loop.GOAL);
 
 # %% [markdown]
 # ## 4. What each head learned
@@ -175,9 +174,9 @@ training_curves(result.losses, result.eval_steps, result.accuracies, V, tr.GOAL)
 # $T-1-i$.
 
 # %%
-seq = tr.distinct_sequence(x_test)
-labels = tr.letters(seq)
-A = tr.head_weights(result.params, seq, attention=attention)  # (h, T, T)
+seq = task.distinct_sequence(x_test)
+labels = task.letters(seq)
+A = model.head_weights(result.params, seq, attention=attention)  # (h, T, T)
 heads_figure(A, labels, labels, "attention of the trained model on a held-out sequence", vmin=0, vmax=1);
 
 # %% [markdown]
@@ -188,12 +187,12 @@ heads_figure(A, labels, labels, "attention of the trained model on a held-out se
 # is at least 0.8.
 
 # %%
-A_all = tr.head_weights(result.params, x_test, attention=attention)  # (N, h, T, T)
-heads = tr.name_heads(A_all)
-for k, (pattern, share) in enumerate(heads):
-    print(tr.head_sentence(k, pattern, share))
+A_all = model.head_weights(result.params, x_test, attention=attention)  # (N, h, T, T)
+learned = heads.name_heads(A_all)
+for k, (pattern, share) in enumerate(learned):
+    print(heads.head_sentence(k, pattern, share))
 print("\nweight on the mirror key, per query position (rows: heads):")
-per_query = A_all[..., np.arange(T), tr.pattern_keys("mirror")].mean(axis=0)  # (h, T)
+per_query = A_all[..., np.arange(T), heads.pattern_keys("mirror")].mean(axis=0)  # (h, T)
 print(np.round(per_query, 2))
 
 # %% [markdown]
@@ -210,10 +209,10 @@ print(np.round(per_query, 2))
 # heads look at the same key, does the model still work with one of them?
 
 # %%
-print(f"both heads:      held-out accuracy {tr.accuracy(result.params, x_test, y_test, attention=attention):.1%}")
-for k in range(tr.N_HEADS):
-    cut = tr.without_head(result.params, k)
-    print(f"without head {k + 1}:  held-out accuracy {tr.accuracy(cut, x_test, y_test, attention=attention):.1%}")
+print(f"both heads:      held-out accuracy {model.accuracy(result.params, x_test, y_test, attention=attention):.1%}")
+for k in range(model.N_HEADS):
+    cut = heads.without_head(result.params, k)
+    print(f"without head {k + 1}:  held-out accuracy {model.accuracy(cut, x_test, y_test, attention=attention):.1%}")
 
 # %% [markdown]
 # Each head alone is worse than the pair: the readout $W_U$ was trained on the
@@ -273,10 +272,8 @@ TryReversal()
 
 # %%
 causal = mh.causal_mask(T)
-box, callback = tr.progress_bar(tr.STEPS, "causal")
-display(box)
-masked = tr.train(tr.STEPS, attention=attention, attention_backward=attention_backward, mask=causal, callback=callback)
-right = tr.predict(masked.params, x_test, attention=attention, mask=causal) == y_test  # (N, T)
+masked = loop.train(loop.STEPS, attention=attention, attention_backward=attention_backward, mask=causal, bar="causal")
+right = model.predict(masked.params, x_test, attention=attention, mask=causal) == y_test  # (N, T)
 per_position = right.mean(axis=0)
 visible = np.arange(T) >= (T - 1) / 2
 print(f"held-out accuracy with the causal mask: {masked.accuracy:.1%}")
@@ -287,7 +284,7 @@ accuracy_by_position(per_position, visible, V);
 # %% [markdown]
 # ## What to try
 #
-# - `tr.train(n_heads=1, attention=attention, attention_backward=attention_backward)`,
+# - `loop.train(n_heads=1, attention=attention, attention_backward=attention_backward)`,
 #   or `n_heads=4`: does one head suffice? Do four split the work?
 # - Another `seed=`: the same task, other initial weights. Which heads learn
 #   the mirror, and how sharply?

@@ -292,9 +292,9 @@ def sentence(kind: str) -> Example:
 @functools.lru_cache(maxsize=1)
 def _trained_data() -> dict:
     """The shipped file, read once (the explorer asks for its example on every change)."""
-    from . import training
+    from .training.saved import load_trained
 
-    return training.load_trained()
+    return load_trained()
 
 
 def trained() -> Example:
@@ -303,12 +303,13 @@ def trained() -> Example:
     Loaded from ``mhsa_helpers/data/trained.npz``, which
     ``python -m mhsa_helpers.training`` rebuilds (fixed seed).
     """
-    from . import training
+    from .training.heads import head_sentence
+    from .training.task import VOCAB
 
     data = _trained_data()
     h = data["n_heads"]
     patterns = zip(data["head_patterns"], data["head_shares"], strict=True)
-    notes = tuple(training.head_sentence(k, p, share) for k, (p, share) in enumerate(patterns))
+    notes = tuple(head_sentence(k, p, share) for k, (p, share) in enumerate(patterns))
     d = data["X"].shape[1]
     return Example(
         name="trained",
@@ -324,7 +325,7 @@ def trained() -> Example:
             f"Learned, not chosen: a one-layer attention model with {h} heads, trained "
             f"by the course (notebook 18_training, {data['steps']} steps of Adam, seed "
             f"{data['seed']}) to reverse sequences of {len(data['tokens'])} letters "
-            f"{training.VOCAB[0]}-{training.VOCAB[-1]}. X is the layer's input (letter "
+            f"{VOCAB[0]}-{VOCAB[-1]}. X is the layer's input (letter "
             "embedding + learned position embedding) for a held-out sequence; the weights "
             "are the layer's. Rebuilt by `python -m mhsa_helpers.training`."
         ),

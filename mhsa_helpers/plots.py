@@ -1,8 +1,7 @@
-"""Figures and small visible checks for the notebooks.
+"""Heatmaps for the notebooks, and the small visible check ``check_shape``.
 
-Colour maps are colour-blind safe: ``cividis`` for values of one sign
-(weights in [0, 1]) and ``PuOr`` for signed values; heads get the
-Okabe-Ito palette.
+The size rule and the colours are :mod:`mhsa_helpers.plot_style`'s; line
+plots are in :mod:`mhsa_helpers.line_plots`.
 
 One masking rule for every figure, the same as the explorer's SVG
 (:mod:`mhsa_helpers.widgets.svg`): a cell blocked by an attention mask (its
@@ -13,18 +12,11 @@ or scores with the mask added) or where the ``mask`` given with it blocks it (a
 boolean array, ``True`` = blocked, or an additive mask, ``−∞`` = blocked). A
 figure with blocked cells has a legend entry for them, :data:`BLOCKED_LABEL`.
 
-Every figure follows one size rule, so that JupyterLab never shrinks it and
-its text reads like the notebook's. The inline backend shows a figure at
-:data:`DPI` CSS pixels per inch (``figure.dpi``; the retina PNG has twice the
-pixels, shown at the same size). A figure is at most :data:`MAX_WIDTH_PX` CSS
-pixels wide (JupyterLab's output area beside the side panel, in a 1400 x 900
-window, is 968), and no text is smaller than :data:`FONT_PX`, the notebook's
-body text. Heatmaps are laid out by the cell (:func:`heatmaps`): a cell with
-its number written in it is :data:`CELL_HEIGHT_PX` high and as wide as the
-widest number plus :data:`CELL_PAD_PX`; panels that do not fit in one row wrap
-into a second, and where even two rows do not fit, the numbers are dropped and
-the cells shrink, never the text. Line plots have panels of
-:data:`LINE_PANEL_PX` (:func:`line_figure`).
+Heatmaps are laid out by the cell (:func:`heatmaps`): a cell with its number
+written in it is :data:`~mhsa_helpers.plot_style.CELL_HEIGHT_PX` high and as
+wide as the widest number plus :data:`~mhsa_helpers.plot_style.CELL_PAD_PX`;
+panels that do not fit in one row wrap into a second, and where even two rows
+do not fit, the numbers are dropped and the cells shrink, never the text.
 """
 
 from __future__ import annotations
@@ -33,141 +25,30 @@ import math
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.font_manager import FontProperties
-from matplotlib.textpath import TextToPath
 from matplotlib.ticker import MaxNLocator
 
-__all__ = [
-    "BLOCKED_LABEL",
-    "CELL_HEIGHT_PX",
-    "CELL_PAD_PX",
-    "DPI",
-    "FONT_PX",
-    "HEAD_COLOURS",
-    "LINE_PANEL_PX",
-    "MAX_WIDTH_PX",
-    "PAD_PX",
-    "RC",
-    "TITLE_PX",
-    "accuracy_by_position",
-    "blocked_cells",
-    "check_shape",
-    "heads_figure",
-    "heatmap",
-    "heatmaps",
-    "line_figure",
-    "points",
-    "training_curves",
-    "turning_figure",
-]
+from .plot_style import (
+    BLOCKED_FILL,
+    BLOCKED_HATCH,
+    BLOCKED_HATCH_WIDTH,
+    BLOCKED_LABEL,
+    BLOCKED_STRIPES,
+    CELL_HEIGHT_PX,
+    CELL_PAD_PX,
+    DIVERGING,
+    DPI,
+    FONT_PX,
+    HEAD_COLOURS,
+    MAX_CELLS_HEIGHT_PX,
+    PLAIN_CELL_PX,
+    SEQUENTIAL,
+    TITLE_PX,
+    WIDTH_PX,
+    points,
+    text_px,
+)
 
-#: Head colours: the Okabe-Ito palette (told apart under the common colour-vision
-#: deficiencies) without its yellow, which does not read on white; black and grey
-#: take heads 7 and 8. Titles sit on a chip of the colour, in black or white text.
-HEAD_COLOURS = [
-    "#0072B2",
-    "#E69F00",
-    "#009E73",
-    "#CC79A7",
-    "#56B4E9",
-    "#D55E00",
-    "#000000",
-    "#7F7F7F",
-]
-SEQUENTIAL = "cividis"
-DIVERGING = "PuOr"
-
-#: CSS pixels per inch of a figure shown inline (matplotlib's ``figure.dpi``).
-DPI = 100
-#: Widest figure, in CSS pixels: JupyterLab's output area is 968 wide at 1400 x 900
-#: with the side panel open, so a figure this wide is shown at its own size.
-MAX_WIDTH_PX = 900
-#: Margin the inline backend adds on each side of a figure (``savefig.pad_inches``
-#: with ``bbox_inches="tight"``), in CSS pixels.
-PAD_PX = 10
-#: Smallest text in a figure, in CSS pixels: JupyterLab's body text.
-FONT_PX = 14
-#: Titles, in CSS pixels.
-TITLE_PX = 16
-#: Height of a heatmap cell that has its number written in it, in CSS pixels.
-CELL_HEIGHT_PX = 36
-#: Room beside the widest number of a heatmap cell, in CSS pixels.
-CELL_PAD_PX = 12
-#: Largest heatmap cell without a number, in CSS pixels (it shrinks to fit).
-PLAIN_CELL_PX = 36
-#: Tallest block of heatmap cells, in CSS pixels (cells without numbers shrink to it).
-MAX_CELLS_HEIGHT_PX = 480
-#: Legend text of a cell blocked by a mask (the explorer's words).
-BLOCKED_LABEL = "blocked by the mask (score \u2212\u221e, weight 0, no number)"
-#: A blocked cell: the explorer's hatch, light grey with dark diagonal stripes
-#: (about 6 CSS px apart, 2.5 px wide).
-BLOCKED_FILL, BLOCKED_STRIPES = "#d0d0d0", "#303030"
-BLOCKED_HATCH, BLOCKED_HATCH_WIDTH = "//", 1.8  # 12 lines per inch; stripe width in points
-#: Plotting area of one line-plot panel (width, height), in CSS pixels.
-LINE_PANEL_PX = (380, 260)
-
-
-def points(px: float) -> float:
-    """Font size in points that is ``px`` CSS pixels in a figure shown inline.
-
-    Parameters
-    ----------
-    px : float
-        Size in CSS pixels.
-
-    Returns
-    -------
-    float
-        The size in points at :data:`DPI`.
-    """
-    return px * 72 / DPI
-
-
-#: The rc settings every figure of the course is drawn with (set when this
-#: module is imported, so a learner's own figures follow them too).
-RC = {
-    "figure.dpi": DPI,
-    "savefig.pad_inches": PAD_PX / DPI,
-    "font.size": points(FONT_PX),
-    "axes.titlesize": points(TITLE_PX),
-    "axes.labelsize": points(FONT_PX),
-    "xtick.labelsize": points(FONT_PX),
-    "ytick.labelsize": points(FONT_PX),
-    "legend.fontsize": points(FONT_PX),
-    "legend.title_fontsize": points(FONT_PX),
-    "figure.titlesize": points(TITLE_PX),
-    "figure.labelsize": points(FONT_PX),
-}
-plt.rcParams.update(RC)
-
-
-def _retina() -> None:
-    """In a notebook, figures as PNGs of twice the resolution, shown at the same size.
-
-    Sharp on a screen of pixel ratio 2 (as sharp as the SVG widgets beside
-    them); nothing changes outside IPython.
-    """
-    try:
-        from IPython import get_ipython
-        from matplotlib_inline.backend_inline import set_matplotlib_formats
-    except ImportError:  # no IPython here: figures go to files or nowhere
-        return
-    if get_ipython() is not None:
-        set_matplotlib_formats("retina")
-
-
-_retina()
-
-_TEXT = TextToPath()
-
-
-def _text_px(text, size_px: float = FONT_PX) -> float:
-    """Width of ``text`` in CSS pixels at ``size_px`` (the default font)."""
-    if not str(text):
-        return 0.0
-    prop = FontProperties(size=points(size_px))
-    width, _, _ = _TEXT.get_text_width_height_descent(str(text), prop, ismath=False)
-    return width * DPI / 72
+__all__ = ["blocked_cells", "blocked_patch", "check_shape", "heads_figure", "heatmap", "heatmaps"]
 
 
 def check_shape(a, shape) -> None:
@@ -194,7 +75,6 @@ _PANEL_KEYS = (
     "ylabel",
     "mask",
 )
-_WIDTH_PX = MAX_WIDTH_PX - 2 * PAD_PX  # a figure's own width, inside the inline margins
 _LINE_PX = 1.25 * FONT_PX  # height of one line of text
 _TICK_PX = 10  # tick and its gap to the label
 _GAP_PX = 24  # between two panels
@@ -301,7 +181,7 @@ def _panel(spec, common) -> dict:
             f"{len(p['rows'])} row and {len(p['cols'])} column labels for a {n_r} x {n_c} matrix"
         )
     numbers = [_cell_text(v, p["fmt"]) for v in M[~blocked]]  # a blocked cell has none
-    p["number_px"] = max(_text_px(s) for s in numbers) if numbers else 0.0
+    p["number_px"] = max(text_px(s) for s in numbers) if numbers else 0.0
     p["want_numbers"] = p["annotate"] if p["annotate"] is not None else n_r <= 12 and n_c <= 12
     return p
 
@@ -327,8 +207,8 @@ def _geometry(p, cell_w, cell_h, show_rows, colour_bar) -> dict:
     n_r, n_c = p["M"].shape
     g = {"cell_w": cell_w, "cell_h": cell_h, "show_rows": show_rows}
     g["row_step"] = _step(cell_h, _LINE_PX + 2)
-    rows_px = max(_text_px(s) for s in p["rows"][:: g["row_step"]])
-    col_px = max(_text_px(s) for s in p["cols"])
+    rows_px = max(text_px(s) for s in p["rows"][:: g["row_step"]])
+    col_px = max(text_px(s) for s in p["cols"])
     # named columns turn their labels by 45° where they do not fit; numbered ones are thinned
     g["rotate"] = p["col_labels"] is not None and col_px > cell_w - 4 and n_c > 1
     g["col_step"] = _step(cell_w * 0.7, _LINE_PX + 2) if g["rotate"] else _step(cell_w, col_px + 4)
@@ -336,14 +216,14 @@ def _geometry(p, cell_w, cell_h, show_rows, colour_bar) -> dict:
     bottom = _TICK_PX + ((col_px + _LINE_PX) * 0.72 if g["rotate"] else _LINE_PX)
     bottom += _LINE_PX + 4 if p["xlabel"] else 0
     width, height = n_c * cell_w, n_r * cell_h
-    title_px = _text_px(p["title"], TITLE_PX)
+    title_px = text_px(p["title"], TITLE_PX)
     overhang = max(0.0, (title_px - width) / 2)  # a title wider than its cells
     left = max(left, overhang)
     if g["rotate"]:  # the first column's label, turned, reaches left of the cells
-        left = max(left, 0.72 * (_text_px(p["cols"][0]) + _LINE_PX) - cell_w / 2)
+        left = max(left, 0.72 * (text_px(p["cols"][0]) + _LINE_PX) - cell_w / 2)
     right = overhang
     if colour_bar:
-        ticks = max(_text_px(label) for label in _bar_labels(p["vmin"], p["vmax"], height))
+        ticks = max(text_px(label) for label in _bar_labels(p["vmin"], p["vmax"], height))
         right = max(right, 10 + _CBAR_PX + _TICK_PX + ticks)
     g.update(left=left, right=right, bottom=bottom, top=(1.6 * TITLE_PX if p["title"] else 6))
     g.update(width=left + width + right, height=g["top"] + height + bottom, cells=(width, height))
@@ -380,9 +260,9 @@ def _layout(panels, columns, shared_bar, numbers):
     side = PLAIN_CELL_PX
     for _ in range(4):  # the labels' room depends a little on the cell size
         _, width = build(side, min(side, MAX_CELLS_HEIGHT_PX / n_r))
-        if width <= _WIDTH_PX:
+        if width <= WIDTH_PX:
             break
-        side = max(2.0, side - (width - _WIDTH_PX) / n_c)
+        side = max(2.0, side - (width - WIDTH_PX) / n_c)
     return build(side, min(side, MAX_CELLS_HEIGHT_PX / n_r))
 
 
@@ -446,7 +326,7 @@ _LEGEND_KW = {"frameon": False, "handlelength": 2.4, "handleheight": 1.2, "borde
 
 def _legend_width_px() -> float:
     """Width of the blocked cells' legend entry: swatch, gap and text, in CSS px."""
-    return (_LEGEND_KW["handlelength"] + 0.8 + 0.8) * FONT_PX + _text_px(BLOCKED_LABEL)
+    return (_LEGEND_KW["handlelength"] + 0.8 + 0.8) * FONT_PX + text_px(BLOCKED_LABEL)
 
 
 def heatmaps(panels, title="", columns=None, **kwargs):
@@ -455,7 +335,7 @@ def heatmaps(panels, title="", columns=None, **kwargs):
     Each cell with its number is :data:`CELL_HEIGHT_PX` high and as wide as the
     widest number of the figure plus :data:`CELL_PAD_PX`, so the numbers are
     :data:`FONT_PX` high however many panels there are. Panels that do not fit
-    in :data:`MAX_WIDTH_PX` wrap into rows; where more than two rows would be
+    in :data:`MAXWIDTH_PX` wrap into rows; where more than two rows would be
     needed (or a matrix is larger than 12 x 12), the numbers are left out and
     the cells shrink to fit. Panels whose colour scales are all the same share
     one colour bar; a panel with the same row labels as its left neighbour
@@ -491,12 +371,12 @@ def heatmaps(panels, title="", columns=None, **kwargs):
         for c in range(len(ps), 0, -1):
             if math.ceil(len(ps) / c) > 2:
                 break
-            if _layout(ps, c, shared_bar, True)[1] <= _WIDTH_PX:
+            if _layout(ps, c, shared_bar, True)[1] <= WIDTH_PX:
                 choice = (c, True)
                 break
     if choice is None:
         choice = (len(ps), False)
-        while choice[0] > 1 and _layout(ps, choice[0], shared_bar, False)[1] > _WIDTH_PX:
+        while choice[0] > 1 and _layout(ps, choice[0], shared_bar, False)[1] > WIDTH_PX:
             choice = (choice[0] - 1, False)
     columns, numbers = choice
     geoms, width = _layout(ps, columns, shared_bar, numbers)
@@ -676,133 +556,3 @@ def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, mas
         for i in range(h)
     ]
     return heatmaps(panels, title, row_labels=row_labels, col_labels=col_labels, **kwargs)
-
-
-# ---------------------------------------------------------------- line plots
-
-
-def line_figure(n_panels: int = 1, square: bool = False):
-    """A figure of ``n_panels`` line plots side by side, each of :data:`LINE_PANEL_PX`.
-
-    Parameters
-    ----------
-    n_panels : int
-        Number of plots in the row.
-    square : bool
-        Make each plot as high as it is wide (for pictures of the plane).
-
-    Returns
-    -------
-    fig : matplotlib Figure
-    axes : ndarray of matplotlib Axes, of shape (n_panels,)
-    """
-    w, h = LINE_PANEL_PX
-    h = w if square else h
-    width = min(_WIDTH_PX, n_panels * (w + 100))  # + room for tick and axis labels
-    fig, axes = plt.subplots(
-        1, n_panels, figsize=(width / DPI, (h + 90) / DPI), squeeze=False, layout="constrained"
-    )
-    return fig, axes[0]
-
-
-def training_curves(losses, eval_steps, accuracies, vocab_size, goal):
-    """The training loss (log scale) and the held-out accuracy, side by side.
-
-    Parameters
-    ----------
-    losses : array_like of shape (n_steps,)
-        Loss of each batch.
-    eval_steps, accuracies : array_like of shape (n_evals,)
-        When the held-out accuracy was measured, and its value.
-    vocab_size : int
-        Letters in the vocabulary: ``log V`` is the loss of a model that knows
-        nothing, ``1/V`` the accuracy of chance.
-    goal : float
-        Accuracy that training aims for.
-
-    Returns
-    -------
-    fig : matplotlib Figure
-    """
-    fig, (ax1, ax2) = line_figure(2)
-    ax1.semilogy(np.arange(1, len(losses) + 1), losses, color=HEAD_COLOURS[0])
-    ax1.axhline(np.log(vocab_size), color="grey", linestyle=":", label="log V: knows nothing")
-    ax1.set(xlabel="step", ylabel="training loss", title="loss of each batch (log scale)")
-    ax1.legend()
-    ax2.plot(eval_steps, accuracies, marker=".", color=HEAD_COLOURS[2])
-    # the goal sits just under the final accuracy: drawn over the curve, dark, not hidden by it
-    ax2.axhline(goal, color=HEAD_COLOURS[5], linestyle="--", linewidth=1.6, zorder=3)
-    ax2.annotate(
-        f"goal {goal:.0%}",
-        (0.02, goal),
-        xycoords=("axes fraction", "data"),
-        xytext=(0, -6),
-        textcoords="offset points",
-        va="top",
-        color=HEAD_COLOURS[5],
-    )
-    ax2.axhline(1 / vocab_size, color="grey", linestyle="--", label="chance 1/V")
-    ax2.set(xlabel="step", ylabel="accuracy", title="held-out accuracy", ylim=(0, 1.02))
-    ax2.legend(loc="lower right")
-    return fig
-
-
-def accuracy_by_position(per_position, visible, vocab_size):
-    """Held-out accuracy at each output position, green where the answer is visible.
-
-    Parameters
-    ----------
-    per_position : array_like of shape (T,)
-        Accuracy at each output position.
-    visible : array_like of bool, shape (T,)
-        Whether the causal mask lets the position see its answer.
-    vocab_size : int
-        Letters in the vocabulary (chance is ``1/V``).
-
-    Returns
-    -------
-    fig : matplotlib Figure
-    """
-    T = len(per_position)
-    fig, (ax,) = line_figure(1)
-    ax.bar(
-        np.arange(T),
-        per_position,
-        color=[HEAD_COLOURS[2] if v else HEAD_COLOURS[5] for v in visible],
-    )
-    ax.axhline(1 / vocab_size, color="grey", linestyle="--", label="chance 1/V")
-    ax.set(xlabel="output position i", ylabel="held-out accuracy", ylim=(0, 1.02))
-    ax.set_title("causal mask: the answer at T−1−i\nis visible only for i ≥ (T−1)/2")
-    ax.set_xticks(range(T))
-    ax.legend(loc="center left")
-    return fig
-
-
-def turning_figure(turned, title=None):
-    """Arrows from the origin to one pair of features turned to positions 0, 1, ….
-
-    Parameters
-    ----------
-    turned : array_like of shape (n_positions, 2)
-        The pair at each position (all of one length).
-    title : str, optional
-        By default "one pair at positions 0 … n-1".
-
-    Returns
-    -------
-    fig : matplotlib Figure
-    """
-    turned = np.asarray(turned, dtype=float)
-    radius = float(np.linalg.norm(turned[0]))
-    fig, (ax,) = line_figure(1, square=True)
-    ax.add_patch(plt.Circle((0, 0), radius, fill=False, ls=":", color="grey"))
-    last = max(len(turned) - 1, 1)
-    for p, (a, b) in enumerate(turned):
-        ax.annotate(
-            "", (a, b), (0, 0), arrowprops={"arrowstyle": "->", "color": plt.cm.cividis(p / last)}
-        )
-        ax.text(1.18 * a, 1.18 * b, f"p={p}", ha="center", va="center")
-    lim = 1.45 * radius
-    ax.set_xlim(-lim, lim), ax.set_ylim(-lim, lim), ax.set_aspect("equal")
-    ax.set_title(title if title is not None else f"one pair at positions 0 … {len(turned) - 1}")
-    return fig

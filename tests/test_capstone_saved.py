@@ -132,15 +132,15 @@ def test_saved_ago_uses_the_clock_by_default(tmp_path):
 
 
 def test_training_says_an_unwritten_layer_is_read_from_the_saved_notebook(tmp_path):
-    from mhsa_helpers import training as tr
     from mhsa_helpers.answers import learner_functions
+    from mhsa_helpers.training import layer
 
     path = saved(tmp_path, STUDENT, 0)
     then = time.time() - 7 * 60 - 30  # layer_functions reads the clock: 30 s to spare
     os.utime(path, (then, then))
     functions = learner_functions(tmp_path)
     assert "multi_head_self_attention" in functions  # the stub, as saved
-    _, _, said = tr.layer_functions(functions, directory=tmp_path)
+    _, _, said = layer.layer_functions(functions, directory=tmp_path)
     first, second = said.split("<br>")
     assert "not implemented yet" in first
     assert "read from your saved 09_multi_head.ipynb (saved 7 minutes ago)" in first
@@ -149,11 +149,11 @@ def test_training_says_an_unwritten_layer_is_read_from_the_saved_notebook(tmp_pa
 
 
 def test_training_adds_nothing_for_a_solved_layer(tmp_path):
-    from mhsa_helpers import training as tr
     from mhsa_helpers.answers import learner_functions
+    from mhsa_helpers.training import layer
 
     saved(tmp_path, SOLUTION, 7)
-    _, _, said = tr.layer_functions(learner_functions(tmp_path), directory=tmp_path)
+    _, _, said = layer.layer_functions(learner_functions(tmp_path), directory=tmp_path)
     first = said.split("<br>")[0]
     assert "<b>your</b>" in first and "saved" not in first
 

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import mhsa_helpers as mh
-from mhsa_helpers.plots import HEAD_COLOURS
-from mhsa_helpers.widgets import svg
-from mhsa_helpers.widgets.explorer import MEANING, STEPS, USED, Explorer
+from mhsa_helpers.plot_style import HEAD_COLOURS
+from mhsa_helpers.widgets import svg, svg_tips
+from mhsa_helpers.widgets.explorer import USED, Explorer
+from mhsa_helpers.widgets.explorer_steps import MEANING, STEPS
 from tests.pictures import cells, links, size, without_ids
 from tests.pictures import tips as tooltip_lines
 
@@ -195,9 +196,9 @@ def test_a_tooltip_sits_beside_its_cell_inside_the_picture():
         tips = [  # (x, y, width, height) of each tooltip, from its first line's place
             (
                 float(x) - 7,
-                float(y) - 4 - 0.75 * svg.TIP_LINE,
-                svg.TIP_CHAR * max(len(line) for line in lines) + 14,
-                svg.TIP_LINE * len(lines) + 8,
+                float(y) - 4 - 0.75 * svg_tips.TIP_LINE,
+                svg_tips.TIP_CHAR * max(len(line) for line in lines) + 14,
+                svg_tips.TIP_LINE * len(lines) + 8,
             )
             for x, y, lines in (
                 (*re.search(r"x='([\d.]+)' y='([\d.]+)'", t).groups(), tips_of[k])

@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from mhsa_helpers import training as tr
+from mhsa_helpers.training import heads, loop, model, saved, task
 from mhsa_helpers.widgets.reverse import TryReversal, head_lines, parse_letters, reverse_on
 from tests.pictures import without_ids
 
@@ -48,28 +48,32 @@ def test_parse_letters_gives_a_one_line_reason(text, words):
 
 
 def test_the_model_reverses_the_shipped_held_out_sequence():
-    shipped = tr.load_trained()
-    letters = tr.letters(shipped["sequence"])
+    shipped = saved.load_trained()
+    letters = task.letters(shipped["sequence"])
     weights, output, probs = reverse_on(letters)
     assert output == letters[::-1]
-    assert weights.shape == (shipped["n_heads"], tr.SEQ_LEN, tr.SEQ_LEN)
+    assert weights.shape == (shipped["n_heads"], task.SEQ_LEN, task.SEQ_LEN)
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0)
-    np.testing.assert_allclose(weights, tr.head_weights(shipped, shipped["sequence"]))  # one model
-    assert probs.shape == (tr.SEQ_LEN,) and (probs > 0.5).all()
+    np.testing.assert_allclose(
+        weights, model.head_weights(shipped, shipped["sequence"])
+    )  # one model
+    assert probs.shape == (task.SEQ_LEN,) and (probs > 0.5).all()
 
 
 def test_on_random_sequences_the_output_is_what_predict_says():
-    """``reverse_on`` is the model of training.py: same letters as ``predict``, at the goal."""
-    shipped = tr.load_trained()
-    x = tr.sequences(200, np.random.default_rng(32))
-    outputs = np.array([[tr.VOCAB.index(c) for c in reverse_on(tr.letters(s)).output] for s in x])
-    np.testing.assert_array_equal(outputs, tr.predict(shipped, x))
-    assert (outputs == tr.targets(x)).mean() >= tr.GOAL
+    """``reverse_on`` is the trained model: same letters as ``predict``, at the goal."""
+    shipped = saved.load_trained()
+    x = task.sequences(200, np.random.default_rng(32))
+    outputs = np.array(
+        [[task.VOCAB.index(c) for c in reverse_on(task.letters(s)).output] for s in x]
+    )
+    np.testing.assert_array_equal(outputs, model.predict(shipped, x))
+    assert (outputs == task.targets(x)).mean() >= loop.GOAL
 
 
 def test_head_lines_name_the_mirror_with_measured_numbers():
     lines = head_lines(reverse_on(list("ABCDEFGH")).weights)
-    assert len(lines) == tr.N_HEADS
+    assert len(lines) == model.N_HEADS
     for k, line in enumerate(lines):
         assert line.startswith(f"head {k + 1}: mostly the mirror position")
         assert re.search(r"for \d of 8 queries \((0|1)\.\d\d of its weight", line), line
@@ -82,9 +86,9 @@ def test_the_widget_draws_one_panel_per_head_and_names_the_output():
     w = TryReversal(text="a b c d e f g h")
     picture = pic(w)
     assert picture.startswith("<svg") and "ABCDEFGH" in picture
-    for k in range(tr.N_HEADS):
+    for k in range(model.N_HEADS):
         assert f"head {k + 1}: attention weights" in picture
-    assert f"head {tr.N_HEADS + 1}:" not in picture
+    assert f"head {model.N_HEADS + 1}:" not in picture
     assert "output H G F E D C B A" in w.status_w.value
     assert "the reverse of your input, 8 of 8 letters right" in w.status_w.value
     assert "mirror position" in w.notes_w.value
@@ -118,9 +122,9 @@ def test_a_bad_first_input_draws_nothing_and_says_so():
 
 def test_wrong_letters_are_named():
     """A model without one head gets letters wrong: the widget says which, and where."""
-    shipped = tr.load_trained()
-    params = {name: shipped[name] for name in tr.init_params()}
-    w = TryReversal(params=tr.without_head(params, 0))
+    shipped = saved.load_trained()
+    params = {name: shipped[name] for name in model.init_params()}
+    w = TryReversal(params=heads.without_head(params, 0))
     status, notes = w.status_w.value, w.notes_w.value
     right = [o == e for o, e in zip(w.result.output, w.letters[::-1], strict=True)]
     assert not all(right)

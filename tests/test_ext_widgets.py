@@ -84,7 +84,8 @@ def test_no_picture_has_text_smaller_than_11_px():
     import re
 
     from mhsa_helpers.widgets.cross import CrossWidget
-    from mhsa_helpers.widgets.explorer import STEPS, Explorer
+    from mhsa_helpers.widgets.explorer import Explorer
+    from mhsa_helpers.widgets.explorer_steps import STEPS
     from mhsa_helpers.widgets.gqa import GQAWidget
     from mhsa_helpers.widgets.kv_cache import DecodeWidget
     from mhsa_helpers.widgets.reverse import TryReversal

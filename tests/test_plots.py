@@ -18,8 +18,9 @@ import matplotlib.pyplot as plt
 from matplotlib.text import Text
 
 import mhsa_helpers as mh
-from mhsa_helpers import plots
-from mhsa_helpers.plots import HEAD_COLOURS, heads_figure, heatmap, heatmaps
+from mhsa_helpers import line_plots, plot_style
+from mhsa_helpers.plot_style import HEAD_COLOURS
+from mhsa_helpers.plots import heads_figure, heatmap, heatmaps
 
 
 def images(fig):
@@ -245,13 +246,13 @@ FIGURES = {
         titles=["|dZ|, the scores' gradient"],
     ),
     # line plots
-    "training curves": lambda: plots.training_curves(
+    "training curves": lambda: line_plots.training_curves(
         np.geomspace(3.3, 0.01, 600), np.arange(0, 601, 25), np.linspace(0.04, 1, 25), 26, 0.99
     ),
-    "accuracy by position": lambda: plots.accuracy_by_position(
+    "accuracy by position": lambda: line_plots.accuracy_by_position(
         np.linspace(0.04, 1, 8), np.arange(8) >= 3.5, 26
     ),
-    "turning pair": lambda: plots.turning_figure(
+    "turning pair": lambda: line_plots.turning_figure(
         [[np.cos(0.6 * p), np.sin(0.6 * p)] for p in range(6)]
     ),
 }
@@ -275,9 +276,9 @@ def shown_width(fig):
 
 
 def test_figure_is_never_shrunk_to_the_output_area(fig):
-    assert fig.dpi == plots.DPI  # the inline backend shows figure.dpi CSS px per inch
-    assert fig.get_figwidth() * fig.dpi <= plots.MAX_WIDTH_PX
-    assert shown_width(fig) <= plots.MAX_WIDTH_PX
+    assert fig.dpi == plot_style.DPI  # the inline backend shows figure.dpi CSS px per inch
+    assert fig.get_figwidth() * fig.dpi <= plot_style.MAX_WIDTH_PX
+    assert shown_width(fig) <= plot_style.MAX_WIDTH_PX
 
 
 @pytest.mark.parametrize("name", ["capstone's four heads", "training curves"])
@@ -294,16 +295,19 @@ def test_no_text_smaller_than_the_notebook_text(fig):
     small = {
         t.get_text(): round(t.get_fontsize() * fig.dpi / 72, 1)
         for t in texts
-        if t.get_fontsize() * fig.dpi / 72 < plots.FONT_PX - 1e-6
+        if t.get_fontsize() * fig.dpi / 72 < plot_style.FONT_PX - 1e-6
     }
-    assert not small, f"text below {plots.FONT_PX} CSS px: {small}"
+    assert not small, f"text below {plot_style.FONT_PX} CSS px: {small}"
 
 
 def cells(ax):
     """Width and height of one cell of a heatmap, in CSS px."""
     n_r, n_c = ax.images[0].get_array().shape
     box = ax.get_window_extent()
-    return box.width / n_c * plots.DPI / ax.figure.dpi, box.height / n_r * plots.DPI / ax.figure.dpi
+    return (
+        box.width / n_c * plot_style.DPI / ax.figure.dpi,
+        box.height / n_r * plot_style.DPI / ax.figure.dpi,
+    )
 
 
 def test_numbers_fit_their_cells_and_every_numbered_cell_is_as_high(fig):
@@ -313,8 +317,10 @@ def test_numbers_fit_their_cells_and_every_numbered_cell_is_as_high(fig):
         if not ax.images or not numbers:
             continue
         width, height = cells(ax)
-        assert height == pytest.approx(plots.CELL_HEIGHT_PX)
-        widest = max(t.get_window_extent(renderer).width for t in numbers) * plots.DPI / fig.dpi
+        assert height == pytest.approx(plot_style.CELL_HEIGHT_PX)
+        widest = (
+            max(t.get_window_extent(renderer).width for t in numbers) * plot_style.DPI / fig.dpi
+        )
         assert widest <= width - 8, (ax.get_title(), widest, width)
 
 

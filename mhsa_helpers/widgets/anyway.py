@@ -22,7 +22,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from .. import reference as ref
-from .live import as_html, check_sentence, drawn_with, raised, warn
+from ..learner import as_html, check_sentence, warn
+from .live import drawn_with, raised
 
 __all__ = ["LABEL", "Anyway", "anyway_box", "same_structure"]
 

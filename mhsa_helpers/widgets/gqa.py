@@ -7,7 +7,7 @@ for ``n_kv_heads``. Like the explorer, it runs the learner's own
 passes (or, as in the explorer, while the box "draw my failing functions
 anyway" is ticked: :class:`mhsa_helpers.widgets.anyway.Anyway`), and says
 which function drew the picture; the check itself is the explorer's
-(:func:`mhsa_helpers.widgets.live.check_sentence`, run once per function).
+(:func:`mhsa_helpers.learner.check_sentence`, run once per function).
 
 :class:`ExtensionWidget` is the part the extensions' widgets share: the
 learner's function or the reference, the frame (controls, one status
@@ -22,10 +22,11 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..examples import get_example
-from ..plots import HEAD_COLOURS
+from ..learner import check_sentence
+from ..plot_style import HEAD_COLOURS
 from . import svg
 from .anyway import Anyway
-from .live import Frame, Framed, check_sentence, compact
+from .live import Frame, Framed, compact
 
 __all__ = ["ExtensionWidget", "GQAWidget"]
 

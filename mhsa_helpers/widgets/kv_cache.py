@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from ..plots import HEAD_COLOURS
+from ..plot_style import HEAD_COLOURS
 from . import svg
 from .anyway import Anyway
 from .live import Frame, Framed, compact

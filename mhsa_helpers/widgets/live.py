@@ -1,9 +1,10 @@
 """Drawing with the learner's own functions: only where their check passes, and saying so.
 
-The explorer and the extensions' companion widgets share these: a function's
-check runs once per definition (:func:`check_sentence`), the learner's
-function is used only while it passes (:func:`learner_or_reference`), and
-every widget offers its current picture to static viewers (:func:`bundle`).
+The explorer and the extensions' companion widgets share these: the
+learner's function is drawn with only while its check passes, and the
+status line and notes say whose was used and why (:func:`drawn_with`, on
+:mod:`mhsa_helpers.learner`'s rule), and every widget offers its current
+picture to static viewers (:func:`bundle`).
 
 They also share one frame (:class:`Frame`) that keeps a widget on one screen:
 controls in at most two compact rows, the status line, the picture and the
@@ -19,20 +20,17 @@ import re
 from html import escape
 
 import ipywidgets as widgets
-import numpy as np
 
 from .. import reference as ref
+from ..learner import as_html, check_sentence, warn
 from . import svg
 
 __all__ = [
     "Frame",
     "Framed",
-    "as_html",
     "bundle",
-    "check_sentence",
     "compact",
     "drawn_with",
-    "learner_or_reference",
     "plain",
     "raised",
 ]
@@ -225,61 +223,6 @@ class Framed:
         rendered notebook on a website) the picture is shown instead.
         """
         return bundle(self.widget, self.figure.value, **kwargs)
-
-
-def check_sentence(name: str, fn, cache: dict) -> str | None:
-    """The visible check's sentence on the learner's ``fn`` (None: it passes).
-
-    ``cache`` maps ``name`` to ``(function, sentence)``: the check runs once
-    per definition, again when the learner redefines the function.
-    """
-    cached = cache.get(name)
-    if cached is not None and cached[0] is fn:
-        return cached[1]
-    from ..checks import CHECKS, CheckFailed
-    from ..checks.core import run_calls
-
-    check = CHECKS[name]
-    calls = check.calls()
-    try:
-        with np.errstate(all="ignore"):
-            check.verdict(calls, run_calls(name, fn, calls))
-        sentence = None
-    except CheckFailed as exc:
-        sentence = str(exc)
-    cache[name] = (fn, sentence)
-    return sentence
-
-
-#: The colour of a line that tells the learner their function was not used.
-WARN = "#D55E00"
-
-
-def warn(html: str) -> str:
-    """``html`` in the warning colour."""
-    return f"<span style='color:{WARN}'>{html}</span>"
-
-
-def as_html(sentence: str) -> str:
-    """A check's sentence (text, `code` in backticks) as HTML."""
-    text = sentence.replace("&", "&amp;").replace("<", "&lt;")
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", text)
-
-
-def learner_or_reference(name: str, functions, cache: dict) -> tuple:
-    """``(function to draw with, status sentence)``: the learner's ``name`` where its check passes.
-
-    ``functions`` is read afresh (``globals()`` works).
-    """
-    fn = dict(functions or {}).get(name)
-    if not callable(fn):
-        return getattr(ref, name), f"Drawn with the course's <code>{name}</code>."
-    failed = check_sentence(name, fn, cache)
-    if failed is None:
-        return fn, f"Drawn with <b>your</b> <code>{name}</code>."
-    return getattr(ref, name), warn(
-        f"The course's <code>{name}</code> instead of yours, whose check fails: {as_html(failed)}"
-    )
 
 
 def drawn_with(name: str, functions, cache: dict) -> tuple:

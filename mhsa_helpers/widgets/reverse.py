@@ -2,13 +2,13 @@
 
 The course's trained model (:mod:`mhsa_helpers.training`, shipped in
 ``mhsa_helpers/data/trained.npz``) reverses sequences of
-:data:`~mhsa_helpers.training.SEQ_LEN` letters from
-:data:`~mhsa_helpers.training.VOCAB`. :class:`TryReversal` runs it on the
+:data:`~mhsa_helpers.training.task.SEQ_LEN` letters from
+:data:`~mhsa_helpers.training.task.VOCAB`. :class:`TryReversal` runs it on the
 learner's own letters and draws what each head attends to, with the model's
 output against the reversed input; :func:`parse_letters` (the one-line reason
 for a bad input) and :func:`reverse_on` (the model on good letters) hold the
 logic and are testable without widgets. The model is run by
-:func:`mhsa_helpers.training.forward`, never re-derived here.
+:func:`mhsa_helpers.training.model.forward`, never re-derived here.
 """
 
 from __future__ import annotations
@@ -21,16 +21,17 @@ from typing import NamedTuple
 import ipywidgets as widgets
 import numpy as np
 
-from .. import training as tr
-from ..plots import HEAD_COLOURS
+from ..learner import warn
+from ..plot_style import HEAD_COLOURS
+from ..training import heads, model, saved, task
 from . import svg
-from .live import Frame, Framed, compact, warn
+from .live import Frame, Framed, compact
 
 __all__ = ["Reversal", "TryReversal", "head_lines", "parse_letters", "reverse_on"]
 
 #: What the learner may type between letters: spaces and commas, ignored.
 SEPARATORS = re.compile(r"[\s,]+")
-_RANGE = f"{tr.VOCAB[0]}–{tr.VOCAB[-1]}"  # "A–P"
+_RANGE = f"{task.VOCAB[0]}–{task.VOCAB[-1]}"  # "A–P"
 
 
 def parse_letters(text: str) -> list[str]:
@@ -58,20 +59,20 @@ def parse_letters(text: str) -> list[str]:
     """
     chars = list(SEPARATORS.sub("", str(text)).upper())
     for n, c in enumerate(chars, start=1):
-        if c in tr.VOCAB:
+        if c in task.VOCAB:
             continue
         what = "a letter" if not c.isalpha() else f"one of the letters {_RANGE}"
         raise ValueError(f"'{c}' is not {what} (position {n}, counting from 1).")
-    if len(chars) != tr.SEQ_LEN:
+    if len(chars) != task.SEQ_LEN:
         got = "none" if not chars else f"{len(chars)} letter{'s' if len(chars) > 1 else ''}"
-        raise ValueError(f"{tr.SEQ_LEN} letters {_RANGE} please: got {got}.")
+        raise ValueError(f"{task.SEQ_LEN} letters {_RANGE} please: got {got}.")
     return chars
 
 
 @functools.lru_cache(maxsize=1)
 def _shipped() -> dict:
     """The shipped trained model, read once."""
-    return tr.load_trained()
+    return saved.load_trained()
 
 
 class Reversal(NamedTuple):
@@ -108,20 +109,20 @@ def reverse_on(letters, params: dict | None = None) -> Reversal:
         ``(weights (n_heads, T, T), output letters, probabilities (T,))``.
     """
     params = _shipped() if params is None else params
-    n_heads = int(params.get("n_heads", tr.N_HEADS))
-    x = np.array([tr.VOCAB.index(c) for c in letters])  # (T,) token ids
-    acts = tr.forward(params, x, n_heads)
+    n_heads = int(params.get("n_heads", model.N_HEADS))
+    x = np.array([task.VOCAB.index(c) for c in letters])  # (T,) token ids
+    acts = model.forward(params, x, n_heads)
     probs = np.exp(acts.logits - acts.logits.max(axis=-1, keepdims=True))  # (T, V)
     probs /= probs.sum(axis=-1, keepdims=True)
     best = acts.logits.argmax(axis=-1)  # (T,)
-    return Reversal(acts.weights, tr.letters(best), probs[np.arange(len(best)), best])
+    return Reversal(acts.weights, task.letters(best), probs[np.arange(len(best)), best])
 
 
 def head_lines(weights) -> list[str]:
     """Which key each head mostly attends to on one input, in words, every number measured.
 
-    For each head: the pattern of :data:`~mhsa_helpers.training.PATTERNS` it
-    follows best on this input (:func:`~mhsa_helpers.training.name_heads`),
+    For each head: the pattern of :data:`~mhsa_helpers.training.heads.PATTERNS` it
+    follows best on this input (:func:`~mhsa_helpers.training.heads.name_heads`),
     for how many queries that key is the one with the largest weight, and the
     average weight on it.
 
@@ -137,7 +138,7 @@ def head_lines(weights) -> list[str]:
     weights = np.asarray(weights)
     T = weights.shape[-1]
     lines = []
-    for k, (pattern, share) in enumerate(tr.name_heads(weights)):
+    for k, (pattern, share) in enumerate(heads.name_heads(weights)):
         top = weights[k].argmax(axis=-1)  # (T,): each query's strongest key
         if pattern is None:
             keys = " ".join(str(int(j)) for j in top)
@@ -146,9 +147,9 @@ def head_lines(weights) -> list[str]:
                 f"(positions from 0): {keys}"
             )
             continue
-        hits = int((top == tr.pattern_keys(pattern, T)).sum())
+        hits = int((top == heads.pattern_keys(pattern, T)).sum())
         lines.append(
-            f"head {k + 1}: mostly {tr.PATTERNS[pattern]}, the strongest key for {hits} of "
+            f"head {k + 1}: mostly {heads.PATTERNS[pattern]}, the strongest key for {hits} of "
             f"{T} queries ({share:.2f} of its weight there on average)"
         )
     return lines
@@ -195,7 +196,7 @@ class TryReversal(Framed):
         self.letters = self.result = None
         self.text_w = widgets.Text(
             value=" ".join(held) if text is None else text,
-            placeholder=f"{tr.SEQ_LEN} letters {_RANGE}, e.g. {' '.join(held)}",
+            placeholder=f"{task.SEQ_LEN} letters {_RANGE}, e.g. {' '.join(held)}",
             description="letters",
             continuous_update=False,
         )
@@ -222,7 +223,7 @@ class TryReversal(Framed):
         self.frame.status(warn(escape(reason, quote=False)) + " " + keep, f"{reason} {keep}")
         self.frame.notes(
             [
-                f"Type {tr.SEQ_LEN} letters from {_RANGE}, e.g. ABCDEFGH or a b c d e f g h "
+                f"Type {task.SEQ_LEN} letters from {_RANGE}, e.g. ABCDEFGH or a b c d e f g h "
                 "(spaces, commas and lower case are fine), then press Enter."
             ]
         )

@@ -16,7 +16,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..examples import get_example
-from ..plots import DIVERGING
+from ..plot_style import DIVERGING
 from . import svg
 from .anyway import Anyway
 from .live import Frame, Framed, compact

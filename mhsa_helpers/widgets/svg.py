@@ -1,4 +1,4 @@
-"""Vector pictures for the explorer: heatmap grids and the query's view, as SVG text.
+"""Vector pictures for the widgets: panels of heatmaps, their colour scale and the picture.
 
 SVG is drawn by the browser at the screen's pixel ratio, so it stays crisp on
 any display, and building it is string work (a few milliseconds), so every
@@ -17,7 +17,8 @@ focusing a cell shows its value and meaning in a tooltip beside the cell
 (placed when the picture is built, always inside it) and dims every cell
 that shares none of its classes, so the query's row and the key's column
 light up in every panel, the way the numbers flow (a CSS rule per class,
-written into the picture: no script runs).
+written into the picture: no script runs; :mod:`mhsa_helpers.widgets.svg_tips`).
+The explorer's query view is :mod:`mhsa_helpers.widgets.svg_query`.
 
 Ids (the hatching, the colour bar's gradient) are made afresh for every
 drawing: two pictures of the same state in one page (another notebook's tab)
@@ -36,7 +37,8 @@ from html import escape
 import matplotlib
 import numpy as np
 
-from ..plots import DIVERGING, HEAD_COLOURS, SEQUENTIAL
+from ..plot_style import DIVERGING, SEQUENTIAL
+from .svg_tips import Tip, cell_key, link_classes, link_style, tooltip
 
 __all__ = [
     "HEIGHT",
@@ -44,10 +46,12 @@ __all__ = [
     "Panel",
     "Scale",
     "colourbar",
+    "fmt",
     "grid",
+    "legend",
     "panel_svg",
     "picture",
-    "query_view",
+    "special_kinds",
     "step_scale",
 ]
 
@@ -184,137 +188,6 @@ def _layout(panels, box, below: float):
     return ncol, sizes[ncol]
 
 
-def _links(row_link, r: int, col_link, c: int, head: int | None) -> str:
-    """The link classes of cell (r, c): its row's and column's tokens, within a head if any."""
-    names = []
-    for prefixes, i in ((row_link, r), (col_link, c)):
-        for prefix in (prefixes,) if isinstance(prefixes, str) else prefixes or ():
-            names.append(f"{prefix}{i}")
-            if head is not None:
-                names.append(f"{prefix}{i}h{head}")
-    return " ".join(names)
-
-
-def _link_style(inner: str, uid: str) -> str:
-    """CSS of one picture: point at or focus a cell (or a line) for its tooltip, dim what
-    shares nothing with it.
-
-    A cell's tooltip follows its transparent target (:func:`tooltip`): one
-    rule shows them all. A line of the query's view has one rule of its own
-    (a few dozen), and each link class one rule that keeps its cells lit.
-    """
-    tips = set(re.findall(r"class='tip (c\d+)'", inner))
-    targets = {m.split()[-1] for m in re.findall(r"class='hit ([^']*)'", inner)}
-    classes = sorted(
-        {c for m in re.findall(r"class='(?:cell|link) ([^']*)'", inner) for c in m.split()}
-        - {"off"}  # a blocked cell's mark, not a link
-        - tips  # an element's own class (its tooltip's), not a link
-    )
-    scope = f"#mhsa-{uid}"
-    lit = ",".join(f"{scope}:has(.{c}:hover) .{c},{scope}:has(.{c}:focus) .{c}" for c in classes)
-    lines = ",".join(  # the query's view: a line and its tooltip, siblings
-        f"{scope} .{t}:is(:hover,:focus)~.tip.{t}"
-        for t in sorted(tips - targets, key=lambda t: int(t[1:]))
-    )
-    shown = f"{scope} .hit:is(:hover,:focus)+.tip" + (f",{lines}" if lines else "")
-    return (
-        f"<style>{scope} .tip{{display:none;pointer-events:none;font-size:{TIP_SIZE}px;"
-        "font-weight:bold;paint-order:stroke;stroke:#fff;stroke-width:7px;"
-        "stroke-linejoin:round}"
-        f"{scope} .tip>tspan{{font-weight:normal;fill:#333}}"
-        f"{scope} .hit{{fill:transparent}}"
-        f"{shown}{{display:inline}}"
-        f"{scope} .cell,{scope} .link{{transition:opacity 120ms}}"
-        f"{scope} .hit:focus,{scope} .link:focus{{outline:none}}"
-        f"{scope} .hit:is(:hover,:focus){{stroke:#000;stroke-width:2.5}}"
-        f"{scope}:has(.lk:hover,.lk:focus,.link:hover,.link:focus) :is(.cell,.link)"
-        "{opacity:.35}"
-        + (f"{lit}{{opacity:1}}" if lit else "")
-        + f"{scope} .link:is(:hover,:focus){{opacity:1}}"
-        + "</style>"
-    )
-
-
-#: Tooltips: font size, line height and width per character (DejaVu Sans, generous).
-TIP_SIZE, TIP_LINE, TIP_CHAR = 12, 16.0, 7.2
-#: A tooltip line longer than this many characters wraps.
-TIP_WRAP = 110
-
-
-#: What makes an element reachable by Tab.
-TAB = " tabindex='0'"
-
-
-def _wrap(text: str, width: int = TIP_WRAP) -> list[str]:
-    """``text`` in lines of at most ``width`` characters, broken between words."""
-    if len(text) <= width:
-        return [text]
-    lines, line = [], ""
-    for word in text.split(" "):
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    return [*lines, line] if line else lines
-
-
-class Tip(str):
-    """A tooltip's SVG (and its cell's target): :func:`picture` draws every tip last."""
-
-
-def tooltip(
-    key: str,
-    lines: list[str],
-    box: tuple[float, float, float, float],
-    hit: str | None = None,
-    tab: bool = False,
-) -> str:
-    """A tooltip for the element of class ``key`` at ``box`` (x, y, width, height).
-
-    Placed above the element, else below it, left-aligned with it, else
-    right-aligned, and moved inside the picture (:data:`WIDTH` wide): it
-    never leaves the picture and never covers the element pointed at.
-    The first line is bold (where and what value), the rest plain (what it means).
-
-    With ``hit`` (a cell's link classes), the tooltip comes with a transparent
-    target over the element, right before it: pointing at or focusing the
-    target shows the tooltip by one rule for all cells (``.hit:hover+.tip``),
-    never one rule per cell, and lights the linked cells by their classes.
-    ``tab``: the target is reached by Tab.
-    """
-    x, y, w, h = box
-    lines = [part for line in lines for part in _wrap(line)]
-    tw = TIP_CHAR * max(len(line) for line in lines) + 14
-    th = TIP_LINE * len(lines) + 8
-    tx = x if x + tw <= WIDTH - 4 else x + w - tw
-    tx = min(max(tx, 4.0), WIDTH - 4 - tw)
-    ty = y - th - 6 if y - th - 6 >= 4 else y + h + 6
-    # one text, on a white halo (its look is in the picture's style): hundreds of
-    # tooltips, hidden, cost a picture little
-    rest = "".join(  # a space ends every line but the last: read aloud, the words stay apart
-        f"<tspan x='{tx + 7:.0f}' y='{ty + 4 + TIP_LINE * (k + 1.75):.0f}'>{escape(line)}"
-        f"{' ' if k < len(lines) - 2 else ''}</tspan>"
-        for k, line in enumerate(lines[1:])
-    )
-    target = ""
-    if hit is not None:  # "lk": it has linked cells to light
-        classes = f"hit {hit} lk {key}" if hit else f"hit {key}"
-        target = (
-            f"<rect class='{classes}' x='{x:.1f}' y='{y:.1f}' width='{w:.1f}' "
-            f"height='{h:.1f}'{TAB if tab else ''}/>"
-        )
-    return Tip(
-        f"{target}<text class='tip {key}' x='{tx + 7:.0f}' y='{ty + 4 + TIP_LINE * 0.75:.0f}'>"
-        f"{escape(lines[0])}{' ' if rest else ''}{rest}</text>"
-    )
-
-
-def _cell_key(x: float, y: float) -> str:
-    """A cell's own class, from where it is (no two cells of a picture share a place)."""
-    return f"at{round(x)}-{round(y)}"
-
-
 def _defs() -> str:
     return (
         "<defs><pattern id='blocked' width='6' height='6' patternUnits='userSpaceOnUse' "
@@ -326,7 +199,7 @@ def _defs() -> str:
     )
 
 
-def _fmt(v: float, compact: bool = False) -> str:
+def fmt(v: float, compact: bool = False) -> str:
     """``v`` with two decimals (never "-0.00"); ``compact``: without the leading zero."""
     v = float(v)
     if v != v:
@@ -362,7 +235,7 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
     compact = False  # "0.24" as ".24" where only that fits (the tooltip has every digit)
     values = False
     for compact in (False, True):
-        widest = max((text_width(_fmt(v, compact), size) for v in finite), default=0.0)
+        widest = max((text_width(fmt(v, compact), size) for v in finite), default=0.0)
         values = widest + frame <= s  # every number fits its cell
         if values:
             break
@@ -378,10 +251,10 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
         for c in range(n_c):
             v = values_of[r][c]
             cx, cy = x + c * s, y + r * s
-            key = _cell_key(cx, cy)
-            links = _links(row_link, r, col_link, c, head_of.get(c))
+            key = cell_key(cx, cy)
+            links = link_classes(row_link, r, col_link, c, head_of.get(c))
             where = f"{p.title}: {p.row_kind} '{p.rows[r]}', {p.col_kind} '{p.cols[c]}'"
-            tip = [f"{where} = {_fmt(v)}", p.meaning]
+            tip = [f"{where} = {fmt(v)}", p.meaning]
             if v != v:  # NaN, a learner's bug, shows even where the mask blocks
                 fill, mark = NAN_FILL, "NaN"
                 tip[1] = "NaN: not a number (0/0, ∞−∞): a bug upstream"
@@ -397,7 +270,7 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
                 fill = "#ffffff" if p.neutral else fills[r][c]
                 # a mask's allowed cells are plain white (their 0 in the tooltip): no column of
                 # "0.00" beside scores too wide to carry numbers
-                mark = _fmt(v, compact) if values and not p.neutral else None
+                mark = fmt(v, compact) if values and not p.neutral else None
             out.append(
                 f"<g class='cell {links} {key}{' off' if fill.startswith('url') else ''}'>"
                 f"<rect x='{cx:.1f}' y='{cy:.1f}' width='{s:.1f}' height='{s:.1f}' fill='{fill}'/>"
@@ -411,7 +284,7 @@ def panel_svg(p: Panel, x: float, y: float, s: float, scale: Scale) -> list[str]
                 )
             tips = [t for t in tip if t]
             out.append("</g>")
-            out.append(tooltip(key, tips, (cx, cy, s, s), hit=links, tab=r == tab_row))
+            out.append(tooltip(key, tips, (cx, cy, s, s), hit=links, tab=r == tab_row, width=WIDTH))
     every = max(1, math.ceil(13.0 / s))  # labels 13 px apart at least: every k-th if need be
     level = label_band(p.cols) <= 22.0
     widest_col = max((text_width(str(c), 11) * 1.08 for c in p.cols), default=0.0)
@@ -521,7 +394,7 @@ def colourbar(
     return out
 
 
-def _legend(kinds: set[str], y: float) -> list[str]:
+def legend(kinds: set[str], y: float) -> list[str]:
     """Swatches for the special values present: blocked, NaN, +∞."""
     items = [
         ("blocked", "url(#blocked)", "blocked by the mask (score −∞, weight 0, no number)"),
@@ -584,7 +457,7 @@ def picture(body: list[str], label: str, height: float = HEIGHT) -> str:
     return (
         f"<svg class='mhsa-figure' id='mhsa-{uid}' xmlns='http://www.w3.org/2000/svg' "
         f"width='{WIDTH}' height='{height}' viewBox='0 0 {WIDTH} {height}' {FONT} role='img' "
-        f"aria-label='{escape(label)}'>{_link_style(inner, uid)}<rect width='{WIDTH}' "
+        f"aria-label='{escape(label)}'>{link_style(inner, uid)}<rect width='{WIDTH}' "
         f"height='{height}' fill='#ffffff'/>{hint}{inner}</svg>"
     )
 
@@ -640,91 +513,5 @@ def grid(
             f"<text x='{box[0] + LABELS}' y='{y + 14:.0f}' font-size='12' "
             f"font-weight='bold'>{escape(cols)}</text>"
         )
-    body += _legend(kinds, total - 12)
+    body += legend(kinds, total - 12)
     return picture(body, label, total)
-
-
-def query_view(
-    tokens: list[str],
-    q: int,
-    qkv: list[Panel],
-    scores: np.ndarray,
-    weights: np.ndarray,
-    label: str,
-    max_height: float = HEIGHT,
-) -> str:
-    """The query's view: Q, K, V by head, and per head lines from the query to every key.
-
-    ``scores`` and ``weights`` have shape (h, T): the query's row of Z + M
-    and of A in each head. A line's width is the weight; a blocked key gets
-    a thin dashed line.
-    """
-    h, T = weights.shape
-    body = []
-    n_c = max(p.M.shape[1] for p in qkv)
-    ncol = min(h, 4)
-    nrow = math.ceil(h / ncol)
-    band_h = 28.0 + 15.0 * T  # a head's lines: its title chip, then a line per key
-    band_top = max_height - 34.0 - nrow * band_h
-    s = min(44.0, (WIDTH - 20.0 - 3 * (LABELS + GAP)) / (3 * n_c), (band_top - 58.0 - 64.0) / T)
-    for k, p in enumerate(qkv):
-        x = 10.0 + LABELS + k * (n_c * s + LABELS + GAP)
-        body += panel_svg(p, x, 58.0, s, step_scale([p.M]))
-    pw = (WIDTH - 40.0) / ncol
-    for i in range(h):
-        colour = HEAD_COLOURS[i % len(HEAD_COLOURS)]
-        row, col = divmod(i, ncol)
-        x0, y0 = 20.0 + col * pw, band_top + row * band_h
-        xq, xk = x0 + 8, x0 + pw * 0.45
-        ys = [y0 + 22 + (band_h - 28) * (j + 0.5) / T for j in range(T)]
-        yq = (ys[0] + ys[-1]) / 2
-        body.append(
-            f"<rect x='{x0:.1f}' y='{y0 - 4:.1f}' width='{pw - 12:.1f}' height='18' rx='3' "
-            f"fill='{colour}'/><text x='{x0 + 6:.1f}' y='{y0 + 9:.1f}' font-size='12' "
-            f"font-weight='bold' fill='{text_colour(colour)}'>head {i + 1}: "
-            f"{escape(tokens[q])} attends to</text>"
-        )
-        start = xq + 7.5 * len(tokens[q]) + 12  # the thickest line's round cap clears the word
-        for j in range(T):
-            w, z = float(weights[i, j]), float(scores[i, j])
-            blocked = np.isneginf(z)
-            dash = " stroke-dasharray='3 3'" if blocked or not np.isfinite(w) else ""
-            width = 1.0 if blocked or not np.isfinite(w) else 0.5 + 9 * max(w, 0.0)
-            stroke = "#999999" if blocked else (NAN_FILL if np.isnan(w) else colour)
-            where = f"head {i + 1}: query '{tokens[q]}' → key '{tokens[j]}'"
-            tip = (
-                [f"{where}: blocked by the mask", "score −∞, so weight 0: no number is drawn"]
-                if blocked
-                else [
-                    f"{where}: weight {_fmt(w)}, score {_fmt(z)}",
-                    f"the share of the value row of '{tokens[j]}' in the output of '{tokens[q]}'",
-                ]
-            )
-            key = _cell_key(xk, ys[j])
-            body.append(
-                f"<g class='link q{q}h{i + 1} k{j}h{i + 1} {key}' tabindex='0'>"
-                f"<line class='mhsa-attend' data-weight='{w:.4f}' x1='{start:.1f}' "
-                f"y1='{yq:.1f}' x2='{xk:.1f}' y2='{ys[j]:.1f}' stroke='{stroke}' "
-                f"stroke-width='{width:.2f}' stroke-linecap='round'{dash}/>"
-                + (
-                    f"<text x='{xk + 6:.1f}' y='{ys[j] + 4:.1f}' font-size='11' fill='#777'>"
-                    f"{escape(tokens[j])} <tspan font-style='italic'>blocked</tspan></text>"
-                    if blocked  # like a hatched cell: no number, never a learned 0.00
-                    else f"<text x='{xk + 6:.1f}' y='{ys[j] + 4:.1f}' font-size='11'>"
-                    f"{escape(tokens[j])} <tspan font-weight='bold'>{_fmt(w)}</tspan>"
-                    f"<tspan fill='#666' font-size='11'> z {_fmt(z)}</tspan></text>"
-                )
-                + "</g>"
-            )
-            body.append(tooltip(key, tip, (xk, ys[j] - 11, 7.5 * len(tokens[j]) + 90, 15)))
-        body.append(
-            f"<text x='{xq:.1f}' y='{yq + 4:.1f}' font-size='12' font-weight='bold' "
-            f"fill='#000000'>{escape(tokens[q])}</text>"
-        )
-    body.append(
-        f"<text x='20' y='{max_height - 12}' font-size='12'>line width = the query's attention "
-        "weight for that key; z = its score (Z + M); dashed grey, no number = blocked by the mask"
-        "</text>"
-    )
-    body += _legend(special_kinds([scores, weights]) - {"blocked"}, max_height - 12 - 18)
-    return picture(body, label, max_height)

@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from ..plots import HEAD_COLOURS
+from ..plot_style import HEAD_COLOURS
 from . import svg
 from .anyway import Anyway
 from .kv_cache import _text, not_yet_legend
