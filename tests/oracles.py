@@ -7,6 +7,7 @@ whether the check names that mistake, and no other, wherever it runs.
 
 import builtins
 import os
+from functools import cache
 
 import numpy as np
 
@@ -25,23 +26,36 @@ def hidden(name: str) -> int:
     return hidden_seed(bytes.fromhex(os.environ[KEY_VARIABLE]), name)
 
 
-def all_calls(name: str) -> list:
-    """The visible and the hidden calls of exercise ``name``'s check."""
+@cache
+def all_calls(name: str) -> tuple:
+    """The visible and the hidden calls of exercise ``name``'s check (drawn once per run)."""
     check = CHECKS[name]
-    return check.calls() + check.calls(hidden(name))
+    return tuple(check.calls() + check.calls(hidden(name)))
 
 
-def keys(name: str) -> list[str]:
+@cache
+def catalogues(name: str) -> tuple:
+    """``(expected, ((hint, wrong), …))`` of each of :func:`all_calls`, computed once per run."""
+    return tuple(CHECKS[name].catalogue(call) for call in all_calls(name))
+
+
+def visible_catalogues(name: str) -> tuple:
+    """:func:`catalogues` of the visible calls only."""
+    return catalogues(name)[: len(CHECKS[name].calls())]
+
+
+@cache
+def keys(name: str) -> tuple[str, ...]:
     """Every mistake the check of ``name`` catalogues on its visible calls.
 
     (The hidden calls depend on the course's key; a mistake that only they
     can show is not one the visible check could name.)
     """
     found = {}
-    for call in CHECKS[name].calls():
-        for hint, _ in CHECKS[name].catalogue(call)[1]:
+    for _, known in visible_catalogues(name):
+        for hint, _ in known:
             found.setdefault(mistake(hint), None)
-    return list(found)
+    return tuple(found)
 
 
 def _same(a, b) -> bool:
@@ -62,8 +76,7 @@ def oracle(name: str, key: str):
     calls the reference while it runs).
     """
     table = []
-    for call in all_calls(name):
-        expected, known = CHECKS[name].catalogue(call)
+    for call, (expected, known) in zip(all_calls(name), catalogues(name), strict=True):
         wrong = [w for h, w in known if mistake(h) == key and w is not None]
         table.append((call, wrong[0] if wrong else expected))
 
