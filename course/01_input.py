@@ -53,17 +53,6 @@ print("max |out[perm] - out(X[perm])| =", np.abs(out[perm] - out_shuffled).max()
 
 # %% answer="positional_encoding"
 def positional_encoding(seq_len, d_model):
-    """Sinusoidal positional encoding.
-
-    Parameters
-    ----------
-    seq_len : int
-    d_model : int
-
-    Returns
-    -------
-    PE : ndarray of shape (seq_len, d_model)
-    """
     ### BEGIN SOLUTION
     pos = np.arange(seq_len)[:, None]  # (T, 1)
     two_i = np.arange(0, d_model, 2)[None, :]  # (1, ceil(d_model / 2))

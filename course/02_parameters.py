@@ -31,17 +31,6 @@ song = mh.get_example("song")
 
 # %% answer="init_weights"
 def init_weights(d_in, d_out, rng):
-    """Glorot/Xavier-uniform weight matrix.
-
-    Parameters
-    ----------
-    d_in, d_out : int
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    W : ndarray of shape (d_in, d_out)
-    """
     ### BEGIN SOLUTION
     a = np.sqrt(6 / (d_in + d_out))
     return rng.uniform(-a, a, size=(d_in, d_out))

@@ -27,17 +27,6 @@ song = mh.get_example("song")
 
 # %% answer="project_qkv"
 def project_qkv(X, W_q, W_k, W_v):
-    """Project the input to queries, keys and values.
-
-    Parameters
-    ----------
-    X : ndarray of shape (..., T, d_model)
-    W_q, W_k, W_v : ndarray of shape (d_model, d_model)
-
-    Returns
-    -------
-    Q, K, V : ndarray of shape (..., T, d_model)
-    """
     ### BEGIN SOLUTION
     return X @ W_q, X @ W_k, X @ W_v
     ### END SOLUTION

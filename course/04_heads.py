@@ -28,17 +28,6 @@ song = mh.get_example("song")
 
 # %% answer="split_heads"
 def split_heads(M, n_heads):
-    """Split the last axis into n_heads heads; merge_heads undoes this.
-
-    Parameters
-    ----------
-    M : ndarray of shape (..., T, d_model)
-    n_heads : int, dividing d_model
-
-    Returns
-    -------
-    H : ndarray of shape (..., n_heads, T, d_model // n_heads)
-    """
     ### BEGIN SOLUTION
     *lead, T, d_model = M.shape
     d_k = d_model // n_heads
@@ -57,16 +46,6 @@ def split_heads(M, n_heads):
 
 # %% answer="merge_heads"
 def merge_heads(H):
-    """Concatenate the heads along the last axis; undoes split_heads.
-
-    Parameters
-    ----------
-    H : ndarray of shape (..., h, T, d_k)
-
-    Returns
-    -------
-    M : ndarray of shape (..., T, h * d_k)
-    """
     ### BEGIN SOLUTION
     *lead, h, T, d_k = H.shape
     return H.swapaxes(-2, -3).reshape(*lead, T, h * d_k)  # (..., T, h*d_k)

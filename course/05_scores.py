@@ -26,17 +26,6 @@ students = mh.get_example("students")
 
 # %% answer="attention_scores"
 def attention_scores(Q, K):
-    """Scaled dot-product scores.
-
-    Parameters
-    ----------
-    Q : ndarray of shape (..., T_q, d_k)
-    K : ndarray of shape (..., T_k, d_k)
-
-    Returns
-    -------
-    Z : ndarray of shape (..., T_q, T_k)
-    """
     ### BEGIN SOLUTION
     d_k = Q.shape[-1]
     return Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)  # (..., T_q, T_k)

@@ -33,16 +33,6 @@ students = mh.get_example("students")
 
 # %% answer="causal_mask"
 def causal_mask(seq_len):
-    """Additive causal mask: 0 where j <= i, -inf where j > i.
-
-    Parameters
-    ----------
-    seq_len : int
-
-    Returns
-    -------
-    M : ndarray of shape (seq_len, seq_len)
-    """
     ### BEGIN SOLUTION
     i = np.arange(seq_len)[:, None]  # (T, 1) queries
     j = np.arange(seq_len)[None, :]  # (1, T) keys
@@ -93,17 +83,6 @@ heatmaps(
 
 # %% answer="padding_mask"
 def padding_mask(lengths, seq_len):
-    """Additive padding mask over the key positions.
-
-    Parameters
-    ----------
-    lengths : int or ndarray of int
-    seq_len : int
-
-    Returns
-    -------
-    M : ndarray of shape lengths.shape + (1, seq_len)
-    """
     ### BEGIN SOLUTION
     lengths = np.asarray(lengths)
     j = np.arange(seq_len)  # (T,) key positions

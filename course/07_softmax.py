@@ -28,17 +28,6 @@ students = mh.get_example("students")
 
 # %% answer="softmax"
 def softmax(Z, axis=-1):
-    """Numerically stable softmax along axis (by default each row).
-
-    Parameters
-    ----------
-    Z : ndarray of shape (..., T_q, T_k)
-    axis : int, default=-1
-
-    Returns
-    -------
-    A : ndarray of the same shape; each slice along axis sums to 1 (or is all 0)
-    """
     ### BEGIN SOLUTION
     m = np.max(Z, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)  # fully masked rows: shift by 0

@@ -29,20 +29,6 @@ students = mh.get_example("students")
 
 # %% answer="attention_head"
 def attention_head(Q, K, V, mask=None):
-    """Scaled dot-product attention of one head.
-
-    Parameters
-    ----------
-    Q : ndarray of shape (..., T_q, d_k)
-    K : ndarray of shape (..., T_k, d_k)
-    V : ndarray of shape (..., T_k, d_v)
-    mask : ndarray broadcastable to (..., T_q, T_k), optional
-
-    Returns
-    -------
-    output : ndarray of shape (..., T_q, d_v)
-    weights : ndarray of shape (..., T_q, T_k)
-    """
     ### BEGIN SOLUTION
     Z = mh.attention_scores(Q, K)  # (..., T_q, T_k), step 5
     if mask is not None:

@@ -43,20 +43,6 @@ students = mh.get_example("students")
 
 # %% answer="multi_head_self_attention"
 def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
-    """Multi-head self-attention.
-
-    Parameters
-    ----------
-    X : ndarray of shape (..., T, d_model)
-    W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
-    n_heads : int, dividing d_model
-    mask : ndarray of shape (..., T, T), or (..., h, T, T) with one axis more than X; optional
-
-    Returns
-    -------
-    output : ndarray of shape (..., T, d_model)
-    weights : ndarray of shape (..., n_heads, T, T)
-    """
     ### BEGIN SOLUTION
     Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)  # (..., T, d_model) each, step 3
     Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))  # (..., h, T, d_k), step 4

@@ -106,21 +106,6 @@ for f in ("robotics", "NLP"):
 
 # %% answer="multi_query_attention"
 def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
-    """Multi-query attention: h query heads share one key and one value head.
-
-    Parameters
-    ----------
-    X : ndarray of shape (..., T, d_model)
-    W_q, W_o : ndarray of shape (d_model, d_model)
-    W_k, W_v : ndarray of shape (d_model, d_k), d_k = d_model // n_heads
-    n_heads : int
-    mask : ndarray of shape (..., T, T), or (..., h, T, T) with one axis more than X; optional
-
-    Returns
-    -------
-    output : ndarray of shape (..., T, d_model)
-    weights : ndarray of shape (..., n_heads, T, T)
-    """
     ### BEGIN SOLUTION
     Qh = mh.split_heads(X @ W_q, n_heads)  # (..., h, T, d_k)
     K = (X @ W_k)[..., None, :, :]  # (..., 1, T, d_k): one head, shared by broadcasting
@@ -146,12 +131,6 @@ def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
 
 # %% answer="kv_cache_size"
 def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):
-    """Numbers cached for K and V per sequence and layer.
-
-    Returns
-    -------
-    int
-    """
     ### BEGIN SOLUTION
     width = d_model // n_heads if multi_query else d_model
     return 2 * seq_len * width

@@ -96,19 +96,6 @@ print("θ_0 = 1:", theta[0] == 1.0, "| decreasing:", bool(np.all(np.diff(theta) 
 
 # %% answer="rotary_embedding"
 def rotary_embedding(X, positions=None, base=10000.0):
-    """Rotate each pair (x[2i], x[2i+1]) of every token by position * base**(-2i/d).
-
-    Parameters
-    ----------
-    X : ndarray of shape (..., T, d), d even
-    positions : int ndarray broadcastable to (..., T), optional
-        Default: arange(T).
-    base : float
-
-    Returns
-    -------
-    out : ndarray of shape (..., T, d)
-    """
     ### BEGIN SOLUTION
     X = np.asarray(X)
     d = X.shape[-1]

@@ -103,23 +103,6 @@ print("✓ query heads 1 and 2 read K/V head 1; heads 3 and 4 read K/V head 2")
 
 # %% answer="grouped_query_attention"
 def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
-    """Grouped-query attention: query head index i reads K/V head index i // (n_heads // n_kv_heads).
-
-    Here i counts from 0, as a numpy index on the head axis (head 1 of the text is i = 0).
-
-    Parameters
-    ----------
-    X : ndarray of shape (..., T, d_model)
-    W_q, W_o : ndarray of shape (d_model, d_model)
-    W_k, W_v : ndarray of shape (d_model, n_kv_heads * d_k)
-    n_heads, n_kv_heads : int
-    mask : ndarray of shape (..., T, T), or (..., n_heads, T, T) with one axis more than X; optional
-
-    Returns
-    -------
-    output : ndarray of shape (..., T, d_model)
-    weights : ndarray of shape (..., n_heads, T, T)
-    """
     ### BEGIN SOLUTION
     d_model = X.shape[-1]
     if d_model % n_heads or n_heads % n_kv_heads:

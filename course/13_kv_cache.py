@@ -56,20 +56,6 @@ for t in range(song.T):
 
 # %% answer="decode_step"
 def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
-    """One decoding step: append x's key and value to the cache, attend, project.
-
-    Parameters
-    ----------
-    x : ndarray of shape (..., d_model)
-    cache : (K, V), each of shape (..., n_heads, t, d_k), or None
-    W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
-    n_heads : int
-
-    Returns
-    -------
-    y : ndarray of shape (..., d_model)
-    cache : (K', V'), each of shape (..., n_heads, t + 1, d_k)
-    """
     ### BEGIN SOLUTION
     d_model = x.shape[-1]
     if d_model % n_heads:

@@ -70,20 +70,6 @@ print("whole row at once: max", round(scores.max(), 2), " sum", round(np.exp(sco
 
 # %% answer="tiled_attention"
 def tiled_attention(Q, K, V, block_size, causal=False):
-    """attention_head(Q, K, V, mask)[0], block by block over the keys (online softmax).
-
-    Parameters
-    ----------
-    Q : ndarray of shape (..., T_q, d_k)
-    K : ndarray of shape (..., T_k, d_k)
-    V : ndarray of shape (..., T_k, d_v)
-    block_size : int >= 1
-    causal : bool
-
-    Returns
-    -------
-    output : ndarray of shape (..., T_q, d_v)
-    """
     ### BEGIN SOLUTION
     if block_size < 1:
         raise ValueError(f"block_size must be at least 1, but got {block_size}.")

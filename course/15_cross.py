@@ -96,21 +96,6 @@ print("✓ no weight on the padded positions of C; rows still sum to 1")
 
 # %% answer="cross_attention"
 def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
-    """Multi-head attention with queries from X and keys and values from C.
-
-    Parameters
-    ----------
-    X : ndarray of shape (..., T_q, d_model)
-    C : ndarray of shape (..., T_k, d_model)
-    W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
-    n_heads : int
-    mask : ndarray of shape (..., T_q, T_k), or (..., h, T_q, T_k) with one axis more than X; optional
-
-    Returns
-    -------
-    output : ndarray of shape (..., T_q, d_model)
-    weights : ndarray of shape (..., n_heads, T_q, T_k)
-    """
     ### BEGIN SOLUTION
     if X.shape[-1] % n_heads:
         raise ValueError(f"n_heads must divide d_model, but got {X.shape[-1]} and {n_heads}.")

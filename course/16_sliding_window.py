@@ -35,12 +35,6 @@ song = mh.get_example("song")
 
 # %% answer="sliding_window_mask"
 def sliding_window_mask(seq_len, window):
-    """Additive (T, T) mask: 0 where i - window < j <= i, -inf elsewhere.
-
-    Returns
-    -------
-    mask : ndarray of shape (seq_len, seq_len)
-    """
     ### BEGIN SOLUTION
     if window < 1:
         raise ValueError(f"window must be at least 1, but got {window}.")

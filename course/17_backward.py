@@ -99,19 +99,6 @@ print(f"and of a wrong gradient, x·G: {relative_error(x * G, numeric):.2f}")
 
 # %% answer="softmax_backward"
 def softmax_backward(A, dA, axis=-1):
-    """dZ = A * (dA - sum(dA * A, axis, keepdims=True)), the gradient through the softmax.
-
-    Parameters
-    ----------
-    A : ndarray of shape (..., T_q, T_k)
-        softmax(Z, axis).
-    dA : ndarray of the same shape as A
-    axis : int, default=-1
-
-    Returns
-    -------
-    dZ : ndarray of the same shape as A
-    """
     ### BEGIN SOLUTION
     return A * (dA - np.sum(dA * A, axis=axis, keepdims=True))
     ### END SOLUTION
@@ -167,20 +154,6 @@ print(f"largest |gradient| on masked cells: {np.abs(dZ[np.isneginf(Z)]).max():.1
 
 # %% answer="attention_head_backward"
 def attention_head_backward(Q, K, V, dOut, mask=None):
-    """Gradients (dQ, dK, dV) of out = softmax(Q Kᵀ / √d_k + mask) V, given dOut.
-
-    Parameters
-    ----------
-    Q : ndarray of shape (..., T_q, d_k)
-    K : ndarray of shape (..., T_k, d_k)
-    V : ndarray of shape (..., T_k, d_v)
-    dOut : ndarray of shape (..., T_q, d_v)
-    mask : ndarray broadcastable to (..., T_q, T_k), optional
-
-    Returns
-    -------
-    dQ, dK, dV : ndarrays of the shapes of Q, K and V
-    """
     ### BEGIN SOLUTION
     s = np.sqrt(Q.shape[-1])
     _, A = mh.attention_head(Q, K, V, mask)  # (..., T_q, T_k)
@@ -260,21 +233,6 @@ for name, got, x in (("dQ", dQ, Qh), ("dK", dK, Kh), ("dV", dV, Vh)):
 
 # %% answer="multi_head_self_attention_backward"
 def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
-    """Gradients of multi_head_self_attention(X, ...)[0] with respect to X and the weights.
-
-    Parameters
-    ----------
-    X : ndarray of shape (..., T, d_model)
-    W_q, W_k, W_v, W_o : ndarray of shape (d_model, d_model)
-    n_heads : int
-    dOut : ndarray of shape (..., T, d_model)
-    mask : ndarray of shape (..., T, T), or (..., h, T, T) with one axis more than X; optional
-
-    Returns
-    -------
-    dX : ndarray of shape (..., T, d_model)
-    grads : tuple (dW_q, dW_k, dW_v, dW_o), each of shape (d_model, d_model)
-    """
     ### BEGIN SOLUTION
     d_model = X.shape[-1]
     Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (..., T, d_model) each

@@ -11,7 +11,10 @@ the rest from the exercise registry (:mod:`mhsa_helpers.exercises`):
 
 * ``# %% setup``: the read-only setup cell: ``course/_setup.py``, then the
   cell's own lines;
-* ``# %% answer="softmax"``: the answer cell of an exercise;
+* ``# %% answer="softmax"``: the answer cell of an exercise: the ``def`` line
+  (it must be the registry's signature, ``def softmax(Z, axis=-1):``) and the
+  body, without a docstring: the build puts in the registry's, the exercise's
+  contract (:meth:`mhsa_helpers.exercises.Exercise.docstring`);
 * ``# %% tests="softmax"``: its test cell (left empty in the source): the
   registry's docstring, grade id and points, the visible check and, hidden
   from students, the hidden one; tagged ``raises-exception`` so that "Run
@@ -25,6 +28,7 @@ import argparse
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import jupytext
@@ -67,6 +71,45 @@ def test_cell_source(name: str) -> str:
     )
 
 
+def answer_cell_source(name: str, text: str) -> str:
+    """The answer cell of exercise ``name``: the source's ``def`` line, the contract, the body.
+
+    Parameters
+    ----------
+    name : str
+        The exercise.
+    text : str
+        The answer cell of its course source: the ``def`` line with the
+        registry's signature, then the body, without a docstring.
+
+    Returns
+    -------
+    source : str
+        The cell with the registry's docstring after the ``def`` line.
+
+    Raises
+    ------
+    ValueError
+        If the ``def`` line is not the registry's signature, or the source
+        has a docstring of its own.
+    """
+    e = exercise(name)
+    first, _, body = text.partition("\n")
+    want = f"def {name}{e.signature}:"
+    if first != want:
+        raise ValueError(
+            f"the answer cell of {name} must begin with the registry's signature, {want!r}, "
+            f"but begins with {first!r}."
+        )
+    if body.lstrip().startswith(('"""', "'''")):
+        raise ValueError(
+            f"the answer cell of {name} must have no docstring: the build writes the "
+            "registry's (mhsa_helpers/exercises.toml) after the def line."
+        )
+    doc = textwrap.indent(e.docstring(), "    ")
+    return f'{first}\n    """{doc.lstrip()}\n    """\n{body}'
+
+
 #: The grade id of 00's progress report: a test cell worth 0 points, so that Validate on 00
 #: fails, as the report does, until every exercise of the course passes.
 PROGRESS_ID = "course_progress"
@@ -93,7 +136,7 @@ def solution_notebook(path: Path) -> nbformat.NotebookNode:
             new = nbformat.v4.new_code_cell(f'"""{PROGRESS_DOC}"""\n{text}'.strip())
             new.metadata["nbgrader"] = _nbgrader(PROGRESS_ID, grade=True, locked=True, points=0)
         elif "answer" in meta:
-            new = nbformat.v4.new_code_cell(text)
+            new = nbformat.v4.new_code_cell(answer_cell_source(meta["answer"], text))
             new.metadata["nbgrader"] = _nbgrader(exercise(meta["answer"]).answer_id, solution=True)
         elif "tests" in meta:
             e = exercise(meta["tests"])

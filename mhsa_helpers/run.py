@@ -149,30 +149,36 @@ class NotebookResult:
 # what a notebook may use: the source of its allowed functions, nothing else
 # --------------------------------------------------------------------------
 def _needed(names_: set) -> list:
-    """``names_`` and the module-level functions of the reference they call, in file order."""
-    seen, todo = set(), list(names_)
+    """The reference functions ``names_`` and the module-level functions they call, in source order.
+
+    A called name is looked up where the calling function is defined, so the
+    helpers of every module of the reference package are found; all of them
+    go into one module, where no two may share a name.
+    """
+    found, todo = {}, [getattr(reference, name) for name in names_]
     while todo:
-        name = todo.pop()
-        if name in seen:
+        fn = todo.pop()
+        if fn.__name__ in found:
+            if found[fn.__name__] is not fn:
+                raise ValueError(f"two reference functions are named {fn.__name__}: one mh each.")
             continue
-        seen.add(name)
-        codes = [getattr(reference, name).__code__]
+        found[fn.__name__] = fn
+        codes = [fn.__code__]
         while codes:  # the function's own code and the code nested in it (comprehensions …)
             code = codes.pop()
             codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
             todo += [
-                n
+                f
                 for n in code.co_names
-                if isinstance(getattr(reference, n, None), types.FunctionType)
+                if isinstance(f := fn.__globals__.get(n), types.FunctionType)
             ]
-    order = list(vars(reference))
-    return sorted(seen, key=order.index)
+    return sorted(found.values(), key=lambda f: (f.__module__, f.__code__.co_firstlineno))
 
 
 def mh_source(allowed) -> str:
     """Python source of a module with the reference functions ``allowed`` and their helpers."""
     parts = ["import numbers\n\nimport numpy as np\n"]
-    parts += [inspect.getsource(getattr(reference, n)) for n in _needed(set(allowed))]
+    parts += [inspect.getsource(fn) for fn in _needed(set(allowed))]
     return "\n\n".join(parts)
 
 

@@ -17,6 +17,7 @@ from mhsa_helpers import checks
 from mhsa_helpers import reference as ref
 from mhsa_helpers.answers import answer_namespace, answer_sources
 from mhsa_helpers.checks.core import HEAD_AXIS_TWICE, NO_HEAD_AXIS, per_head_mask
+from mhsa_helpers.reference.inputs import heads_mask
 from tests.nbgrader_course import SOLUTIONS
 
 T, D, H = 5, 6, 2
@@ -104,11 +105,11 @@ def test_each_head_reads_its_own_mask():
 
 def test_the_rule_is_one_helper():
     """heads_mask: a head axis added below the input's axes count, kept at one more."""
-    assert ref.heads_mask(None, 3, 2) is None
-    assert ref.heads_mask(np.zeros((T, T)), 3, 2).shape == (T, T)
-    assert ref.heads_mask(np.zeros((2, T, T)), 3, 2).shape == (2, 1, T, T)  # no head axis
-    assert ref.heads_mask(np.zeros((2, T, T)), 2, 2).shape == (2, T, T)  # its head axis
-    assert ref.heads_mask(np.zeros((2, 1, 1, T)), 3, 4).shape == (2, 1, 1, T)
+    assert heads_mask(None, 3, 2) is None
+    assert heads_mask(np.zeros((T, T)), 3, 2).shape == (T, T)
+    assert heads_mask(np.zeros((2, T, T)), 3, 2).shape == (2, 1, T, T)  # no head axis
+    assert heads_mask(np.zeros((2, T, T)), 2, 2).shape == (2, T, T)  # its head axis
+    assert heads_mask(np.zeros((2, 1, 1, T)), 3, 4).shape == (2, 1, 1, T)
 
 
 @pytest.mark.parametrize("layer", sorted(_layers()))

@@ -31,10 +31,11 @@ def probe(source: str) -> str:
 def test_the_course_is_invisible():
     paths = [
         nc.SOLUTIONS / "07_softmax.ipynb",
-        nc.ROOT / "mhsa_helpers" / "reference.py",
+        nc.ROOT / "mhsa_helpers" / "reference" / "steps.py",
         nc.ROOT / "autograders" / "grade.py",
         nc.ROOT / "README.md",
     ]
+    assert all(p.exists() for p in paths)  # outside the sandbox, every one is there
     found = probe(
         "import os\n"
         f"FOUND = [os.path.exists(p) for p in {[str(p) for p in paths]!r}]\n"

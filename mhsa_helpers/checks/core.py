@@ -32,6 +32,7 @@ import numpy as np
 from .. import reference as ref
 from ..child import call_each
 from ..exercises import exercise, forbidden
+from ..reference.inputs import heads_mask
 from ..run import Opaque, Outcome, outcomes_of
 from .diagnose import diagnose
 from .wording import agree, number, two_numbers
@@ -509,13 +510,13 @@ def compare_head_outputs(
 def per_head(mask, x_ndim: int, n_heads: int):
     """A layer's additive mask ready to add to scores of shape (..., h, T_q, T_k).
 
-    The layer's one rule (:func:`mhsa_helpers.reference.heads_mask`): with at
+    The layer's one rule (:func:`mhsa_helpers.reference.inputs.heads_mask`): with at
     most ``x_ndim`` axes (the input's) the mask has no head axis and gets one;
     with one more, its axis -3 is the head axis. 0.0 for no mask.
     """
     if mask is None:
         return 0.0
-    return ref.heads_mask(mask, x_ndim, n_heads)  # (..., 1 or h, T_q, T_k)
+    return heads_mask(mask, x_ndim, n_heads)  # (..., 1 or h, T_q, T_k)
 
 
 #: The mistake of adding a batched mask (..., T, T) to scores (..., h, T, T) as it is.

@@ -46,6 +46,7 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from ..gradcheck import central_differences, relative_error
+from ..reference.inputs import heads_mask
 from .core import (
     Call,
     Check,
@@ -708,7 +709,7 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
     """``(dX, (dW_q, dW_k, dW_v, dW_o))`` with at most one mistake switched on (float64)."""
     Q, K, V = ref.project_qkv(X, W_q, W_k, W_v)  # (..., T, d_model) each
     Qh, Kh, Vh = (ref.split_heads(M, h) for M in (Q, K, V))  # (..., h, T, d_k) each
-    M = ref.heads_mask(mask, X.ndim, h)  # (..., 1 or h, T, T), or None: the layer's mask rule
+    M = heads_mask(mask, X.ndim, h)  # (..., 1 or h, T, T), or None: the layer's mask rule
     with np.errstate(all="ignore"):
         heads, _ = ref.attention_head(Qh, Kh, Vh, M)
         merged = ref.merge_heads(heads)  # (..., T, d_model)
@@ -787,7 +788,7 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         out.append((DW_NOT_SUMMED, layer_variant(*args, not_summed=True)))
     if math.prod(X.shape[:-2]) > 1:
         out.append((DW_AVERAGED, layer_variant(*args, averaged=True)))
-    M = ref.heads_mask(mask, X.ndim, h)  # (..., 1 or h, T, T), or None
+    M = heads_mask(mask, X.ndim, h)  # (..., 1 or h, T, T), or None
     if fully_blocked(M, (*X.shape[:-2], h, X.shape[-2], X.shape[-2])) is not None:
         out += [(FINITE_BACK, layer_variant(*args, head={"finite": f})) for f in ("fill", "add")]
     if mask is not None and np.isneginf(mask).any():
