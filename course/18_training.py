@@ -20,7 +20,7 @@
 from IPython.display import HTML, display
 
 from mhsa_helpers import training as tr
-from mhsa_helpers.answers import learner_functions
+from mhsa_helpers.execution.saved import learner_functions
 from mhsa_helpers.gradcheck import relative_error
 from mhsa_helpers.plots import accuracy_by_position, heads_figure, training_curves
 from mhsa_helpers.widgets.explorer import Explorer

@@ -808,7 +808,7 @@ def layer_functions(functions=None, cache: dict | None = None, directory=None) -
     Parameters
     ----------
     functions : mapping, optional
-        The learner's functions by name (:func:`mhsa_helpers.answers.learner_functions`).
+        The learner's functions by name (:func:`mhsa_helpers.execution.saved.learner_functions`).
     cache : dict, optional
         Checks already run (see :func:`mhsa_helpers.widgets.live.learner_or_reference`).
     directory : str or Path, optional
@@ -824,7 +824,7 @@ def layer_functions(functions=None, cache: dict | None = None, directory=None) -
     status : str
         HTML: one sentence per function saying whose was used, and why.
     """
-    from .answers import saved_hint
+    from .execution.saved import saved_hint
     from .widgets.live import learner_or_reference
 
     cache = {} if cache is None else cache

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mhsa_helpers.answers import saved_ago
 from mhsa_helpers.capstone import compare_saved_layer, show_saved_layer
+from mhsa_helpers.execution.saved import saved_ago
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT = ROOT / "notebooks" / "mhsa" / "09_multi_head.ipynb"  # `raise NotImplementedError()`
@@ -133,7 +133,7 @@ def test_saved_ago_uses_the_clock_by_default(tmp_path):
 
 def test_training_says_an_unwritten_layer_is_read_from_the_saved_notebook(tmp_path):
     from mhsa_helpers import training as tr
-    from mhsa_helpers.answers import learner_functions
+    from mhsa_helpers.execution.saved import learner_functions
 
     path = saved(tmp_path, STUDENT, 0)
     then = time.time() - 7 * 60 - 30  # layer_functions reads the clock: 30 s to spare
@@ -150,7 +150,7 @@ def test_training_says_an_unwritten_layer_is_read_from_the_saved_notebook(tmp_pa
 
 def test_training_adds_nothing_for_a_solved_layer(tmp_path):
     from mhsa_helpers import training as tr
-    from mhsa_helpers.answers import learner_functions
+    from mhsa_helpers.execution.saved import learner_functions
 
     saved(tmp_path, SOLUTION, 7)
     _, _, said = tr.layer_functions(learner_functions(tmp_path), directory=tmp_path)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from mhsa_helpers import checks
-from mhsa_helpers.answers import answer_namespace, load_answers
 from mhsa_helpers.checks.core import run_calls
+from mhsa_helpers.execution.saved import answer_namespace, run_answers_here
 from mhsa_helpers.exercises import EXERCISES, names
 from tests.fresh_mistakes import CORRECT, FRESH
 from tests.mistakes import HOSTILE, MISTAKES, WARNING_BUT_CORRECT
@@ -33,7 +33,7 @@ def load(source, name):
 def solution(name):
     """The instructor's answer for exercise ``name``, from its solution notebook."""
     (e,) = [e for e in EXERCISES if e.name == name]
-    return load_answers(SOLUTIONS / f"{e.notebook}.ipynb")[name]
+    return run_answers_here(SOLUTIONS / f"{e.notebook}.ipynb")[name]
 
 
 def test_every_exercise_has_exactly_one_check():

@@ -25,7 +25,7 @@ import os
 import pkgutil
 import secrets
 
-from ..run import Job
+from ..execution.in_child import Job
 from .core import Check, CheckFailed, NotYet, blind
 
 for _module in pkgutil.iter_modules(__path__):

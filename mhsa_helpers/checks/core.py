@@ -30,9 +30,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import reference as ref
-from ..child import call_each
+from ..execution.child.contract import call_each
+from ..execution.outcomes import Opaque, Outcome, outcomes_of
 from ..exercises import exercise, forbidden
-from ..run import Opaque, Outcome, outcomes_of
 from .diagnose import diagnose
 from .wording import agree, number, two_numbers
 
