@@ -131,7 +131,7 @@ def _invoke(fn, args, kwargs, guard, memory: bool):
     The peak, when ``memory``, is ``(traced bytes, None)``: what answer
     code can tell about its own memory it can also forge, so the resident
     growth that bounds it is measured from outside, by the child
-    (:func:`_measured`).
+    (:func:`.main._measured`).
     """
     trace = tracing() if memory else None
     if trace:

@@ -65,7 +65,7 @@ def pack_frame(kind: bytes, payload: bytes) -> bytes:
 
 
 def write_frame(stream, kind: bytes, obj) -> None:
-    """One frame on ``stream``: size, the kind byte, ``obj`` pickled (what :func:`main` reads)."""
+    """One frame on ``stream``: size, kind byte, ``obj`` pickled (read by :func:`read_frame`)."""
     stream.write(pack_frame(kind, pickle.dumps(obj)))
 
 
