@@ -249,7 +249,7 @@ def test_central_differences_are_right_on_the_small_inputs():
     name, source = FINITE_DIFFERENCES["layer"]
     check = CHECKS[name]
     calls = check.visible()[:-1]
-    outcomes = checks.core.run_calls(name, load(source, name), calls)
+    outcomes = checks.core.call_in_notebook(name, load(source, name), calls)
     check.verdict(calls, outcomes)  # no CheckFailed: right values, from the forward only
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mhsa_helpers import checks
-from mhsa_helpers.checks.core import run_calls
+from mhsa_helpers.checks.core import call_in_notebook
 from mhsa_helpers.execution.saved import answer_namespace, run_answers_here
 from mhsa_helpers.exercises import EXERCISES, names
 from tests.fresh_mistakes import CORRECT, FRESH
@@ -254,7 +254,7 @@ def test_correct_float32_implementations_pass(name, capsys):
             for c in check.calls(seed)
         ]
         with np.errstate(all="ignore"):
-            check.verdict(calls, run_calls(name, fn, calls))
+            check.verdict(calls, call_in_notebook(name, fn, calls))
 
 
 def test_a_failure_shows_as_one_sentence_in_ipython():

@@ -16,7 +16,7 @@ import pytest
 from autograders import secret
 from mhsa_helpers import checks
 from mhsa_helpers.checks import CHECKS, hidden_seed, job, judge
-from mhsa_helpers.checks.core import RAISED_HIDDEN, run_calls
+from mhsa_helpers.checks.core import RAISED_HIDDEN, call_in_notebook
 from mhsa_helpers.execution.in_child import run_in_child
 from mhsa_helpers.exercises import EXERCISES, names
 from tests.mistakes import MISTAKES
@@ -167,5 +167,5 @@ def test_a_right_answer_passes_the_hidden_inputs_of_any_key(name):
 
     fn = solution(name)
     for seed in [*range(40), *ONCE_UNJUDGEABLE.get(name, ())]:
-        outcomes = run_calls(name, fn, CHECKS[name].calls(seed))
+        outcomes = call_in_notebook(name, fn, CHECKS[name].calls(seed))
         assert judge(name, seed, outcomes, hidden=True) is None, (name, seed)

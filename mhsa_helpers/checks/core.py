@@ -2,7 +2,7 @@
 
 A check is two halves that never need to share a process:
 
-* :func:`run_calls` calls the learner's function on a check's inputs and
+* :func:`call_in_notebook` calls the learner's function on a check's inputs and
   returns one :class:`Outcome` per call: the value, or what went wrong
   (not implemented, raised, called the reference). It gives no verdict.
 * :meth:`Check.judge` compares those outcomes with the reference and raises
@@ -48,6 +48,7 @@ __all__ = [
     "as_result",
     "batch_rng",
     "blind",
+    "call_in_notebook",
     "close",
     "compare",
     "compare_head_outputs",
@@ -58,7 +59,6 @@ __all__ = [
     "precision",
     "random_shape",
     "redact",
-    "run_calls",
     "where",
 ]
 
@@ -196,7 +196,7 @@ class _ReferenceWatch:
         sys.setprofile(self.previous)
 
 
-def run_calls(name: str, fn, calls: list[Call]) -> list[Outcome]:
+def call_in_notebook(name: str, fn, calls: list[Call]) -> list[Outcome]:
     """Call ``fn`` (the learner's ``name``) on every call's inputs, here; stop at the first error.
 
     The same calls as in the child process (:func:`mhsa_helpers.child.call_one`);
@@ -999,7 +999,7 @@ class Check:
         guard_numpy()
         calls = self.calls(seed)
         with np.errstate(all="ignore"):
-            outcomes = run_calls(self.name, fn, calls)
+            outcomes = call_in_notebook(self.name, fn, calls)
         if outcomes and outcomes[0].code == "not-implemented":
             return NotYet(outcomes[0].error)
         try:
