@@ -194,8 +194,8 @@ def verify(source: Path, submission: Path, key: bytes, timeout: float = 30.0, wr
     from autograders.kernel import MEMORY_LIMIT
     from mhsa_helpers.budget import Budget
     from mhsa_helpers.checks import CHECKS, GRADING_ERROR, hidden_seed, job, judge
+    from mhsa_helpers.execution.in_child import run_in_child
     from mhsa_helpers.exercises import by_grade_id
-    from mhsa_helpers.run import run_answers
 
     graded, jobs, seeds = {}, [], {}
     for src_path in sorted(source.glob("*.ipynb")):
@@ -211,7 +211,7 @@ def verify(source: Path, submission: Path, key: bytes, timeout: float = 30.0, wr
             seeds.update({e.name: hidden_seed(key, e.name) for e in exercises})
             tests = [(e.name, seed) for e in exercises for seed in (None, seeds[e.name])]
             jobs.append(job(src_path.stem, answer_cells(sub), tests))
-    results = run_answers(
+    results = run_in_child(
         jobs,
         timeout=timeout,
         memory=MEMORY_LIMIT,

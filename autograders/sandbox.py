@@ -2,7 +2,8 @@
 
 What a submission sees inside (:func:`wrap`): the operating system's
 programs and libraries and the Python environment, read-only; the child
-program; an empty private ``/tmp`` of :data:`TMP_SIZE` bytes, the only
+program (its parts only, :data:`mhsa_helpers.execution.in_child.CHILD_PARTS`,
+read-only in :data:`INSIDE`); an empty private ``/tmp`` of :data:`TMP_SIZE` bytes, the only
 place it can write (``/dev`` and ``/proc`` are read-only too: a grader
 running as root would otherwise leave ``/proc/sys`` writable). Not the
 course directory (gradebook, sources, solutions, other students'
@@ -31,8 +32,8 @@ from pathlib import Path
 
 __all__ = ["SandboxUnavailable", "check", "wrap"]
 
-#: Where the child program appears inside the sandbox.
-INSIDE = "/sandbox/child.py"
+#: Where the child program appears inside the sandbox (the folder Python runs).
+INSIDE = "/sandbox"
 #: Bytes the sandbox's ``/tmp`` may hold (the child empties it before each notebook).
 TMP_SIZE = 64 << 20
 
@@ -70,8 +71,18 @@ def _python_binds() -> list[str]:
     return args
 
 
-def wrap(child: Path) -> list[str]:
-    """The command that runs the child program ``child`` inside the sandbox."""
+def _program_binds(program: Path) -> list[str]:
+    """The child program's parts (``program`` is its folder), read-only in :data:`INSIDE`."""
+    from mhsa_helpers.execution.in_child import CHILD_PARTS
+
+    args = []
+    for part in CHILD_PARTS:
+        args += ["--ro-bind", str(program / part), f"{INSIDE}/{part}"]
+    return args
+
+
+def wrap(program: Path) -> list[str]:
+    """The command that runs the child program (the folder ``program``) inside the sandbox."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxUnavailable(
@@ -92,9 +103,7 @@ def wrap(child: Path) -> list[str]:
         "/tmp",
         *_system_binds(),
         *_python_binds(),
-        "--ro-bind",
-        str(child),
-        INSIDE,
+        *_program_binds(program),
         "--proc",
         "/proc",
         "--dev",
@@ -128,7 +137,9 @@ def wrap(child: Path) -> list[str]:
 
 def check() -> None:
     """Raise :class:`SandboxUnavailable`, saying why, unless a sandbox can be made here."""
-    argv = wrap(Path(__file__))  # any readable file will do as the program
+    from mhsa_helpers.execution.in_child import CHILD
+
+    argv = wrap(CHILD)
     argv = [*argv[: argv.index(sys.executable)], sys.executable, "-I", "-c", "import numpy"]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)

@@ -19,10 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mhsa_helpers.answers import answer_sources  # noqa: E402
 from mhsa_helpers.checks import hidden_seed, job, judge  # noqa: E402
+from mhsa_helpers.execution.in_child import run_in_child  # noqa: E402
+from mhsa_helpers.execution.saved import answer_sources  # noqa: E402
 from mhsa_helpers.exercises import NOTEBOOKS, of_notebook  # noqa: E402
-from mhsa_helpers.run import run_answers  # noqa: E402
 
 KEY = b"benchmark key"
 
@@ -50,7 +50,7 @@ def main(runs: int = 5) -> None:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        results = run_answers(work, wrapper=wrapper, contained=wrapper is not None)
+        results = run_in_child(work, wrapper=wrapper, contained=wrapper is not None)
         times.append(time.perf_counter() - start)
         failed = [
             (stem, key)

@@ -10,8 +10,8 @@
 #    how much memory it saves when generating text.
 
 # %% setup
-from mhsa_helpers.answers import learner_functions
 from mhsa_helpers.capstone import show_saved_layer
+from mhsa_helpers.execution.saved import learner_functions
 from mhsa_helpers.plots import heads_figure, heatmap
 from mhsa_helpers.widgets.explorer import Explorer
 

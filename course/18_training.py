@@ -19,7 +19,7 @@
 # %% setup
 from IPython.display import HTML, display
 
-from mhsa_helpers.answers import learner_functions
+from mhsa_helpers.execution.saved import learner_functions
 from mhsa_helpers.gradcheck import relative_error
 from mhsa_helpers.line_plots import accuracy_by_position, training_curves
 from mhsa_helpers.plots import heads_figure

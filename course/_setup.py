@@ -1,6 +1,6 @@
 # The read-only setup cell every notebook starts with (the build puts it there,
 # followed by the notebook's own lines). Answer cells get exactly these names
-# wherever they run: mhsa_helpers.answers.answer_namespace.
+# wherever they run: mhsa_helpers.execution.saved.answer_namespace.
 
 import numpy as np
 

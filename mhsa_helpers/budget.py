@@ -2,7 +2,7 @@
 
 The grader (:func:`autograders.integrity.verify`) gives every request it
 sends the child a budget in seconds, which the child applies by its clock
-(the ``B`` request of :mod:`mhsa_helpers.child`), and counts the time it
+(the ``B`` request of :mod:`mhsa_helpers.execution.child.main`), and counts the time it
 waits for each reply by its own clock, outside the sandbox, against the
 student's pool (:class:`Budget`). Nothing an answer does can forge either.
 
@@ -31,7 +31,8 @@ import warnings
 
 import numpy as np
 
-from . import child, reference
+from . import reference
+from .execution.child.contract import copy_inputs
 
 __all__ = [
     "CALL_ALLOWANCE",
@@ -61,7 +62,7 @@ def reference_seconds(name: str, args, kwargs) -> float:
     fn = getattr(reference, name, None)
     if not callable(fn):
         return 0.0
-    args_copy, kwargs_copy = child._copy(list(args)), child._copy(dict(kwargs))
+    args_copy, kwargs_copy = copy_inputs(list(args)), copy_inputs(dict(kwargs))
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         start = time.perf_counter()
@@ -100,7 +101,7 @@ class Budget:
 
     @classmethod
     def of_jobs(cls, jobs) -> Budget:
-        """The budget of ``jobs`` (:class:`mhsa_helpers.run.Job`): every call's reference timed.
+        """The budget of ``jobs`` (:class:`~mhsa_helpers.execution.in_child.Job`): each call timed.
 
         Each call is timed once per process (:data:`_TIMED`): a test key
         holds the exercise and the seed of its inputs, so every student of a

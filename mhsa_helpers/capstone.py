@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from . import reference as ref
-from .answers import SAVE_KEYS, load_answers, saved_ago
 from .examples import EXAMPLES, get_example
+from .execution.saved import SAVE_KEYS, run_answers_here, saved_ago
 
 __all__ = ["compare_layer", "compare_saved_layer", "show_saved_layer"]
 
@@ -81,7 +81,7 @@ def compare_saved_layer(directory=".", now: float | None = None) -> tuple[list, 
         )
     saved = f"{saved_ago(path, now)}"
     try:
-        fn = load_answers(path).get(NAME)
+        fn = run_answers_here(path).get(NAME)
     except Exception as exc:  # the learner's cells
         return [], (
             f"Your saved {NOTEBOOK}.ipynb ({saved}) does not run: its answer cells raise "

@@ -1,7 +1,7 @@
 """A learner's progress across all exercises, without any nbgrader server.
 
 The answer cells of every saved notebook run in one child process (a fork
-per notebook, :mod:`mhsa_helpers.run`); the visible check of each exercise
+per notebook, :mod:`mhsa_helpers.execution.in_child`); the visible check of each exercise
 judges what they returned here.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .answers import SAVE_KEYS, answer_sources, saved_ago
 from .checks import job, judge
+from .execution.in_child import run_in_child
+from .execution.saved import SAVE_KEYS, answer_sources, saved_ago
 from .exercises import NOTEBOOKS, of_notebook
-from .run import run_answers
 
 __all__ = ["progress", "save_hint", "show_progress"]
 
@@ -27,7 +27,7 @@ def progress(directory=".", timeout: float = 30.0) -> list[tuple[str, str, str]]
         path = directory / f"{nb.stem}.ipynb"
         if exercises and path.exists():
             jobs.append(job(nb.stem, answer_sources(path), [(e.name, None) for e in exercises]))
-    results = run_answers(jobs, timeout=timeout)
+    results = run_in_child(jobs, timeout=timeout)
     for nb in NOTEBOOKS:
         for e in of_notebook(nb.stem):
             result = results.get(nb.stem)

@@ -2,8 +2,8 @@
 
 import nbformat
 
-from mhsa_helpers.answers import learner_functions, load_answers
 from mhsa_helpers.capstone import compare_layer
+from mhsa_helpers.execution.saved import learner_functions, run_answers_here
 from mhsa_helpers.widgets.explorer import Explorer
 from tests import nbgrader_course as nc
 
@@ -27,7 +27,7 @@ def save(directory, stem, answers):
 
 def test_the_capstone_compares_an_mh_using_layer(tmp_path):
     save(tmp_path, "09_multi_head", {"multi_head_self_attention": MH_LAYER})
-    mine = load_answers(tmp_path / "09_multi_head.ipynb")["multi_head_self_attention"]
+    mine = run_answers_here(tmp_path / "09_multi_head.ipynb")["multi_head_self_attention"]
     rows = compare_layer(mine)
     assert rows and max(diff for *_, diff in rows) < 1e-12
 

@@ -231,14 +231,16 @@ CAUSAL_LAYER = LAYER.format(**RIGHT_LAYER).replace(
 )
 def test_a_backward_causal_always_is_told_so_by_the_visible_and_the_hidden_check(name, source):
     from mhsa_helpers.checks import hidden_seed, judge
-    from mhsa_helpers.checks.core import run_calls
+    from mhsa_helpers.checks.core import call_in_notebook
 
     fn = load(source, name)
     with pytest.raises(AssertionError) as info:
         checks.check(name, fn)
     assert "applies a causal mask of its own" in str(info.value), str(info.value)
     seed = hidden_seed(b"any course key", name)
-    said = judge(name, seed, run_calls(name, fn, checks.CHECKS[name].calls(seed)), hidden=True)
+    said = judge(
+        name, seed, call_in_notebook(name, fn, checks.CHECKS[name].calls(seed)), hidden=True
+    )
     assert said is not None and "causal" in said, said
 
 

@@ -23,8 +23,8 @@ from mhsa_helpers.budget import Budget
 from mhsa_helpers.checks import CHECKS, hidden_seed, job, judge
 from mhsa_helpers.checks.core import CheckFailed
 from mhsa_helpers.checks.step17_backward import CALLS_PER, WORK_SLOW
-from mhsa_helpers.child import _Counted
-from mhsa_helpers.run import run_answers
+from mhsa_helpers.execution.child.contract import _Counted
+from mhsa_helpers.execution.in_child import run_in_child
 from tests.test_checks import load
 
 #: The stable softmax an answer cell writes for itself (a notebook-level function of its own).
@@ -249,7 +249,7 @@ def test_central_differences_are_right_on_the_small_inputs():
     name, source = FINITE_DIFFERENCES["layer"]
     check = CHECKS[name]
     calls = check.visible()[:-1]
-    outcomes = checks.core.run_calls(name, load(source, name), calls)
+    outcomes = checks.core.call_in_notebook(name, load(source, name), calls)
     check.verdict(calls, outcomes)  # no CheckFailed: right values, from the forward only
 
 
@@ -265,7 +265,7 @@ def test_central_differences_earn_nothing_when_graded(case):
     hidden test's sentence says why without a number of its input."""
     name, source = FINITE_DIFFERENCES[case]
     seed = hidden_seed(b"a key of some course directory", name)
-    result = run_answers([job("17_backward", [source], [(name, None), (name, seed)])])
+    result = run_in_child([job("17_backward", [source], [(name, None), (name, seed)])])
     outcomes = result["17_backward"].outcomes
     visible = judge(name, None, outcomes[(name, None)])
     assert visible is not None and "not a backward pass" in visible, visible
@@ -290,7 +290,7 @@ def test_a_backward_that_loops_over_rows_heads_or_entries_passes(name, source, c
     checks.check_hidden(name, fn)
     assert capsys.readouterr().out.count("\u2713") == 2
     seed = hidden_seed(b"a key of some course directory", name)
-    result = run_answers([job("17_backward", [source], [(name, None), (name, seed)])])
+    result = run_in_child([job("17_backward", [source], [(name, None), (name, seed)])])
     outcomes = result["17_backward"].outcomes
     assert judge(name, None, outcomes[(name, None)]) is None
     assert judge(name, seed, outcomes[(name, seed)], hidden=True) is None
@@ -376,7 +376,7 @@ def _graded(name: str, source: str):
     process, each call within the grader's time budget."""
     seed = hidden_seed(b"a key of some course directory", name)
     jobs = [job("17_backward", [source], [(name, None), (name, seed)])]
-    result = run_answers(jobs, timeout=120.0, budget=Budget.of_jobs(jobs))["17_backward"]
+    result = run_in_child(jobs, timeout=120.0, budget=Budget.of_jobs(jobs))["17_backward"]
     return (
         judge(name, None, result.outcomes[(name, None)]),
         judge(name, seed, result.outcomes[(name, seed)], hidden=True),

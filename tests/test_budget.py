@@ -15,11 +15,11 @@ import pytest
 from autograders import integrity, sandbox
 from mhsa_helpers import budget as budgets
 from mhsa_helpers import reference
-from mhsa_helpers.answers import answer_sources
 from mhsa_helpers.budget import Budget, reference_seconds
 from mhsa_helpers.checks import CHECKS, job, judge
+from mhsa_helpers.execution.in_child import SPENT, run_in_child
+from mhsa_helpers.execution.saved import answer_sources
 from mhsa_helpers.exercises import exercise, of_notebook
-from mhsa_helpers.run import SPENT, run_answers
 from tests import nbgrader_course as nc
 from tests.conftest import TEST_KEY
 
@@ -68,7 +68,7 @@ def stalled():
         _job("08_head_output", _solution("08_head_output")),
     ]
     budget = Budget.of_jobs(jobs)
-    results = run_answers(jobs, timeout=60, wrapper=sandbox.wrap, contained=True, budget=budget)
+    results = run_in_child(jobs, timeout=60, wrapper=sandbox.wrap, contained=True, budget=budget)
     return results
 
 
@@ -129,7 +129,7 @@ def test_a_student_who_stalls_everywhere_is_stopped_by_the_pool():
     jobs = [_job(stem, [_sleeper(e.name) for e in of_notebook(stem)]) for stem in STALLED_STEMS]
     budget = Budget.of_jobs(jobs)
     budget.pool_s = 1.5 * budgets.CALL_ALLOWANCE
-    results = run_answers(jobs, timeout=60, wrapper=sandbox.wrap, contained=True, budget=budget)
+    results = run_in_child(jobs, timeout=60, wrapper=sandbox.wrap, contained=True, budget=budget)
     for stem in STALLED_STEMS:
         result = results[stem]
         assert result.error or all(v is not None for v in _verdicts(result).values()), stem

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mhsa_helpers.answers import saved_ago
 from mhsa_helpers.capstone import compare_saved_layer, show_saved_layer
+from mhsa_helpers.execution.saved import saved_ago
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT = ROOT / "notebooks" / "mhsa" / "09_multi_head.ipynb"  # `raise NotImplementedError()`
@@ -132,7 +132,7 @@ def test_saved_ago_uses_the_clock_by_default(tmp_path):
 
 
 def test_training_says_an_unwritten_layer_is_read_from_the_saved_notebook(tmp_path):
-    from mhsa_helpers.answers import learner_functions
+    from mhsa_helpers.execution.saved import learner_functions
     from mhsa_helpers.training import layer
 
     path = saved(tmp_path, STUDENT, 0)
@@ -149,7 +149,7 @@ def test_training_says_an_unwritten_layer_is_read_from_the_saved_notebook(tmp_pa
 
 
 def test_training_adds_nothing_for_a_solved_layer(tmp_path):
-    from mhsa_helpers.answers import learner_functions
+    from mhsa_helpers.execution.saved import learner_functions
     from mhsa_helpers.training import layer
 
     saved(tmp_path, SOLUTION, 7)

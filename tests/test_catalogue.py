@@ -16,7 +16,7 @@ import pytest
 from nbclient import NotebookClient
 
 from mhsa_helpers.checks import CHECKS, CheckFailed
-from mhsa_helpers.checks.core import close, run_calls
+from mhsa_helpers.checks.core import call_in_notebook, close
 from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
 from tests import nbgrader_course as nc
 from tests.oracles import CATALOGUED, all_calls, hidden, keys, mistake, oracle
@@ -80,7 +80,7 @@ def verdict(name: str, fn, seed=None) -> str | None:
     calls = CHECKS[name].calls(seed)
     try:
         with np.errstate(all="ignore"):
-            CHECKS[name].verdict(calls, run_calls(name, fn, calls))
+            CHECKS[name].verdict(calls, call_in_notebook(name, fn, calls))
     except CheckFailed as exc:
         return str(exc)
     return None

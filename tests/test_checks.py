@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from mhsa_helpers import checks
-from mhsa_helpers.answers import answer_namespace, load_answers
-from mhsa_helpers.checks.core import run_calls
+from mhsa_helpers.checks.core import call_in_notebook
+from mhsa_helpers.execution.saved import answer_namespace, run_answers_here
 from mhsa_helpers.exercises import EXERCISES, names
 from tests.fresh_mistakes import CORRECT, FRESH
 from tests.mistakes import HOSTILE, MISTAKES, WARNING_BUT_CORRECT
@@ -33,7 +33,7 @@ def load(source, name):
 def solution(name):
     """The instructor's answer for exercise ``name``, from its solution notebook."""
     (e,) = [e for e in EXERCISES if e.name == name]
-    return load_answers(SOLUTIONS / f"{e.notebook}.ipynb")[name]
+    return run_answers_here(SOLUTIONS / f"{e.notebook}.ipynb")[name]
 
 
 def test_every_exercise_has_exactly_one_check():
@@ -254,7 +254,7 @@ def test_correct_float32_implementations_pass(name, capsys):
             for c in check.calls(seed)
         ]
         with np.errstate(all="ignore"):
-            check.verdict(calls, run_calls(name, fn, calls))
+            check.verdict(calls, call_in_notebook(name, fn, calls))
 
 
 def test_a_failure_shows_as_one_sentence_in_ipython():

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mhsa_helpers as mh
-from mhsa_helpers.answers import answer_namespace, load_answers
+from mhsa_helpers.execution.saved import answer_namespace, run_answers_here
 from mhsa_helpers.widgets.anyway import LABEL
 from mhsa_helpers.widgets.cross import CrossWidget
 from mhsa_helpers.widgets.gqa import GQAWidget
@@ -129,7 +129,7 @@ def test_a_failing_function_shows_the_box_and_ticking_it_draws_that_function(cas
 @pytest.mark.parametrize("case", CASES)
 def test_a_passing_or_absent_function_keeps_the_box_hidden(case):
     cls, kwargs, name, _, notebook = CASES[case]
-    solved = load_answers(SOLUTIONS / f"{notebook}.ipynb")[name]
+    solved = run_answers_here(SOLUTIONS / f"{notebook}.ipynb")[name]
     for functions in ({}, {name: solved}):
         w = cls(functions=functions, **kwargs)
         assert not shown(w), functions

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mhsa_helpers import checks
-from mhsa_helpers.answers import answer_namespace
+from mhsa_helpers.execution.saved import answer_namespace
 
 NAME = "grouped_query_attention"
 

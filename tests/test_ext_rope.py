@@ -11,8 +11,8 @@ import pytest
 from nbclient import NotebookClient
 
 from mhsa_helpers import checks
-from mhsa_helpers.answers import answer_namespace
 from mhsa_helpers.checks import step11_rope as rope_check
+from mhsa_helpers.execution.saved import answer_namespace
 from tests import nbgrader_course as nc
 
 NAME = "rotary_embedding"

@@ -10,8 +10,8 @@ import pytest
 from nbclient import NotebookClient
 
 from mhsa_helpers import checks
-from mhsa_helpers.answers import answer_namespace
 from mhsa_helpers.checks import step16_sliding_window as sw
+from mhsa_helpers.execution.saved import answer_namespace
 from tests import nbgrader_course as nc
 
 NAME = "sliding_window_mask"

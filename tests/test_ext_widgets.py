@@ -5,8 +5,8 @@ import re
 import numpy as np
 
 import mhsa_helpers as mh
-from mhsa_helpers.answers import answer_namespace
 from mhsa_helpers.checks.step16_sliding_window import ONE_TOO_MANY
+from mhsa_helpers.execution.saved import answer_namespace
 from mhsa_helpers.widgets.rope import RopeWidget
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
 from tests.pictures import cells, shown, without_ids

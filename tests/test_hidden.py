@@ -16,9 +16,9 @@ import pytest
 from autograders import secret
 from mhsa_helpers import checks
 from mhsa_helpers.checks import CHECKS, hidden_seed, job, judge
-from mhsa_helpers.checks.core import RAISED_HIDDEN, run_calls
+from mhsa_helpers.checks.core import RAISED_HIDDEN, call_in_notebook
+from mhsa_helpers.execution.in_child import run_in_child
 from mhsa_helpers.exercises import EXERCISES, names
-from mhsa_helpers.run import run_answers
 from tests.mistakes import MISTAKES
 
 
@@ -119,7 +119,7 @@ def test_hidden_feedback_names_the_property_never_the_inputs(name):
     sources.update({k: v[2] for k, v in MISTAKES.items() if v[1] == name})
     said = {}
     for kind, source in sources.items():
-        result = run_answers([job("nb", [source], [(name, seed)])])["nb"]
+        result = run_in_child([job("nb", [source], [(name, seed)])])["nb"]
         assert result.error is None, (kind, result.error)
         said[kind] = judge(name, seed, result.outcomes[(name, seed)], hidden=True)
     for kind, sentence in said.items():
@@ -147,7 +147,7 @@ def test_a_lookup_table_of_everything_the_package_can_compute_fails_the_hidden_t
         "def softmax(Z, axis=-1):\n    return TABLE[np.asarray(Z).tobytes()]\n"
     )
     seed = hidden_seed(secret.secrets.token_bytes(32), name)  # the course's own key
-    result = run_answers([job("07_softmax", [source], [(name, None), (name, seed)])])
+    result = run_in_child([job("07_softmax", [source], [(name, None), (name, seed)])])
     outcomes = result["07_softmax"].outcomes
     assert judge(name, None, outcomes[(name, None)]) is None  # the visible inputs are public
     assert judge(name, seed, outcomes[(name, seed)], hidden=True) == f"{name} {RAISED_HIDDEN}"
@@ -167,5 +167,5 @@ def test_a_right_answer_passes_the_hidden_inputs_of_any_key(name):
 
     fn = solution(name)
     for seed in [*range(40), *ONCE_UNJUDGEABLE.get(name, ())]:
-        outcomes = run_calls(name, fn, CHECKS[name].calls(seed))
+        outcomes = call_in_notebook(name, fn, CHECKS[name].calls(seed))
         assert judge(name, seed, outcomes, hidden=True) is None, (name, seed)

@@ -9,9 +9,9 @@ measured call runs in a process that has seen no other.
 
 import numpy as np
 
-from mhsa_helpers.answers import answer_sources
 from mhsa_helpers.checks import job, judge
-from mhsa_helpers.run import Job, run_answers
+from mhsa_helpers.execution.in_child import Job, run_in_child
+from mhsa_helpers.execution.saved import answer_sources
 from tests import nbgrader_course as nc
 
 #: Marker inputs: call k gets np.full(7, BASE + k).
@@ -71,7 +71,7 @@ def _probe_job(calls: int, measured: set) -> Job:
 def test_no_call_sees_another_calls_inputs_frames_gc_or_bytes():
     """Frames (the child's own too), gc.get_objects() and raw bytes: only the call's inputs."""
     calls, measured = 8, {3, 6}
-    result = run_answers([_probe_job(calls, measured)])["probe"]
+    result = run_in_child([_probe_job(calls, measured)])["probe"]
     assert result.error is None, result.error
     outcomes = result.outcomes["probe"]
     assert len(outcomes) == calls and all(o.error is None for o in outcomes), outcomes
@@ -87,7 +87,7 @@ def test_the_probe_would_see_inputs_that_were_there():
     job_.sources[0] += (
         "\n_probe = softmax\nKEPT = []\ndef softmax(x):\n    KEPT.append(x)\n    return _probe(x)\n"
     )
-    outcomes = run_answers([job_])["probe"].outcomes["probe"]
+    outcomes = run_in_child([job_])["probe"].outcomes["probe"]
     assert [o.value.tolist() for o in outcomes] == [[], [0.0], [0.0, 1.0]]
 
 
@@ -127,14 +127,14 @@ def tiled_attention(Q, K, V, block_size, causal=False):
 def test_a_measured_call_cannot_be_computed_before_it_is_measured():
     """Precomputing full attention at cell time or in an earlier call finds nothing to use."""
     seed = None  # the visible test measures memory
-    result = run_answers([job("14_tiled", [PRECOMPUTE], [("tiled_attention", seed)])])
+    result = run_in_child([job("14_tiled", [PRECOMPUTE], [("tiled_attention", seed)])])
     outcomes = result["14_tiled"].outcomes[("tiled_attention", seed)]
     verdict = judge("tiled_attention", seed, outcomes)
     assert verdict is not None and "memory bound" in verdict, verdict
     honest = next(
         s for s in answer_sources(nc.SOLUTIONS / "14_tiled.ipynb") if "def tiled_attention" in s
     )
-    result = run_answers([job("14_tiled", [honest], [("tiled_attention", seed)])])
+    result = run_in_child([job("14_tiled", [honest], [("tiled_attention", seed)])])
     assert (
         judge("tiled_attention", seed, result["14_tiled"].outcomes[("tiled_attention", seed)])
         is None
@@ -147,16 +147,16 @@ import sys
 frame = sys._getframe()
 while frame is not None and frame.f_code.co_name != "_serve_parent":
     frame = frame.f_back
-m = sys.modules["__main__"]
+m = sys.modules["child.wire"]
 stolen = []
 try:
-    while (request := m._read_frame(frame.f_locals["stdin"])) is not None:
+    while (request := m.read_frame(frame.f_locals["stdin"])) is not None:
         stolen.append(request)
 except Exception as exc:
     stolen.append(type(exc).__name__)
 try:
     forged = ("outcome", ("value", 0.0))
-    os.write(frame.f_locals["out"], m._frame(b"R", __import__("pickle").dumps(forged)))
+    os.write(frame.f_locals["out"], m.pack_frame(b"R", __import__("pickle").dumps(forged)))
     stolen.append("wrote")
 except Exception as exc:
     stolen.append(type(exc).__name__)
@@ -176,7 +176,7 @@ def test_an_answer_can_neither_read_later_requests_nor_forge_replies():
             [("softmax", None)],
         ),
     ]
-    results = run_answers(jobs)
+    results = run_in_child(jobs)
     first = judge(
         "positional_encoding", None, results["01_input"].outcomes[("positional_encoding", None)]
     )
@@ -239,7 +239,7 @@ def test_a_helper_process_cannot_compute_a_measured_call_in_the_sandbox():
     """In the sandbox, every process but the child's own is gone before a measured call."""
     from autograders import sandbox
 
-    outcomes = run_answers(
+    outcomes = run_in_child(
         [job("14_tiled", [OFFLOAD], [("tiled_attention", None)])],
         wrapper=sandbox.wrap,
         contained=True,

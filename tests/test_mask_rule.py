@@ -15,9 +15,9 @@ import pytest
 
 from mhsa_helpers import checks
 from mhsa_helpers import reference as ref
-from mhsa_helpers.answers import answer_namespace, answer_sources
 from mhsa_helpers.checks.core import HEAD_AXIS_TWICE, NO_HEAD_AXIS, per_head_mask
 from mhsa_helpers.reference.inputs import heads_mask
+from mhsa_helpers.execution.saved import answer_namespace, answer_sources
 from tests.nbgrader_course import SOLUTIONS
 
 T, D, H = 5, 6, 2
@@ -189,7 +189,7 @@ def test_the_visible_check_has_both_forms(name):
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
 def test_the_judge_never_raises_on_the_reference_for_200_hidden_seeds(name):
     """Every catalogue entry computes (None where it cannot occur) on every hidden input."""
-    from mhsa_helpers.run import Outcome
+    from mhsa_helpers.execution.outcomes import Outcome
 
     check = checks.CHECKS[name]
     for seed in [None, *range(200)]:

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mhsa_helpers.checks import CHECKS, GRADING_ERROR, CheckFailed, judge
+from mhsa_helpers.execution.outcomes import Opaque, Outcome, outcomes_of
 from mhsa_helpers.exercises import names
-from mhsa_helpers.run import Opaque, Outcome, outcomes_of
 from tests.oracles import hidden
 
 SCALARS = st.one_of(
@@ -125,7 +125,7 @@ def test_a_value_like_the_right_one_but_odd_gets_a_verdict(name):
 
 
 def _plain(value):
-    from mhsa_helpers.child import plain
+    from mhsa_helpers.execution.child.contract import plain
 
     return plain(value)
 

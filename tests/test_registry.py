@@ -11,7 +11,7 @@ import pytest
 
 import mhsa_helpers as mh
 from mhsa_helpers import reference
-from mhsa_helpers.answers import answer_namespace
+from mhsa_helpers.execution.saved import answer_namespace
 from mhsa_helpers.exercises import (
     EXERCISES,
     NOTEBOOKS,

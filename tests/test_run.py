@@ -7,12 +7,12 @@ import nbformat
 import pytest
 
 from autograders import integrity
-from mhsa_helpers.answers import answer_sources
 from mhsa_helpers.checks import job as Job
 from mhsa_helpers.checks import judge
+from mhsa_helpers.execution.in_child import run_in_child
+from mhsa_helpers.execution.saved import answer_sources
 from mhsa_helpers.exercises import exercise
 from mhsa_helpers.progress import progress
-from mhsa_helpers.run import run_answers
 from tests import nbgrader_course as nc
 from tests.conftest import TEST_KEY
 from tests.oracles import hidden
@@ -27,7 +27,7 @@ WRONG_SOFTMAX = "def softmax(Z, axis=-1):\n    return np.zeros_like(Z)\n"
 
 
 def run_one(source, name="attention_head", seed=None, **limits):
-    result = run_answers([Job("nb", [source], [(name, seed)])], **limits)["nb"]
+    result = run_in_child([Job("nb", [source], [(name, seed)])], **limits)["nb"]
     return result
 
 
@@ -65,7 +65,7 @@ def test_a_process_exit_costs_only_its_notebook():
         Job("exits", ["import os\nos._exit(0)"], [("softmax", None)]),
         Job("honest", [MH_HEAD], [("attention_head", None)]),
     ]
-    results = run_answers(jobs)
+    results = run_in_child(jobs)
     assert "ended their process" in results["exits"].error
     assert (
         judge("attention_head", None, results["honest"].outcomes[("attention_head", None)]) is None
@@ -202,8 +202,8 @@ def test_tampering_names_edited_deleted_retyped_cells_and_foreign_kernels(submis
 @pytest.mark.parametrize("name", [e.name for e in __import__("mhsa_helpers").exercises.EXERCISES])
 def test_the_childs_mh_holds_only_what_the_exercise_may_use(name):
     """The child never receives the reference of the exercise itself or of a later step."""
+    from mhsa_helpers.execution.in_child import _mh_of
     from mhsa_helpers.exercises import forbidden
-    from mhsa_helpers.run import _mh_of
 
     source, blocked = _mh_of([name])
     defined = {}
@@ -282,7 +282,7 @@ def test_messages_from_the_child_are_one_clipped_line():
 
 
 def test_a_result_bomb_is_refused_not_expanded():
-    from mhsa_helpers.run import NODE_LIMIT, outcomes_of
+    from mhsa_helpers.execution.outcomes import NODE_LIMIT, outcomes_of
 
     bomb = [0]
     for _ in range(60):  # 2**60 leaves if expanded; a few hundred bytes pickled
@@ -352,7 +352,7 @@ def test_an_error_of_a_course_function_is_no_check_of_the_answers_own_in_the_chi
             judge(
                 name,
                 seed,
-                run_answers([Job("12_gqa", [s], [(name, seed)])])["12_gqa"].outcomes[(name, seed)],
+                run_in_child([Job("12_gqa", [s], [(name, seed)])])["12_gqa"].outcomes[(name, seed)],
             )
             for s in (wrong, right)
         ]

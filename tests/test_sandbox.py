@@ -9,7 +9,7 @@ from pathlib import Path
 from autograders import sandbox
 from mhsa_helpers.checks import job as Job
 from mhsa_helpers.checks import judge
-from mhsa_helpers.run import run_answers
+from mhsa_helpers.execution.in_child import run_in_child
 from tests import nbgrader_course as nc
 
 REPORT = """
@@ -20,7 +20,7 @@ def softmax(Z, axis=-1):
 
 def probe(source: str) -> str:
     """Run ``source`` (which sets FOUND) in the sandbox; return what it found."""
-    result = run_answers(
+    result = run_in_child(
         [Job("07_softmax", [source + REPORT], [("softmax", None)])], wrapper=sandbox.wrap
     )
     assert result["07_softmax"].error is None, result["07_softmax"].error

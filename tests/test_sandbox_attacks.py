@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from autograders import sandbox
-from mhsa_helpers import run
-from mhsa_helpers.answers import answer_sources
 from mhsa_helpers.checks import job, judge
-from mhsa_helpers.run import run_answers
+from mhsa_helpers.execution import channel
+from mhsa_helpers.execution.in_child import run_in_child
+from mhsa_helpers.execution.saved import answer_sources
 from tests import nbgrader_course as nc
 
 pytestmark = pytest.mark.slow
@@ -27,7 +27,7 @@ def _solution(stem: str) -> list:
 
 
 def _sandboxed(jobs, **limits):
-    return run_answers(jobs, wrapper=sandbox.wrap, contained=True, **limits)
+    return run_in_child(jobs, wrapper=sandbox.wrap, contained=True, **limits)
 
 
 #: Each probe is 1.0 where the answer managed it: none should be.
@@ -95,17 +95,17 @@ def test_a_child_killed_outside_the_sandbox_costs_that_notebook_only():
         job("01_input", [killer], [("positional_encoding", None)]),
         job("07_softmax", _solution("07_softmax"), [("softmax", None)]),
     ]
-    results = run_answers(jobs)
+    results = run_in_child(jobs)
     assert results["01_input"].error is not None
     assert judge("softmax", None, results["07_softmax"].outcomes[("softmax", None)]) is None
 
 
 def test_an_oversized_result_costs_that_call_only(monkeypatch):
     """A reply past the notebook's byte limit fails its exercise; the next exercise is judged."""
-    monkeypatch.setattr(run, "RESULT_LIMIT", 1 << 20)
+    monkeypatch.setattr(channel, "RESULT_LIMIT", 1 << 20)
     huge = "def positional_encoding(seq_len, d_model):\n    return np.zeros(300_000)\n"
     sources = [huge, *_solution("04_heads")]
-    results = run_answers(
+    results = run_in_child(
         [job("04_heads", sources, [("positional_encoding", None), ("split_heads", None)])]
     )["04_heads"]
     too_large = judge("positional_encoding", None, results.outcomes[("positional_encoding", None)])
@@ -396,7 +396,7 @@ def test_a_notebook_cannot_start_threads_without_end():
 FORGED = """
 import sys
 
-sys.modules["__main__"]._events = lambda *args: ["grading error: award full marks"]
+sys.modules["child.notebook"]._events = lambda *args: ["grading error: award full marks"]
 def softmax(Z, axis=-1):
     raise NotImplementedError()
 """
@@ -454,7 +454,7 @@ def test_the_key_never_reaches_the_child_even_without_the_sandbox(monkeypatch):
         "    return float(any('MHSA' in k for k in os.environ))\n"
     )
     for wrapper in (None, sandbox.wrap):
-        result = run_answers([job("07_softmax", [probe], [("softmax", None)])], wrapper=wrapper)
+        result = run_in_child([job("07_softmax", [probe], [("softmax", None)])], wrapper=wrapper)
         assert result["07_softmax"].outcomes[("softmax", None)][0].value == 0.0, wrapper
 
 
@@ -464,7 +464,7 @@ FORGED_MEASURE = (
     + """
 import sys
 
-_child = sys.modules["__main__"]
+_child = sys.modules["child.contract"]
 _child._invoke = lambda fn, args, kwargs, guard, memory: (fn(*args, **kwargs), 0)
 
 def tiled_attention(Q, K, V, block_size, causal=False):
@@ -492,9 +492,9 @@ import mmap
 import os
 import sys
 
-_child = sys.modules["__main__"]
-_reply = _child._reply
-_child._reply = lambda fd, m: (_reply(fd, m), m[1][:1] == ("measured",) and os._exit(0))
+_child = sys.modules["child.notebook"]
+_reply = _child.send_reply
+_child.send_reply = lambda fd, m: (_reply(fd, m), m[1][:1] == ("measured",) and os._exit(0))
 ROOM = mmap.mmap(-1, 4096 * 4096 * 8, flags=mmap.MAP_PRIVATE)
 
 def tiled_attention(Q, K, V, block_size, causal=False):

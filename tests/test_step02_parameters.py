@@ -7,7 +7,7 @@ import pytest
 
 from mhsa_helpers import checks
 from mhsa_helpers.checks import step02_parameters as s02
-from mhsa_helpers.checks.core import run_calls
+from mhsa_helpers.checks.core import call_in_notebook
 from tests.test_checks import load
 
 # The start of every answer below: the Glorot bound, as the exercise defines it.
@@ -114,7 +114,7 @@ def test_a_correct_answer_passes_the_hidden_check_on_many_seeds():
     check = checks.CHECKS["init_weights"]
     for seed in range(60):
         calls = check.calls(seed)
-        check.verdict(calls, run_calls("init_weights", reference_like, calls))
+        check.verdict(calls, call_in_notebook("init_weights", reference_like, calls))
 
 
 # --------------------------------------------------------------------------

@@ -127,7 +127,7 @@ def test_a_value_error_from_numpy_does_not_meet_the_rule():
 
 def test_tiled_without_its_block_size_check_fails():
     """range()'s error for 0 is not the rule's ValueError, and a negative size must raise."""
-    from mhsa_helpers.answers import answer_sources
+    from mhsa_helpers.execution.saved import answer_sources
     from tests.nbgrader_course import SOLUTIONS
 
     source = "\n".join(answer_sources(SOLUTIONS / "14_tiled.ipynb"))

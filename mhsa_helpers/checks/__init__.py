@@ -12,7 +12,7 @@ The hidden tests' seed comes from a key that only the instructor's course
 directory holds (``python -m autograders init-course``): :func:`hidden_seed`
 turns the key and an exercise's name into the seed, so nothing in this
 package can rebuild a hidden input. The progress report and the grader run
-the learner's functions elsewhere (:mod:`mhsa_helpers.run`) on the requests
+the learner's functions elsewhere (:mod:`mhsa_helpers.execution.in_child`) on the requests
 of :func:`job` and judge what came back here, with :func:`judge`.
 """
 
@@ -25,7 +25,7 @@ import os
 import pkgutil
 import secrets
 
-from ..run import Job
+from ..execution.in_child import Job
 from .core import Check, CheckFailed, NotYet, blind
 
 for _module in pkgutil.iter_modules(__path__):

@@ -2,7 +2,7 @@
 
 A check is two halves that never need to share a process:
 
-* :func:`run_calls` calls the learner's function on a check's inputs and
+* :func:`call_in_notebook` calls the learner's function on a check's inputs and
   returns one :class:`Outcome` per call: the value, or what went wrong
   (not implemented, raised, called the reference). It gives no verdict.
 * :meth:`Check.judge` compares those outcomes with the reference and raises
@@ -11,7 +11,7 @@ A check is two halves that never need to share a process:
 
 In a notebook both halves run in the kernel (:func:`Check.run`); the
 progress report and the grader run the first half in a child process
-(:mod:`mhsa_helpers.run`, which knows nothing of the checks) and judge in
+(:mod:`mhsa_helpers.execution.in_child`, which knows nothing of the checks) and judge in
 the parent. Every failure also has a *public* sentence
 (:attr:`CheckFailed.public`): what a hidden test may say, the property that
 failed in the learner's terms, without the inputs, shapes or values.
@@ -30,10 +30,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import reference as ref
-from ..child import call_each
+from ..execution.child.contract import call_each
+from ..execution.outcomes import Opaque, Outcome, outcomes_of
 from ..exercises import exercise, forbidden
 from ..reference.inputs import heads_mask
-from ..run import Opaque, Outcome, outcomes_of
 from .diagnose import diagnose
 from .wording import agree, number, two_numbers
 
@@ -49,6 +49,7 @@ __all__ = [
     "as_result",
     "batch_rng",
     "blind",
+    "call_in_notebook",
     "close",
     "compare",
     "compare_head_outputs",
@@ -59,7 +60,6 @@ __all__ = [
     "precision",
     "random_shape",
     "redact",
-    "run_calls",
     "where",
 ]
 
@@ -132,7 +132,7 @@ class Call:
     #: Measure the call's peak of traced memory (:attr:`Outcome.peak`).
     memory: bool = False
     #: The Python function calls the call may make (None: not counted); past it the call
-    #: is stopped with the code "calls" (:class:`mhsa_helpers.child._Counted`).
+    #: is stopped with the code "calls" (:class:`mhsa_helpers.execution.child.contract._Counted`).
     calls: int | None = None
     #: The exception must come from a check of the function's own (a ``raise`` in the
     #: learner's code), not from a course function it calls: where no course function checks
@@ -197,10 +197,10 @@ class _ReferenceWatch:
         sys.setprofile(self.previous)
 
 
-def run_calls(name: str, fn, calls: list[Call]) -> list[Outcome]:
+def call_in_notebook(name: str, fn, calls: list[Call]) -> list[Outcome]:
     """Call ``fn`` (the learner's ``name``) on every call's inputs, here; stop at the first error.
 
-    The same calls as in the child process (:func:`mhsa_helpers.child.call_one`);
+    The same calls as in the child process (:func:`mhsa_helpers.execution.child.contract.call_one`);
     here, where ``mh`` is the whole course package, calls to reference
     functions the exercise may not use are caught and reported as errors.
     """
@@ -1000,7 +1000,7 @@ class Check:
         guard_numpy()
         calls = self.calls(seed)
         with np.errstate(all="ignore"):
-            outcomes = run_calls(self.name, fn, calls)
+            outcomes = call_in_notebook(self.name, fn, calls)
         if outcomes and outcomes[0].code == "not-implemented":
             return NotYet(outcomes[0].error)
         try:

@@ -12,7 +12,7 @@ with one large input (thousands of numbers, few rows) on which the call may
 make at most one Python function call per :data:`CALLS_PER` numbers of its
 inputs (:func:`call_bound`): the child counts every call, the answer's own,
 the course's ``mh`` functions and numpy's, in the threads the call starts
-too, and stops the call past the bound (:class:`mhsa_helpers.child._Counted`).
+too, and stops the call past the bound (:class:`mhsa_helpers.execution.child.contract._Counted`).
 No time is measured: a backward pass makes a fixed number of calls whatever
 the size (a loop over heads or rows a few per head or row), central
 differences at least two per number.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..answers import saved_hint
+from ..execution.saved import saved_hint
 from ..learner import learner_or_reference
 
 __all__ = ["layer_functions"]
@@ -14,7 +14,7 @@ def layer_functions(functions=None, cache: dict | None = None, directory=None) -
     Parameters
     ----------
     functions : mapping, optional
-        The learner's functions by name (:func:`mhsa_helpers.answers.learner_functions`).
+        The learner's functions by name (:func:`mhsa_helpers.execution.saved.learner_functions`).
     cache : dict, optional
         Checks already run (see :func:`mhsa_helpers.learner.learner_or_reference`).
     directory : str or Path, optional

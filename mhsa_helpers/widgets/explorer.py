@@ -100,7 +100,7 @@ class Explorer(Framed):
         "view" and "step"; all by default.
     saved : bool
         Whether ``functions`` come from the learner's saved notebooks
-        (:func:`mhsa_helpers.answers.learner_functions`, the capstone) rather
+        (:func:`mhsa_helpers.execution.saved.learner_functions`, the capstone) rather
         than from the notebook it runs in: the notes then say why a function
         is missing in those words.
     """

@@ -1,6 +1,10 @@
-"""The learner's answers: read from saved notebooks, run with the notebook's namespace.
+"""Saved notebooks' answers: read them, and run them in this process.
 
-An answer cell runs in the kernel with what the notebook's setup cell
+:func:`answer_sources` reads a saved notebook's answer cells;
+:func:`run_answers_here` runs them in this process (the notebook's kernel,
+the progress report's) and returns the namespace they fill;
+:func:`learner_functions` gathers the learner's functions of every saved
+notebook. An answer cell runs in the kernel with what the notebook's setup cell
 defines: ``np`` and ``mh`` (the course's package, whose earlier steps an
 answer may call). Everything that runs answers outside the notebook — the
 progress report, the capstone, the explorer, the grader — starts from
@@ -14,14 +18,14 @@ import json
 import time
 from pathlib import Path
 
-from .exercises import NOTEBOOKS, of_notebook
+from ..exercises import NOTEBOOKS, of_notebook
 
 __all__ = [
     "SAVE_KEYS",
     "answer_namespace",
     "answer_sources",
     "learner_functions",
-    "load_answers",
+    "run_answers_here",
     "saved_ago",
     "saved_hint",
 ]
@@ -61,7 +65,7 @@ def saved_hint(name: str, directory=".", now: float | None = None) -> str:
     saved file and when it was saved, and what to do if it is not the
     latest; or that the notebook is not found next to this one.
     """
-    from .exercises import exercise
+    from ..exercises import exercise
 
     stem = exercise(name).notebook
     path = Path(directory) / f"{stem}.ipynb"
@@ -96,8 +100,8 @@ def answer_sources(path) -> list[str]:
     ]
 
 
-def load_answers(path) -> dict:
-    """Run a saved notebook's answer cells here and return the namespace they fill.
+def run_answers_here(path) -> dict:
+    """Run a saved notebook's answer cells in this process; return the namespace they fill.
 
     Used by the capstone to take the learner's own functions from earlier
     notebooks (save them first).
@@ -122,7 +126,7 @@ def learner_functions(directory=".") -> dict:
         if not wanted or not path.exists():
             continue
         try:
-            namespace = load_answers(path)
+            namespace = run_answers_here(path)
         except Exception:  # reported by the progress report; here the reference stands in
             continue
         functions.update({n: namespace[n] for n in wanted if callable(namespace.get(n))})

@@ -1,16 +1,16 @@
 """Run a learner's answer cells in a child process; return values, never verdicts.
 
-The parent (the progress report, the grader) drives the child
-(:mod:`mhsa_helpers.child`, a script that imports nothing of the course) one
-request at a time: a notebook's answer cells and the source of the course
-functions it may use through ``mh``, then each call's inputs, only when that
-call runs. The reference and the checks never enter the child, and no
-process of the child ever holds the inputs of a call it has not been given
-(a memory-measured call runs in a fresh process that has seen no other).
-The child returns what the learner's functions gave, as plain data
-(:class:`Outcome`); the checks judge it against the reference in the parent
-(:func:`mhsa_helpers.checks.judge`). This module knows nothing of the
-checks: it runs the requests it is handed (:class:`Job`).
+The parent (the progress report, the grader) drives the child program
+(:mod:`.child`, which imports nothing else of the course) one request at a
+time (:func:`run_in_child`): a notebook's answer cells and the source of the
+course functions it may use through ``mh``, then each call's inputs, only
+when that call runs. The reference and the checks never enter the child,
+and no process of the child ever holds the inputs of a call it has not been
+given (a memory-measured call runs in a fresh process that has seen no
+other). The child returns what the learner's functions gave, as plain data
+(:class:`.outcomes.Outcome`); the checks judge it against the reference in
+the parent (:func:`mhsa_helpers.checks.judge`). This module knows nothing of
+the checks: it runs the requests it is handed (:class:`Job`).
 
 Nothing the answers do to modules, numpy or the interpreter reaches a
 verdict, and the grader can run the child in a sandbox that holds nothing
@@ -19,90 +19,35 @@ else (:mod:`autograders.sandbox`).
 
 from __future__ import annotations
 
-import builtins
-import contextlib
 import inspect
-import os
-import select
-import struct
-import subprocess
 import sys
-import threading
 import time
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from . import child, reference
-from .budget import CELLS_ALLOWANCE, FACTOR, Budget
-from .exercises import exercise, forbidden, names
+from .. import reference
+from ..budget import CELLS_ALLOWANCE, FACTOR, Budget
+from ..exercises import exercise, forbidden, names
+from .channel import TOO_LARGE, Channel, ChildFailed, too_large
+from .child.wire import NOTEBOOK_EVENTS, REFERENCE_CALL
+from .outcomes import Outcome, clean_text, outcomes_of
 
 __all__ = [
     "CHILD",
-    "ERROR_CODES",
+    "CHILD_PARTS",
     "SPENT",
     "Job",
     "NotebookResult",
-    "Opaque",
-    "Outcome",
     "mh_source",
-    "outcomes_of",
-    "run_answers",
+    "run_in_child",
 ]
 
-#: The child program, run as a plain script.
-CHILD = Path(child.__file__)
-
-
-@dataclass(frozen=True)
-class Opaque:
-    """Stands for a returned object that is neither a numeric array, a number nor a tuple."""
-
-    type_name: str
-
-
-#: What went wrong in a call, in the child's fixed vocabulary (``raised:<built-in name>`` too).
-ERROR_CODES = frozenset(
-    {
-        "not-implemented",
-        "memory",
-        "modified",
-        "unstable",
-        "reference",
-        "warning",
-        "calls",
-        "exit",
-        "crashed",
-        "garbled",
-        "slow",
-        "spent",
-    }
-)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one call of the learner's function gave: a value, or an error sentence.
-
-    A call that warned (``code`` "warning") may carry the value it gives
-    when the warning is let pass, so that the judge can name the mistake.
-    """
-
-    value: Any = None
-    error: str | None = None
-    #: "Name: message" of the exception a call asked to raise, raised as asked.
-    raised: str | None = None
-    #: Whether that exception came from a ``raise`` of the learner's (None: unknown).
-    raised_here: bool | None = None
-    #: Peak bytes of traced allocations during the call, where measured.
-    peak: int | None = None
-    #: For a call run in a fresh process: the growth of that process's resident memory
-    #: from its fork to its peak, in bytes, as the kernel recorded it (-1: unknown).
-    resident: int | None = None
-    #: What went wrong, when ``error`` is set: one of :data:`ERROR_CODES` or
-    #: ``raised:<built-in exception name>``; None if the child's word was not one of them.
-    code: str | None = None
+#: The child program: this folder, which Python runs as ``python <folder>`` (its
+#: ``__main__.py`` starts the package ``child``).
+CHILD = Path(__file__).resolve().parent
+#: What of :data:`CHILD` the child program is made of: all a sandbox gives it of the course.
+CHILD_PARTS = ("__main__.py", "child")
 
 
 @dataclass
@@ -192,178 +137,6 @@ def _mh_of(exercises) -> tuple[str, frozenset]:
     return mh_source(allowed), frozenset(blocked)
 
 
-# --------------------------------------------------------------------------
-# reading what the child sends: untrusted, checked
-# --------------------------------------------------------------------------
-#: Bytes read from the child for one notebook at the most (a legit result is far below 1 MB).
-RESULT_LIMIT = 64 << 20
-#: Stands for a reply read but not kept: it would have passed the notebook's :data:`RESULT_LIMIT`.
-TOO_LARGE = ("too large",)
-#: Containers, numbers and strings the outcomes of one test may hold at the most.
-NODE_LIMIT = 10_000
-#: What arrays of other kinds than numbers and booleans are called in a message.
-_ARRAY_KINDS = {"M": "dates", "m": "time spans", "U": "strings", "S": "bytes", "V": "records"}
-
-
-def _text(value) -> str:
-    """A string from the child, one line, no control characters, clipped."""
-    text = "".join(c if c.isprintable() else " " for c in str(value))
-    return child.clip(text)
-
-
-def _decode(value, budget: list, depth: int = 0):
-    """The child's plain value, checked: bounded size and depth, numeric arrays only."""
-    import numpy as np
-
-    budget[0] -= 1
-    if budget[0] < 0 or depth > 8:
-        raise ValueError("a result too deep or too large")
-    if isinstance(value, np.ndarray):
-        if value.dtype.hasobject or value.size > child.ARRAY_LIMIT:
-            return Opaque("an array that cannot be checked")
-        if value.dtype.kind not in "biufc":
-            return Opaque(f"an array of {_ARRAY_KINDS.get(value.dtype.kind, 'other things')}")
-        return value
-    if isinstance(value, dict):
-        return Opaque(_text(value.get("opaque", "dict")))
-    if isinstance(value, str):
-        return _text(value)
-    if type(value) in (tuple, list):
-        return type(value)(_decode(v, budget, depth + 1) for v in value)
-    if isinstance(value, bool | int | float | complex | np.generic) or value is None:
-        return value
-    return Opaque(_text(type(value).__name__))
-
-
-def _code(value) -> str | None:
-    """An error code from the child, if it is one of the vocabulary's."""
-    if not isinstance(value, str):
-        return None
-    if value in ERROR_CODES:
-        return value
-    kind, _, name = value.partition(":")
-    cls = getattr(builtins, name, None)
-    if kind == "raised" and isinstance(cls, type) and issubclass(cls, BaseException):
-        return value
-    return None
-
-
-def _count(value) -> int | None:
-    """A count of bytes from the child: an int, None if absent, -1 if malformed."""
-    if value is None:
-        return None
-    return value if isinstance(value, int) and not isinstance(value, bool) else -1
-
-
-def outcomes_of(raw) -> list[Outcome]:
-    """The child's raw outcomes (:func:`mhsa_helpers.child.call_one`) as :class:`Outcome` objects.
-
-    Checked: a malformed entry becomes an error outcome, and the whole is
-    decoded within :data:`NODE_LIMIT` (a ValueError beyond it).
-    """
-    budget = [NODE_LIMIT]
-    out = []
-    for entry in list(raw)[:64]:
-        kind, value = (entry[0], entry[1]) if isinstance(entry, tuple) and entry else (None, None)
-        if kind == "value":
-            out.append(Outcome(value=_decode(value, budget)))
-        elif kind == "measured" and isinstance(value, tuple) and len(value) in (2, 3):
-            peak, resident = (_count(v) for v in (*value[1:], None)[:2])
-            out.append(Outcome(value=_decode(value[0], budget), peak=peak, resident=resident))
-        elif kind == "raised":
-            own = entry[2] if len(entry) > 2 and isinstance(entry[2], bool) else None
-            out.append(Outcome(raised=_text(value), raised_here=own))
-        else:
-            code = _code(entry[2]) if isinstance(entry, tuple) and len(entry) > 2 else None
-            behind = _decode(entry[3], budget) if code == "warning" and len(entry) > 3 else None
-            out.append(Outcome(value=behind, error=_text(value), code=code))
-    return out
-
-
-# --------------------------------------------------------------------------
-# talking to the child: one request, one reply
-# --------------------------------------------------------------------------
-class ChildFailed(RuntimeError):
-    """The child itself stopped answering (nothing a notebook's answers can cause)."""
-
-
-#: Seconds the child may reply after a request's budget (to kill and sweep) before it counts
-#: as failed itself.
-CHILD_GRACE = 30.0
-
-
-class _Channel:
-    """The child process, and one request/reply exchange with it at a time."""
-
-    def __init__(self, argv: list, budget: float, reply_wait: float):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MHSA_")}  # the key
-        env.update(OPENBLAS_NUM_THREADS="1", MPLBACKEND="agg")
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
-        )
-        self.killer = threading.Timer(budget, self.proc.kill)  # the whole run's last resort
-        self.killer.start()
-        self.reply_wait, self.read = reply_wait, 0
-
-    def close(self) -> None:
-        """Stop the child and its timer."""
-        self.killer.cancel()
-        with contextlib.suppress(OSError):
-            self.proc.stdin.close()
-        self.proc.kill()
-        self.proc.stdout.close()
-        self.proc.wait()
-
-    def send(self, kind: bytes, obj) -> None:
-        """One request."""
-        try:
-            child.write_frame(self.proc.stdin, kind, obj)
-            self.proc.stdin.flush()
-        except OSError as exc:
-            raise ChildFailed(type(exc).__name__) from None
-
-    def ask(self, kind: bytes, obj, seconds: float | None = None) -> tuple[bytes, Any]:
-        """One request and its reply: ``(b"R" or b"S", the unpickled reply or None if garbled)``.
-
-        With ``seconds``, the child gives the request that long (a ``B``
-        request first) and is waited for that long and :data:`CHILD_GRACE`.
-        """
-        wait = self.reply_wait
-        if seconds is not None:
-            self.send(b"B", float(seconds))
-            wait = min(wait, seconds + CHILD_GRACE)
-        self.send(kind, obj)
-        header = self._exactly(9, wait)
-        size = struct.unpack("<Q", header[:8])[0] - 1
-        if header[8:9] not in (b"R", b"S") or not 0 <= size <= child.REPLY_LIMIT:
-            raise ChildFailed("an oversized or malformed reply")
-        if size > RESULT_LIMIT - self.read:  # over the notebook's limit: read, never kept
-            kept = self.read
-            while size > 0:
-                size -= len(self._exactly(min(size, 1 << 20), wait))
-            self.read = kept
-            return header[8:9], TOO_LARGE
-        data = self._exactly(size, wait)
-        try:
-            return header[8:9], child.safe_loads(data)
-        except Exception:  # garbage from a notebook's process: that notebook's doing
-            return header[8:9], None
-
-    def _exactly(self, size: int, wait: float) -> bytes:
-        fd, chunks, deadline = self.proc.stdout.fileno(), [], time.monotonic() + wait
-        while size > 0:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise ChildFailed("no reply in time")
-            chunk = os.read(fd, min(size, 1 << 20))
-            if not chunk:
-                raise ChildFailed("it ended early")
-            chunks.append(chunk)
-            size -= len(chunk)
-            self.read += len(chunk)
-        return b"".join(chunks)
-
-
 def _events_of(outcomes: dict) -> list:
     """What the grader reports of the calls' outcomes (memory, calls to the reference)."""
     events = []
@@ -371,27 +144,27 @@ def _events_of(outcomes: dict) -> list:
         for o in result if isinstance(result, list) else []:
             if o.code == "raised:MemoryError":
                 events.append("memory limit reached")
-            if o.code == "reference" or (o.error and child.REFERENCE_CALL in o.error):
+            if o.code == "reference" or (o.error and REFERENCE_CALL in o.error):
                 events.append("called the reference implementation")
     return events
 
 
 def _strings(value) -> list:
-    return [_text(v) for v in list(value)[:20]] if isinstance(value, list | tuple) else []
+    return [clean_text(v) for v in list(value)[:20]] if isinstance(value, list | tuple) else []
 
 
 def _told(value) -> list:
-    """The events a notebook's process reports that it may report (:data:`child.NOTEBOOK_EVENTS`).
+    """The events a notebook's process reports that it may report (:data:`NOTEBOOK_EVENTS`).
 
     Its code can say anything: only the vocabulary's words are kept, so no
     answer writes a note to the instructor.
     """
-    return [e for e in _strings(value) if e in child.NOTEBOOK_EVENTS]
+    return [e for e in _strings(value) if e in NOTEBOOK_EVENTS]
 
 
 def _failure(text) -> str:
     """Why a notebook's cells failed, as its process says it: in the child's own words only."""
-    text = _text(text)
+    text = clean_text(text)
     return text if text.startswith("the answer cells raise ") else "the answer cells failed"
 
 
@@ -399,7 +172,8 @@ def _died(reply) -> NotebookResult:
     """The result of a notebook whose process the child reports dead (``S`` reply)."""
     reply = reply if isinstance(reply, dict) else {}
     return NotebookResult(
-        error=_text(reply.get("error", "its process ended")), events=_strings(reply.get("events"))
+        error=clean_text(reply.get("error", "its process ended")),
+        events=_strings(reply.get("events")),
     )
 
 
@@ -418,7 +192,7 @@ class _Timed:
     over its budget) or ``"spent"`` (the pool ran out before or during it).
     """
 
-    def __init__(self, channel: _Channel, budget: Budget | None, stem: str):
+    def __init__(self, channel: Channel, budget: Budget | None, stem: str):
         self.channel, self.budget, self.stem = channel, budget, stem
         self.slow, self.events, self.why = set(), [], None
 
@@ -485,7 +259,7 @@ class _Timed:
         )
 
 
-def _run_job(channel: _Channel, job: Job, budget: Budget | None = None) -> NotebookResult:
+def _run_job(channel: Channel, job: Job, budget: Budget | None = None) -> NotebookResult:
     """One notebook: its cells, its calls one at a time, its events, then its measured calls.
 
     The memory-measured calls run last, each in a fresh process, once the
@@ -581,8 +355,7 @@ class _Stop:
 def _call_outcome(name: str, reply) -> tuple:
     """The raw outcome in a notebook process's reply to a call (checked later)."""
     if reply is TOO_LARGE:
-        limit = f"{RESULT_LIMIT >> 20} MiB"
-        return ("error", f"{name}: its results are too large to check (over {limit}).", "garbled")
+        return too_large(name)
     if isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "outcome":
         if isinstance(reply[1], tuple) and reply[1]:
             return reply[1]
@@ -597,7 +370,7 @@ def _fresh_died(name: str, reply) -> tuple:
     return ("error", f"{name}: {why or 'its process ended'}", "crashed")
 
 
-def run_answers(
+def run_in_child(
     jobs: list[Job],
     timeout: float = 30.0,
     memory: int | None = None,
@@ -619,8 +392,9 @@ def run_answers(
     memory : int, optional
         Address-space limit in bytes for each notebook's process.
     wrapper : callable, optional
-        ``wrapper(child_path) -> argv`` to run the child in, for example, a
-        sandbox; by default the child runs as ``python child.py``.
+        ``wrapper(CHILD) -> argv`` to run the child program (:data:`CHILD`,
+        made of :data:`CHILD_PARTS`) in, for example, a sandbox; by default
+        it runs as ``python <CHILD>``.
     contained : bool
         The wrapper gives the child a PID namespace of its own (the grader's
         sandbox): before each notebook and each measured call it kills every
@@ -645,7 +419,7 @@ def run_answers(
         started, channel = False, None
         calls = sum(len(requests) for job in pending for _, _, requests in job.tests)
         try:
-            channel = _Channel(argv, (2 * timeout + 5) * len(pending) + calls + 60, timeout + 30)
+            channel = Channel(argv, (2 * timeout + 5) * len(pending) + calls + 60, timeout + 30)
             channel.send(b"L", limits)
             while pending:
                 started, channel.read = True, 0  # each notebook reads within its own limit
