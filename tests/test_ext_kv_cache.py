@@ -10,7 +10,7 @@ import pytest
 
 import mhsa_helpers as mh
 from mhsa_helpers import checks
-from mhsa_helpers.checks.core import CheckFailed
+from mhsa_helpers.checks.failures import CheckFailed
 from tests.oracles import CATALOGUED
 from tests.test_checks import load, single_precision
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from mhsa_helpers import checks
-from mhsa_helpers.checks.core import CheckFailed, compare
+from mhsa_helpers.checks.comparison import compare
+from mhsa_helpers.checks.failures import CheckFailed
 from tests.oracles import CATALOGUED
 from tests.test_checks import load, single_precision
 

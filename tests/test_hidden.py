@@ -16,7 +16,8 @@ import pytest
 from autograders import secret
 from mhsa_helpers import checks
 from mhsa_helpers.checks import CHECKS, hidden_seed, job, judge
-from mhsa_helpers.checks.core import RAISED_HIDDEN, run_calls
+from mhsa_helpers.checks.core import run_calls
+from mhsa_helpers.checks.failures import RAISED_HIDDEN
 from mhsa_helpers.exercises import EXERCISES, names
 from mhsa_helpers.run import run_answers
 from tests.mistakes import MISTAKES

@@ -26,7 +26,8 @@ import pkgutil
 import secrets
 
 from ..run import Job
-from .core import Check, CheckFailed, NotYet, blind
+from .core import Check
+from .failures import CheckFailed, NotYet, blind
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.name.startswith("step"):
@@ -79,7 +80,7 @@ def check(name: str, fn) -> NotYet | None:
     """The visible test of exercise ``name`` on the learner's function ``fn``.
 
     Prints a ✓ line when ``fn`` passes; raises :class:`CheckFailed` naming the
-    mistake when it does not; returns :class:`~.core.NotYet` (shown as a ✗
+    mistake when it does not; returns :class:`~.failures.NotYet` (shown as a ✗
     line, worth 0 points) when ``fn`` is not written yet.
     """
     return CHECKS[name].run(fn)

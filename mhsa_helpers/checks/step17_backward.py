@@ -46,23 +46,12 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from ..gradcheck import central_differences, relative_error
-from .core import (
-    Call,
-    Check,
-    CheckFailed,
-    as_result,
-    batch_axes_error,
-    batch_rng,
-    close,
-    compare,
-    fully_blocked,
-    hidden_mask,
-    per_head_mask,
-    random_shape,
-    said_publicly,
-    two_batch_axes_mask,
-)
+from .batches import batch_axes_error, batch_rng, random_shape
+from .comparison import as_result, close, compare
+from .core import Call, Check
 from .diagnose import diagnose_order
+from .failures import CheckFailed, said_publicly
+from .masks import fully_blocked, hidden_mask, per_head_mask, two_batch_axes_mask
 from .wording import agree
 
 #: The finite-difference bound of LEARNING.md.
