@@ -1,10 +1,13 @@
 """The check behind every exercise: ``checks.check("softmax", softmax)`` in a test cell.
 
-One module per step (``step01_input`` … ``step16_sliding_window``) defines
-the check of each exercise of that step: its inputs on the worked examples
-(visible) and on random shapes drawn from a seed (hidden), and how to judge
-the learner's outputs against the reference, naming the most likely
-mistake. On success a check prints one line starting with a tick; on
+One module per step (``step01_input`` … ``step16_sliding_window``; the
+backward pass's ``step17_*``, one per check) defines the check of each
+exercise of that step: its inputs on the worked examples (visible) and on
+random shapes drawn from a seed (hidden), and how to judge the learner's
+outputs against the reference, naming the most likely mistake. What they
+share: :mod:`.core` (a check, running it, its verdict), :mod:`.comparison`,
+:mod:`.failures`, :mod:`.masks`, :mod:`.batches`, :mod:`.diagnose` and
+:mod:`.wording`. On success a check prints one line starting with a tick; on
 failure it raises :class:`CheckFailed` (an ``AssertionError``) with one
 sentence.
 

@@ -165,6 +165,7 @@ def against_differences(name: str, what: str, got, numeric) -> None:
 
 
 def as_triple(name: str, got, names=("dQ", "dK", "dV")) -> tuple:
+    """``got`` as a tuple of the three gradients ``names``, or fail asking for one."""
     if not isinstance(got, tuple | list) or len(got) != len(names):
         raise CheckFailed(f"{name}: return a tuple ({', '.join(names)}).")
     return tuple(got)
