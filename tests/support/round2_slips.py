@@ -76,8 +76,9 @@ ROUND2 = {
 """,
         "`if mask is not None:`",
     ),
-    # K and V not given their head axis of size 1.
-    "multi_query_attention_kv_without_head_axis": (
+    # K and V not given their head axis of size 1 (mh.attention_head; named apart from the
+    # fresh round's own slip of that name, which this one used to replace in FRESH).
+    "multi_query_attention_kv_without_head_axis_with_mh": (
         "10_capstone",
         "multi_query_attention",
         """def _m(mask, X):
