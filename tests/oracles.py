@@ -12,7 +12,7 @@ from functools import cache
 import numpy as np
 
 from mhsa_helpers.checks import CHECKS, KEY_VARIABLE, hidden_seed
-from mhsa_helpers.checks.core import mistake_key
+from mhsa_helpers.checks.failures import mistake_key
 
 #: The exercises whose checks judge by a catalogue of wrong results.
 CATALOGUED = [n for n, c in CHECKS.items() if c.catalogue(c.calls()[0]) is not None]

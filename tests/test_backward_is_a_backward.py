@@ -21,7 +21,7 @@ import pytest
 from mhsa_helpers import checks
 from mhsa_helpers.budget import Budget
 from mhsa_helpers.checks import CHECKS, hidden_seed, job, judge
-from mhsa_helpers.checks.core import CheckFailed
+from mhsa_helpers.checks.failures import CheckFailed
 from mhsa_helpers.checks.step17_backward import CALLS_PER, WORK_SLOW
 from mhsa_helpers.execution.child.contract import _Counted
 from mhsa_helpers.execution.in_child import run_in_child

@@ -16,7 +16,8 @@ import pytest
 from nbclient import NotebookClient
 
 from mhsa_helpers.checks import CHECKS, CheckFailed
-from mhsa_helpers.checks.core import call_in_notebook, close
+from mhsa_helpers.checks.comparison import close
+from mhsa_helpers.checks.core import call_in_notebook
 from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
 from tests import nbgrader_course as nc
 from tests.oracles import CATALOGUED, all_calls, hidden, keys, mistake, oracle

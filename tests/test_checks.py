@@ -9,10 +9,11 @@ from mhsa_helpers import checks
 from mhsa_helpers.checks.core import call_in_notebook
 from mhsa_helpers.execution.saved import answer_namespace, run_answers_here
 from mhsa_helpers.exercises import EXERCISES, names
-from tests.fresh_mistakes import CORRECT, FRESH
 from tests.mistakes import HOSTILE, MISTAKES, WARNING_BUT_CORRECT
 from tests.nbgrader_course import SOLUTIONS
 from tests.oracles import hidden
+from tests.support.fresh_correct import CORRECT
+from tests.support.fresh_mistakes import FRESH
 
 
 def load(source, name):

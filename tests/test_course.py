@@ -12,8 +12,8 @@ from nbclient import NotebookClient
 
 from mhsa_helpers.exercises import EXERCISES, NOTEBOOKS, of_notebook
 from tests import nbgrader_course as nc
-from tests.fresh_mistakes import FRESH, THROUGH_KERNELS
 from tests.mistakes import MISTAKES, WARNING_BUT_CORRECT
+from tests.support.fresh_mistakes import FRESH, THROUGH_KERNELS
 
 STEMS = [nb.stem for nb in NOTEBOOKS]
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mhsa_helpers as mh
-from mhsa_helpers.execution.saved import answer_namespace, run_answers_here
+from mhsa_helpers.execution.saved import run_answers_here
 from mhsa_helpers.widgets.anyway import LABEL
 from mhsa_helpers.widgets.cross import CrossWidget
 from mhsa_helpers.widgets.gqa import GQAWidget
@@ -20,22 +20,16 @@ from mhsa_helpers.widgets.rope import RopeWidget
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
 from mhsa_helpers.widgets.tiled import TiledWidget
 from tests.pictures import shown as cells_shown
-from tests.pictures import without_ids
+from tests.support.extensions import load, picture
 from tests.test_ext_widgets_decode_tiled import NOT_RESCALED, PREPENDING
 
 
 def pic(widget) -> list:
     """What the widget's picture shows, cell by cell (to compare two drawings)."""
-    return cells_shown(without_ids(widget.figure.value))
+    return cells_shown(picture(widget))
 
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions" / "mhsa"
-
-
-def load(text: str, name: str):
-    namespace = answer_namespace()
-    exec(text, namespace)
-    return namespace[name]
 
 
 # Each one wrong in a way a learner might be: its check fails, yet it runs and returns the

@@ -7,12 +7,7 @@ import pytest
 
 from mhsa_helpers.training import heads, loop, model, saved, task
 from mhsa_helpers.widgets.reverse import TryReversal, head_lines, parse_letters, reverse_on
-from tests.pictures import without_ids
-
-
-def pic(widget) -> str:
-    """The widget's picture, its drawing's own ids left out (to compare two drawings)."""
-    return without_ids(widget.figure.value)
+from tests.support.extensions import picture
 
 
 @pytest.mark.parametrize(
@@ -84,11 +79,11 @@ def test_head_lines_name_the_mirror_with_measured_numbers():
 
 def test_the_widget_draws_one_panel_per_head_and_names_the_output():
     w = TryReversal(text="a b c d e f g h")
-    picture = pic(w)
-    assert picture.startswith("<svg") and "ABCDEFGH" in picture
+    drawn = picture(w)
+    assert drawn.startswith("<svg") and "ABCDEFGH" in drawn
     for k in range(model.N_HEADS):
-        assert f"head {k + 1}: attention weights" in picture
-    assert f"head {model.N_HEADS + 1}:" not in picture
+        assert f"head {k + 1}: attention weights" in drawn
+    assert f"head {model.N_HEADS + 1}:" not in drawn
     assert "output H G F E D C B A" in w.status_w.value
     assert "the reverse of your input, 8 of 8 letters right" in w.status_w.value
     assert "mirror position" in w.notes_w.value
@@ -100,7 +95,7 @@ def test_the_widget_draws_one_panel_per_head_and_names_the_output():
 @pytest.mark.parametrize("text", ["ABZDEFGH", "ABC", "", "12345678", "a<b"])
 def test_a_bad_input_gets_one_line_and_keeps_the_last_good_picture(text):
     w = TryReversal()
-    good = pic(w)
+    good = picture(w)
     w.text_w.value = text
     status = w.status_w.value
     assert "<br" not in status and "\n" not in status
@@ -109,14 +104,14 @@ def test_a_bad_input_gets_one_line_and_keeps_the_last_good_picture(text):
     shown = str(info.value).replace("<", "&lt;")
     assert shown in status
     assert "still shows your last good input, KNPCIJBA" in status
-    assert pic(w) == good
+    assert picture(w) == good
     w.text_w.value = "P P P P P P P P"  # and a good one draws again
-    assert "output P P P P P P P P" in w.status_w.value and pic(w) != good
+    assert "output P P P P P P P P" in w.status_w.value and picture(w) != good
 
 
 def test_a_bad_first_input_draws_nothing_and_says_so():
     w = TryReversal(text="xyz")
-    assert pic(w) == "" and "Nothing is drawn yet" in w.status_w.value
+    assert picture(w) == "" and "Nothing is drawn yet" in w.status_w.value
     assert "'X' is not one of the letters A–P (position 1" in w.status_w.value
 
 

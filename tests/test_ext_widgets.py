@@ -6,22 +6,10 @@ import numpy as np
 
 import mhsa_helpers as mh
 from mhsa_helpers.checks.step16_sliding_window import ONE_TOO_MANY
-from mhsa_helpers.execution.saved import answer_namespace
 from mhsa_helpers.widgets.rope import RopeWidget
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
-from tests.pictures import cells, shown, without_ids
-
-
-def pic(widget) -> str:
-    """The widget's picture, its drawing's own ids left out (to compare two drawings)."""
-    return without_ids(widget.figure.value)
-
-
-def load(text, name):
-    namespace = answer_namespace()
-    exec(text, namespace)
-    return namespace[name]
-
+from tests.pictures import cells, shown
+from tests.support.extensions import load, picture
 
 OFF_BY_ONE = """
 def sliding_window_mask(seq_len, window):
@@ -34,12 +22,12 @@ def sliding_window_mask(seq_len, window):
 
 def test_the_window_slider_redraws_and_counts_the_keys():
     w = SlidingWindowWidget(window=2)
-    first = pic(w)
+    first = picture(w)
     assert first.startswith("<svg") and "window 2" in first
     assert "course's <code>sliding_window_mask</code>" in w.status_w.value
     assert "sees 2 key(s)" in w.status_w.value
     w.window_w.value = 5
-    assert pic(w) != first and "sees 5 key(s)" in w.status_w.value
+    assert picture(w) != first and "sees 5 key(s)" in w.status_w.value
 
 
 def test_a_passing_learner_function_is_drawn_and_a_failing_one_is_not():
@@ -56,15 +44,15 @@ def test_a_passing_learner_function_is_drawn_and_a_failing_one_is_not():
     )
     assert "instead of yours" in bad.status_w.value and "see below" in bad.status_w.value
     assert ONE_TOO_MANY in bad.notes_w.value  # the check's sentence, under the picture
-    assert shown(pic(bad)) == shown(pic(SlidingWindowWidget()))  # the reference is drawn
+    assert shown(picture(bad)) == shown(picture(SlidingWindowWidget()))  # the reference is drawn
     assert "sees 3 key(s)" in bad.status_w.value
 
 
 def test_the_rope_offset_moves_the_tokens_not_the_scores():
     w = RopeWidget(offset=0)
-    first = pic(w)
+    first = picture(w)
     w.offset_w.value = 17
-    assert pic(w) != first and "positions 17 … 22" in pic(w)
+    assert picture(w) != first and "positions 17 … 22" in picture(w)
     e = w.example
     R0, R17 = (mh.rotary_embedding(e.X, p + np.arange(e.T), w.base) for p in (0, 17))
     np.testing.assert_allclose(R0 @ R0.T, R17 @ R17.T, atol=1e-12)  # what the panel promises
@@ -76,7 +64,7 @@ def test_a_failing_rotary_embedding_is_replaced_by_the_reference():
 
     w = RopeWidget(functions={"rotary_embedding": calls_the_reference}, offset=4)
     assert "instead of yours" in w.status_w.value
-    assert shown(pic(w)) == shown(pic(RopeWidget(offset=4)))
+    assert shown(picture(w)) == shown(picture(RopeWidget(offset=4)))
 
 
 def test_no_picture_has_text_smaller_than_11_px():
@@ -91,14 +79,14 @@ def test_no_picture_has_text_smaller_than_11_px():
     from mhsa_helpers.widgets.reverse import TryReversal
     from mhsa_helpers.widgets.tiled import TiledWidget
 
-    pictures = [pic(w()) for w in (RopeWidget, SlidingWindowWidget, CrossWidget)]
-    pictures += [pic(w()) for w in (GQAWidget, DecodeWidget, TiledWidget, TryReversal)]
+    pictures = [picture(w()) for w in (RopeWidget, SlidingWindowWidget, CrossWidget)]
+    pictures += [picture(w()) for w in (GQAWidget, DecodeWidget, TiledWidget, TryReversal)]
     ex = Explorer(example="simple", n_heads=8, mask="causal")
     for step in range(1, len(STEPS) + 1):
         ex.step_w.value = step
-        pictures.append(pic(ex))
+        pictures.append(picture(ex))
     ex.view_w.value = "query"
-    pictures.append(pic(ex))
+    pictures.append(picture(ex))
     sizes = {float(s) for p in pictures for s in re.findall(r"font-size='([\d.]+)'", p)}
     assert sizes and min(sizes) >= 11, sorted(sizes)
 
@@ -111,11 +99,11 @@ def test_rope_shows_the_same_scores_at_every_offset():
 
     w = RopeWidget()
     w.offset_w.value = 0
-    first = scores(pic(w))
+    first = scores(picture(w))
     assert len(first) == 36
     for offset in (1, 17, 60):
         w.offset_w.value = offset
-        assert scores(pic(w)) == first, offset
+        assert scores(picture(w)) == first, offset
 
 
 def test_next_token_is_off_once_every_token_is_decoded():
@@ -135,6 +123,6 @@ def test_the_decoded_token_is_counted_one_way_and_its_position_says_from_where()
 
     w = DecodeWidget()
     w.step_w.value = 3
-    top = re.search(r"class='mhsa-info'[^>]*>([^<]*)<", pic(w))[1]
+    top = re.search(r"class='mhsa-info'[^>]*>([^<]*)<", picture(w))[1]
     token = w.example.tokens[2]
     assert "token 3 of " in top and f"\u201c{token}\u201d (position 2, counting from 0)" in top

@@ -9,14 +9,7 @@ from mhsa_helpers.checks.step13_kv_cache import PREPENDED
 from mhsa_helpers.widgets import svg
 from mhsa_helpers.widgets.kv_cache import DecodeWidget
 from mhsa_helpers.widgets.tiled import TiledWidget, online_softmax
-from tests.pictures import without_ids
-from tests.test_ext_widgets import load
-
-
-def pic(widget) -> str:
-    """The widget's picture, its drawing's own ids left out (to compare two drawings)."""
-    return without_ids(widget.figure.value)
-
+from tests.support.extensions import load, picture
 
 DECODE = """
 def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
@@ -69,15 +62,15 @@ FIXED = (str(svg.WIDTH), str(svg.HEIGHT))
 
 def test_the_decode_slider_and_buttons_redraw_at_a_fixed_size():
     w = DecodeWidget()
-    first = pic(w)
+    first = picture(w)
     assert size_of(first) == FIXED and "token 1 of 6" in first
     assert "course's <code>decode_step</code>" in w.status_w.value
     w.next()
-    assert w.step_w.value == 2 and pic(w) != first and size_of(pic(w)) == FIXED
+    assert w.step_w.value == 2 and picture(w) != first and size_of(picture(w)) == FIXED
     w.step_w.value = 6
-    assert "not in the cache yet" not in pic(w)
+    assert "not in the cache yet" not in picture(w)
     w.reset()
-    assert w.step_w.value == 1 and pic(w) == first
+    assert w.step_w.value == 1 and picture(w) == first
     assert first.count("not in the cache yet") == 2 * 5  # 2 heads, 5 tokens to come
 
 
@@ -107,7 +100,7 @@ def test_the_kv_cache_verdict_is_said_once_where_the_comparison_is():
         assert sentence is not None, notes
         assert (status + notes).count(sentence.group(0)) == 1
         assert (status + notes).count("max |difference|") == 1
-        assert (status + notes + pic(w)).count("equal") == 1  # "equals", once
+        assert (status + notes + picture(w)).count("equal") == 1  # "equals", once
         assert f"Token {tokens} of 6" in status
 
 
@@ -125,14 +118,14 @@ def test_a_passing_decode_step_is_used_and_named():
     w = DecodeWidget(functions={"decode_step": mine}, tokens=4)
     assert "<b>your</b> <code>decode_step</code>" in w.status_w.value
     assert w.steps()[0] is w._runs[1] and w._runs[0] is mine
-    assert pic(w) == pic(DecodeWidget(tokens=4))  # the same numbers
+    assert picture(w) == picture(DecodeWidget(tokens=4))  # the same numbers
 
 
 def test_a_prepending_decode_step_is_replaced_with_the_checks_sentence():
     w = DecodeWidget(functions={"decode_step": load(PREPENDING, "decode_step")}, tokens=3)
     assert "instead of yours" in w.status_w.value and PREPENDED in w.notes_w.value
     assert w._runs[0] is mh.decode_step
-    assert pic(w) == pic(DecodeWidget(tokens=3))
+    assert picture(w) == picture(DecodeWidget(tokens=3))
 
 
 def test_a_decode_step_that_breaks_on_its_own_caches_falls_back_and_says_so():
@@ -152,10 +145,10 @@ def test_a_decode_step_that_breaks_on_its_own_caches_falls_back_and_says_so():
 
 def test_the_block_slider_redraws_at_a_fixed_size_and_follows_the_block_size():
     w = TiledWidget(block_size=2, block=1)
-    first = pic(w)
+    first = picture(w)
     assert size_of(first) == FIXED and "block 1 of 3" in first and "not read yet" in first
     w.block_w.value = 2
-    assert pic(w) != first and size_of(pic(w)) == FIXED
+    assert picture(w) != first and size_of(picture(w)) == FIXED
     w.size_w.value = 4  # does not divide T = 6: a shorter last block
     assert w.block_w.max == 2 and [(s.start, s.end) for s in w.steps] == [(0, 4), (4, 6)]
     w.size_w.value = 1
@@ -172,7 +165,7 @@ def test_the_last_block_gives_attention_heads_row():
         w = TiledWidget(block_size=b, block=6)
         assert w.block_w.value == w.block_w.max
         np.testing.assert_allclose(w.steps[-1].output, row, atol=1e-12)
-        assert w.difference < 1e-12 and "equal: max |difference|" in pic(w)
+        assert w.difference < 1e-12 and "equal: max |difference|" in picture(w)
         steps = online_softmax(w.scores, V, b)
         S = w.scores
         assert steps[-1].m == S.max()
@@ -187,4 +180,4 @@ def test_a_passing_tiled_attention_is_named_and_a_failing_one_is_not():
     bad = TiledWidget(functions={"tiled_attention": load(NOT_RESCALED, "tiled_attention")})
     assert "instead of yours" in bad.status_w.value and "is not rescaled" in bad.notes_w.value
     assert "course's <code>tiled_attention</code>" in bad.status_w.value
-    assert pic(bad) == pic(TiledWidget())
+    assert picture(bad) == picture(TiledWidget())

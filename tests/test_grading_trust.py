@@ -17,7 +17,7 @@ import pytest
 
 from mhsa_helpers import reference
 from mhsa_helpers.checks import CHECKS, hidden_seed
-from mhsa_helpers.checks.core import RAISED_HIDDEN
+from mhsa_helpers.checks.failures import RAISED_HIDDEN
 from mhsa_helpers.exercises import exercise
 from tests import nbgrader_course as nc
 

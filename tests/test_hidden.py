@@ -16,7 +16,8 @@ import pytest
 from autograders import secret
 from mhsa_helpers import checks
 from mhsa_helpers.checks import CHECKS, hidden_seed, job, judge
-from mhsa_helpers.checks.core import RAISED_HIDDEN, call_in_notebook
+from mhsa_helpers.checks.core import call_in_notebook
+from mhsa_helpers.checks.failures import RAISED_HIDDEN
 from mhsa_helpers.execution.in_child import run_in_child
 from mhsa_helpers.exercises import EXERCISES, names
 from tests.mistakes import MISTAKES

@@ -342,7 +342,7 @@ def test_an_error_of_a_course_function_is_no_check_of_the_answers_own_in_the_chi
     Run in the child, whose ``mh`` is a module of its own: relying on mh.attention_head's
     error fails, and leaving d_model to mh.split_heads (which checks just that) passes.
     """
-    from tests.named_slips import NAMED, NAMED_CORRECT
+    from tests.support.named_slips import NAMED, NAMED_CORRECT
 
     name = "grouped_query_attention"
     wrong = NAMED["grouped_query_attention_no_own_kv_check"][2]

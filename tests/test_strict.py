@@ -7,7 +7,7 @@ check with a sentence that names the slip, and nothing else.
 import pytest
 
 from mhsa_helpers import checks
-from mhsa_helpers.checks.core import NO_HEAD_AXIS
+from mhsa_helpers.checks.masks import NO_HEAD_AXIS
 from tests.test_checks import load
 
 IN_PLACE = {

@@ -1,10 +1,13 @@
 """The check behind every exercise: ``checks.check("softmax", softmax)`` in a test cell.
 
-One module per step (``step01_input`` … ``step16_sliding_window``) defines
-the check of each exercise of that step: its inputs on the worked examples
-(visible) and on random shapes drawn from a seed (hidden), and how to judge
-the learner's outputs against the reference, naming the most likely
-mistake. On success a check prints one line starting with a tick; on
+One module per step (``step01_input`` … ``step16_sliding_window``; the
+backward pass's ``step17_*``, one per check) defines the check of each
+exercise of that step: its inputs on the worked examples (visible) and on
+random shapes drawn from a seed (hidden), and how to judge the learner's
+outputs against the reference, naming the most likely mistake. What they
+share: :mod:`.core` (a check, running it, its verdict), :mod:`.comparison`,
+:mod:`.failures`, :mod:`.masks`, :mod:`.batches`, :mod:`.diagnose` and
+:mod:`.wording`. On success a check prints one line starting with a tick; on
 failure it raises :class:`CheckFailed` (an ``AssertionError``) with one
 sentence.
 
@@ -26,7 +29,8 @@ import pkgutil
 import secrets
 
 from ..execution.in_child import Job
-from .core import Check, CheckFailed, NotYet, blind
+from .core import Check
+from .failures import CheckFailed, NotYet, blind
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.name.startswith("step"):
@@ -79,7 +83,7 @@ def check(name: str, fn) -> NotYet | None:
     """The visible test of exercise ``name`` on the learner's function ``fn``.
 
     Prints a ✓ line when ``fn`` passes; raises :class:`CheckFailed` naming the
-    mistake when it does not; returns :class:`~.core.NotYet` (shown as a ✗
+    mistake when it does not; returns :class:`~.failures.NotYet` (shown as a ✗
     line, worth 0 points) when ``fn`` is not written yet.
     """
     return CHECKS[name].run(fn)

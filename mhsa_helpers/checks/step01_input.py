@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
-from .core import Call, Check, CheckFailed, compare, said_publicly
+from .comparison import compare
+from .core import Call, Check
+from .failures import CheckFailed, said_publicly
 
 
 def mistakes(T: int, d: int) -> list:

@@ -37,7 +37,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .core import Call, Check, CheckFailed, as_result
+from .comparison import as_result
+from .core import Call, Check
+from .failures import CheckFailed
 
 #: Matrices with at least this many entries are judged on their distribution too.
 LARGE = 5000

@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 
 from ..examples import get_example
-from .core import Call, Check, CheckFailed, batch_rng, compare, random_shape
+from .batches import batch_rng, random_shape
+from .comparison import compare
+from .core import Call, Check
+from .failures import CheckFailed
 
 NAMES = ("Q", "K", "V")
 

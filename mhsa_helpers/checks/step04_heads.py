@@ -6,7 +6,9 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import Call, Check, batch_rng, compare, random_shape
+from .batches import batch_rng, random_shape
+from .comparison import compare
+from .core import Call, Check
 
 
 def split_mistakes(M, h: int) -> list:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
-from .core import Call, Check, CheckFailed, compare, random_shape, said_publicly
+from .batches import random_shape
+from .comparison import compare
+from .core import Call, Check
+from .failures import CheckFailed, said_publicly
 
 #: A mask made by multiplying 0/1 by −∞: 0 · (−∞) is NaN.
 ZERO_TIMES_INF = (

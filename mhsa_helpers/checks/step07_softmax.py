@@ -6,7 +6,9 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import Call, Check, batch_rng, close, compare, random_shape
+from .batches import batch_rng, random_shape
+from .comparison import close, compare
+from .core import Call, Check
 
 COLUMNS = (
     "each column sums to 1 (the softmax ran down the columns, as the source article says); "

@@ -7,20 +7,11 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from . import step05_scores
-from .core import (
-    FINITE_WHEN_ALL_BLOCKED,
-    Call,
-    Check,
-    CheckFailed,
-    as_pair,
-    as_result,
-    batch_rng,
-    compare_head_outputs,
-    fully_blocked,
-    fully_blocked_rows,
-    random_shape,
-    two_batch_axes_mask,
-)
+from .batches import batch_rng, random_shape
+from .comparison import as_pair, as_result, compare_head_outputs
+from .core import Call, Check
+from .failures import CheckFailed
+from .masks import FINITE_WHEN_ALL_BLOCKED, fully_blocked, fully_blocked_rows, two_batch_axes_mask
 
 MASK_AFTER = "the mask is added after the softmax; add it to the scores Z, then take the softmax."
 #: Code for a 1/0 keep-mask (1 = attend) used with the course's additive mask.

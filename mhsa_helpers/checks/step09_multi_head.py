@@ -8,18 +8,16 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import (
+from .batches import batch_rng, random_shape
+from .comparison import compare_head_outputs
+from .core import Call, Check
+from .masks import (
     HEAD_AXIS_TWICE,
     NO_HEAD_AXIS,
-    Call,
-    Check,
-    batch_rng,
-    compare_head_outputs,
     head_axis_twice,
     hidden_mask,
     per_head,
     per_head_mask,
-    random_shape,
     two_batch_axes_mask,
     without_head_axis,
 )

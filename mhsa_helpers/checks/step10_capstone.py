@@ -9,27 +9,23 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import (
+from .batches import batch_rng, random_shape
+from .comparison import compare_head_outputs
+from .core import Call, Check, Opaque
+from .failures import CheckFailed, said_publicly
+from .masks import (
     HEAD_AXIS_TWICE,
     NO_HEAD_AXIS,
-    Call,
-    Check,
-    CheckFailed,
-    Opaque,
-    batch_rng,
     batched_mask_error,
-    compare_head_outputs,
     head_axis_twice,
     hidden_mask,
     mask_has_head_axis,
-    number,
     per_head,
     per_head_mask,
-    random_shape,
-    said_publicly,
     two_batch_axes_mask,
     without_head_axis,
 )
+from .wording import number
 
 #: The shape of multi-query attention's shared keys and values, and how they meet the heads.
 SHARED_KV = (

@@ -5,16 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
-from .core import (
-    Call,
-    Check,
-    CheckFailed,
-    as_result,
-    close,
-    compare,
-    precision,
-    random_shape,
-)
+from .batches import random_shape
+from .comparison import as_result, close, compare, precision
+from .core import Call, Check
+from .failures import CheckFailed
 
 HALF_SPLIT = (
     "the pairs are the two halves (x[i], x[i + d/2]), the GPT-NeoX layout; this course "

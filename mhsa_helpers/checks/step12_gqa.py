@@ -14,24 +14,18 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import (
+from .batches import batch_rng, random_shape
+from .comparison import as_pair, close, compare, precision
+from .core import Call, Check, Outcome
+from .failures import CheckFailed
+from .masks import (
     HEAD_AXIS_TWICE,
     NO_HEAD_AXIS,
-    Call,
-    Check,
-    CheckFailed,
-    Outcome,
-    as_pair,
-    batch_rng,
     batched_mask_error,
-    close,
-    compare,
     fully_blocked_rows,
     head_axis_twice,
     per_head,
     per_head_mask,
-    precision,
-    random_shape,
     without_head_axis,
 )
 from .wording import agree

@@ -16,20 +16,10 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import (
-    AmbiguousMistake,
-    Call,
-    Check,
-    CheckFailed,
-    Outcome,
-    as_pair,
-    as_result,
-    batch_rng,
-    close,
-    compare,
-    precision,
-    random_shape,
-)
+from .batches import batch_rng, random_shape
+from .comparison import as_pair, as_result, close, compare, precision
+from .core import Call, Check, Outcome
+from .failures import AmbiguousMistake, CheckFailed
 from .wording import agree
 
 PREPENDED = (

@@ -17,17 +17,10 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import (
-    Call,
-    Check,
-    CheckFailed,
-    Outcome,
-    batch_rng,
-    close,
-    compare,
-    precision,
-    random_shape,
-)
+from .batches import batch_rng, random_shape
+from .comparison import close, compare, precision
+from .core import Call, Check, Outcome
+from .failures import CheckFailed
 from .step13_kv_cache import _floating, _named_nan
 
 SUM_NOT_RESCALED = (

@@ -13,19 +13,11 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .core import (
-    HEAD_AXIS_TWICE,
-    Call,
-    Check,
-    CheckFailed,
-    batch_rng,
-    head_axis_twice,
-    per_head,
-    per_head_mask,
-    precision,
-    random_shape,
-    said_publicly,
-)
+from .batches import batch_rng, random_shape
+from .comparison import precision
+from .core import Call, Check
+from .failures import CheckFailed, said_publicly
+from .masks import HEAD_AXIS_TWICE, head_axis_twice, per_head, per_head_mask
 from .step12_gqa import as64, compare_pair
 
 

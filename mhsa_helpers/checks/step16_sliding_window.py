@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
-from .core import Call, Check, CheckFailed, Opaque
+from .core import Call, Check, Opaque
+from .failures import CheckFailed
 from .step06_masking import finite_for_infinity
 
 #: numpy's own, as imported before any learner code ran (see core.guard_numpy).

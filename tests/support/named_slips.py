@@ -1,30 +1,11 @@
 """Slips issue 33 found misnamed, failed wrongly or not caught, as learners wrote them.
 
-The same format as :mod:`tests.fresh_mistakes` (merged into its ``FRESH`` and
+The same format as :mod:`tests.support.fresh_mistakes` (merged into its ``FRESH`` and
 ``CORRECT``): notebook stem, the function's name, the answer cell's source and, for a
 mistake, a piece of the sentence its visible check must say.
 """
 
-#: Helpers most answers below start with: a softmax over the last axis, split and merge.
-_HELPERS = """def _softmax_rows(Z):
-    m = np.max(Z, axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    E = np.exp(Z - m)
-    s = E.sum(axis=-1, keepdims=True)
-    return E / np.where(s > 0, s, 1.0)
-
-
-def _split(M, h):
-    *lead, T, d = M.shape
-    return M.reshape(*lead, T, h, d // h).swapaxes(-2, -3)
-
-
-def _merge(H):
-    *lead, h, T, d_k = H.shape
-    return H.swapaxes(-2, -3).reshape(*lead, T, h * d_k)
-
-
-"""
+from tests.support.answer_parts import HELPERS
 
 #: A tiled attention whose running maximum starts at ``START``; ``END`` is the last division.
 _TILED = """def tiled_attention(Q, K, V, block_size, causal=False):
@@ -92,7 +73,7 @@ NAMED = {
     "grouped_query_attention_repeat_axis_0": (
         "12_gqa",
         "grouped_query_attention",
-        _HELPERS
+        HELPERS
         + """def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
     if X.shape[-1] % n_heads or n_heads % n_kv_heads:
         raise ValueError(

@@ -1,12 +1,8 @@
 # ruff: noqa: E501  (learners' answers, kept as they wrote them)
 """Slips found unnamed by the second fresh round of issue 33 (and the first round's last
-generic ones), as learners wrote them; the format of :mod:`tests.fresh_mistakes`."""
+generic ones), as learners wrote them; the format of :mod:`tests.support.fresh_mistakes`."""
 
-#: The softmax's backward that most backward answers below start with.
-_SOFTMAX_BACKWARD = """def softmax_backward(A, dA, axis=-1):
-    return A * (dA - np.sum(dA * A, axis=axis, keepdims=True))
-
-"""
+from tests.support.answer_parts import SOFTMAX_BACKWARD
 
 ROUND2 = {
     # The exponent uses the pair's index i instead of 2i.
@@ -80,8 +76,9 @@ ROUND2 = {
 """,
         "`if mask is not None:`",
     ),
-    # K and V not given their head axis of size 1.
-    "multi_query_attention_kv_without_head_axis": (
+    # K and V not given their head axis of size 1 (mh.attention_head; named apart from the
+    # fresh round's own slip of that name, which this one used to replace in FRESH).
+    "multi_query_attention_kv_without_head_axis_with_mh": (
         "10_capstone",
         "multi_query_attention",
         """def _m(mask, X):
@@ -236,7 +233,7 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mas
     "backward_ah_mask_added_to_dZ": (
         "17_backward",
         "attention_head_backward",
-        _SOFTMAX_BACKWARD
+        SOFTMAX_BACKWARD
         + """def attention_head_backward(Q, K, V, dOut, mask=None):
     s = np.sqrt(Q.shape[-1]); _, A = mh.attention_head(Q, K, V, mask)
     dV = np.swapaxes(A, -1, -2) @ dOut
@@ -251,7 +248,7 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mas
     "backward_ah_scaled_by_sqrt_d_v": (
         "17_backward",
         "attention_head_backward",
-        _SOFTMAX_BACKWARD
+        SOFTMAX_BACKWARD
         + """def attention_head_backward(Q, K, V, dOut, mask=None):
     s = np.sqrt(V.shape[-1]); _, A = mh.attention_head(Q, K, V, mask)
     dV = np.swapaxes(A, -1, -2) @ dOut
@@ -264,7 +261,7 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mas
     "backward_mb_own_head_dV_not_transposed": (
         "17_backward",
         "multi_head_self_attention_backward",
-        _SOFTMAX_BACKWARD
+        SOFTMAX_BACKWARD
         + """def attention_head_backward(Q, K, V, dOut, mask=None):
     s = np.sqrt(Q.shape[-1]); _, A = mh.attention_head(Q, K, V, mask)
     dV = A @ dOut
@@ -293,7 +290,7 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mas
     "backward_mb_einsum_drops_batch": (
         "17_backward",
         "multi_head_self_attention_backward",
-        _SOFTMAX_BACKWARD
+        SOFTMAX_BACKWARD
         + """def attention_head_backward(Q, K, V, dOut, mask=None):
     s = np.sqrt(Q.shape[-1]); _, A = mh.attention_head(Q, K, V, mask)
     dV = np.swapaxes(A, -1, -2) @ dOut
@@ -319,7 +316,7 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mas
     "backward_ah_dOut_to_softmax_backward": (
         "17_backward",
         "attention_head_backward",
-        _SOFTMAX_BACKWARD
+        SOFTMAX_BACKWARD
         + """def attention_head_backward(Q, K, V, dOut, mask=None):
     s = np.sqrt(Q.shape[-1]); _, A = mh.attention_head(Q, K, V, mask)
     dV = np.swapaxes(A, -1, -2) @ dOut
