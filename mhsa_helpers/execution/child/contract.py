@@ -112,7 +112,12 @@ def _changed(kept, given) -> bool:
 _TRACE = {}
 
 
-def tracing():
+def tracing() -> dict:
+    """tracemalloc's start, peak, stop and is-tracing, looked up once (before any answer runs).
+
+    Kept so that an answer that patches ``tracemalloc`` cannot change what a
+    memory-measured call reports.
+    """
     if not _TRACE:
         import tracemalloc
 

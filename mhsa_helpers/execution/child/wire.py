@@ -61,6 +61,7 @@ REPLY_LIMIT = 64 << 20
 
 
 def pack_frame(kind: bytes, payload: bytes) -> bytes:
+    """One frame: its length (8 bytes, little-endian, counting ``kind``), ``kind``, ``payload``."""
     return struct.pack("<Q", len(payload) + 1) + kind + payload
 
 
@@ -70,6 +71,7 @@ def write_frame(stream, kind: bytes, obj) -> None:
 
 
 def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd``, however many ``os.write`` calls it takes."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
