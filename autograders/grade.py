@@ -20,9 +20,17 @@ refused). For one student:
    judge them, and has stock nbgrader record the verdicts and render the
    feedback against a private gradebook, all in a private temporary folder:
    workers share no folder with the coordinator or each other;
-3. here, the scores are merged into the course's gradebook
-   (:func:`autograders.gradebook.store`, SQLite or PostgreSQL with ``--db``)
-   and the autograded notebooks and feedback pages written (:func:`record`).
+3. here, nbgrader's own ``SaveAutoGrades`` and ``AssignLatePenalties``
+   record the autograded notebooks in the course's gradebook
+   (:func:`autograders.gradebook.store`, SQLite or PostgreSQL with ``--db``),
+   and the autograded notebooks and feedback pages are written
+   (:func:`autograders.handoff.record`).
+
+Who is graded (and who is done) is :mod:`autograders.roster`; the hand-off
+to and from a worker :mod:`autograders.handoff`; what the instructor is
+told :mod:`autograders.summary`. This module is the coordinator: the lock,
+the Dask client, the queue of tasks and the command line. See
+``docs/grading.md`` for how this path relates to ``nbgrader autograde``.
 
 A worker killed mid-task: Dask runs the task again elsewhere; the grade is
 written once, here. A task whose workers keep dying (Dask's
@@ -40,191 +48,16 @@ import argparse
 import contextlib
 import logging
 import os
-import shutil
-import statistics
 import sys
 import time
 import uuid
 from pathlib import Path
 
-MARKER = ".mhsa-graded"
-MAX_FILE = 32 * 2**20  # a submitted file larger than this is not sent to a worker
+__all__ = ["GradingBusy", "dask_client", "exclusive", "grade_class", "in_flight", "main"]
+
 LOCK = ".mhsa-grading.lock"  # held by the grade command that is grading the course
 
 
-# --------------------------------------------------------------------------
-# course directory
-# --------------------------------------------------------------------------
-def load_config(course: Path, db: str | None):
-    """The course's nbgrader configuration, as ``nbgrader autograde`` would load it there."""
-    from nbgrader.apps.autogradeapp import AutogradeApp
-
-    cwd = os.getcwd()
-    os.chdir(course)
-    try:
-        app = AutogradeApp()
-        app.load_config_file()
-        config = app.config
-    finally:
-        os.chdir(cwd)
-    config.CourseDirectory.root = str(course)
-    if db:
-        config.CourseDirectory.db_url = db
-    return config
-
-
-def submission_stamp(course: Path, student: str, assignment: str) -> str:
-    """The submission's ``timestamp.txt``, which a marker must match."""
-    stamp = course / "submitted" / student / assignment / "timestamp.txt"
-    return stamp.read_text().strip() if stamp.exists() else "no timestamp"
-
-
-def marker_path(course: Path, student: str, assignment: str) -> Path:
-    """Where the marker of a graded student is written."""
-    return course / "autograded" / student / assignment / MARKER
-
-
-def is_done(course: Path, student: str, assignment: str) -> bool:
-    """True if the student was graded for the submission that is there now."""
-    m = marker_path(course, student, assignment)
-    return m.exists() and m.read_text() == submission_stamp(course, student, assignment)
-
-
-def students_of(course: Path, assignment: str) -> tuple[list, list]:
-    """Every student with a submission of ``assignment``, sorted; and the folders refused.
-
-    A folder of ``submitted/`` whose name is not a safe student id
-    (:func:`autograders.ids.is_safe`; one a stock collect let in, say) is
-    refused: it reaches neither a worker, the gradebook nor the CSV. The
-    second list holds those names, as found.
-    """
-    from autograders.ids import is_safe
-
-    found = sorted(
-        p.parent.name
-        for p in (course / "submitted").glob(f"*/{assignment}")
-        if p.is_dir() and not p.parent.is_symlink()
-    )
-    return [s for s in found if is_safe(s)], [s for s in found if not is_safe(s)]
-
-
-# --------------------------------------------------------------------------
-# one student, here: what goes to a worker and what comes back
-# --------------------------------------------------------------------------
-def course_data(config, course: Path, assignment: str) -> dict:
-    """What every worker needs of the course, as data.
-
-    See :func:`autograders.task.grade_submission`.
-    """
-    from nbgrader.coursedir import CourseDirectory
-
-    from autograders.gradebook import describe
-    from autograders.secret import read_key
-    from autograders.task import files_of
-
-    dirs = CourseDirectory(config=config)
-    source = Path(dirs.format_path(dirs.source_directory, ".", assignment))
-    return {
-        "config": config,
-        "assignment": assignment,
-        "description": describe(dirs.db_url, dirs.course_id, assignment),
-        "source": files_of(source, ignore=dirs.ignore)[0],
-        "key": read_key(course),
-    }
-
-
-def submission_folder(config, assignment: str, student: str) -> Path:
-    """Where the student's submission of ``assignment`` is."""
-    from nbgrader.coursedir import CourseDirectory
-
-    dirs = CourseDirectory(config=config)
-    return Path(dirs.format_path(dirs.submitted_directory, student, assignment))
-
-
-def write_folder(dest: Path, files: dict, mode: int) -> None:
-    """Replace the folder ``dest`` by ``files`` (``{relative/path: bytes}``), each with ``mode``.
-
-    The new folder is written beside the old one and swapped in, so a
-    killed grader leaves the old folder or the new one, never a mixture.
-    """
-    from autograders.task import write_files
-
-    new = dest.with_name(dest.name + ".mhsa-new")
-    if new.exists():
-        shutil.rmtree(new)
-    write_files(new, files, mode)
-    if dest.exists():
-        shutil.rmtree(dest)
-    new.rename(dest)
-
-
-def record(config, course: Path, assignment: str, student: str, result: dict, modes: dict):
-    """Write one student's result here; return (student, ok, notes).
-
-    ``result`` is what :func:`autograders.task.grade_submission` returned:
-    the scores go into the course's gradebook (:func:`autograders.gradebook.store`),
-    the autograded notebooks and feedback pages into ``autograded/`` and
-    ``feedback/``, and last the marker that says the student is done.
-    """
-    from nbgrader.coursedir import CourseDirectory
-
-    from autograders.collect import arrival_of
-    from autograders.gradebook import store
-    from autograders.identity import identity_notes
-
-    dirs = CourseDirectory(config=config)
-    submission = submission_folder(config, assignment, student)
-    arrival, stamp_notes = arrival_of(submission)
-    store(
-        config,
-        assignment,
-        student,
-        arrival or dirs.get_existing_timestamp(str(submission)),
-        result["scores"],
-        result["submitted"],
-    )
-    autograded = Path(dirs.format_path(dirs.autograded_directory, student, assignment))
-    feedback = Path(dirs.format_path(dirs.feedback_directory, student, assignment))
-    notes = identity_notes(submission, student) + stamp_notes + result["notes"]
-    if not result["ok"]:
-        if autograded.exists():
-            shutil.rmtree(autograded)  # an earlier grading's notebooks would mislead
-        return student, False, notes
-    write_folder(autograded, result["autograded"], modes["autograded"])
-    if result["feedback"]:
-        write_folder(feedback, result["feedback"], modes["feedback"])
-    (autograded / MARKER).write_text(submission_stamp(course, student, assignment))
-    return student, True, notes
-
-
-def failure_feedback(course: Path, student: str, assignment: str, reasons: list) -> None:
-    """Feedback pages saying that grading failed, one per submitted notebook.
-
-    Written where ``nbgrader release_feedback`` looks (with the submission's
-    timestamp and secret), so the student learns why there is no grade.
-    """
-    import html
-
-    submitted = course / "submitted" / student / assignment
-    feedback = course / "feedback" / student / assignment
-    if not submitted.is_dir():
-        return
-    feedback.mkdir(parents=True, exist_ok=True)
-    for name in ("timestamp.txt", "submission_secret.txt"):
-        if (submitted / name).exists():
-            shutil.copy(submitted / name, feedback / name)
-    items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons or ["grading failed"])
-    for nb in sorted(submitted.glob("*.ipynb")):
-        (feedback / f"{nb.stem}.html").write_text(
-            f"<html><body><h1>{html.escape(nb.stem)}: this submission could not be graded</h1>"
-            f"<p>Your instructor has been told. What went wrong:</p><ul>{items}</ul>"
-            "</body></html>\n"
-        )
-
-
-# --------------------------------------------------------------------------
-# the class
-# --------------------------------------------------------------------------
 def grade_class(
     course: Path,
     assignment: str,
@@ -304,8 +137,22 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
 
     from autograders import sandbox
     from autograders.export import record_failure
+    from autograders.handoff import (
+        course_data,
+        failure_feedback,
+        record,
+        submission_files,
+    )
+    from autograders.roster import (
+        ensure_gradebook,
+        is_done,
+        load_config,
+        refused_at_collect,
+        students_of,
+    )
     from autograders.secret import read_key
-    from autograders.task import files_of, grade_submission
+    from autograders.summary import summarize
+    from autograders.task import grade_submission
     from autograders.watch import cluster_refusals, summary_lines, watch_cluster
 
     if sandboxed:
@@ -348,8 +195,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
             def top_up():  # one task per worker thread: the submissions are read as needed
                 while queue and len(pending) < in_flight(client):
                     student = queue.pop()
-                    folder = submission_folder(config, assignment, student)
-                    files, left_out = files_of(folder, recursive=False, max_bytes=MAX_FILE)
+                    files, left_out = submission_files(config, assignment, student)
                     future = client.submit(
                         grade_submission,
                         shared,
@@ -392,34 +238,6 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
         summary["failures"].setdefault(student, [])
         summary["failures"][student] = reasons + summary["failures"][student]
     return summary
-
-
-def refused_at_collect(course: Path, assignment: str, unsafe: list) -> dict:
-    """The submissions refused at the door, for the summary and the CSV.
-
-    ``{"students": {safe id: [reason, …]}, "lines": [str, …]}``: what the
-    course's collect refused (:data:`autograders.collect.REFUSED`) under a
-    safe id is told about that student; a refused folder without a safe id,
-    and a folder of ``submitted/`` whose name is not a safe id (``unsafe``),
-    is a line of its own, the name escaped.
-    """
-    from autograders.collect import refused
-    from autograders.ids import ID_RULE, shown
-
-    students, lines = {}, []
-    for entry in refused(course, assignment):
-        reason = f"a submission was not collected: {entry.get('reason')}"
-        if entry.get("student"):
-            students.setdefault(entry["student"], []).append(reason)
-        else:
-            folder, why = entry.get("folder"), entry.get("reason")
-            lines.append(f"exchange folder {folder} not collected: {why}")
-    for name in unsafe:
-        lines.append(
-            f"submitted/{shown(name)} not graded: its student id is not one the course "
-            f"accepts ({ID_RULE})"
-        )
-    return {"students": students, "lines": lines}
 
 
 def in_flight(client) -> int:
@@ -488,97 +306,6 @@ def dask_client(workers: int, scheduler: str | None = None, security=None):
         yield client
 
 
-def ensure_gradebook(config, course, assignment, students):
-    """Create the assignment and students in the gradebook before workers write to it.
-
-    Done once, in the parent, so that parallel workers never race to create them.
-    """
-    from nbgrader.api import Gradebook
-    from nbgrader.coursedir import CourseDirectory
-
-    db = CourseDirectory(config=config).db_url
-    with Gradebook(db) as gb:
-        try:
-            gb.find_assignment(assignment)
-        except Exception:
-            raise SystemExit(
-                f"assignment {assignment!r} is not in the gradebook {db}: run "
-                f"`nbgrader generate_assignment {assignment}` first."
-            ) from None
-        for s in students:
-            gb.update_or_create_student(s)
-
-
-def summarize(config, course, assignment, students, outcomes, skipped, seconds) -> dict:
-    """The class's summary: totals from the gradebook, failures and their reasons."""
-    from nbgrader.api import Gradebook
-    from nbgrader.coursedir import CourseDirectory
-
-    totals = {}
-    with Gradebook(CourseDirectory(config=config).db_url) as gb:
-        max_score = gb.find_assignment(assignment).max_score
-        for s in students:
-            try:
-                totals[s] = gb.find_submission(assignment, s).score
-            except Exception:
-                totals[s] = None
-    failures = {s: notes for s, (ok, notes) in outcomes.items() if not ok or notes}
-    return dict(
-        students=len(students),
-        graded=len(outcomes),
-        skipped=skipped,
-        failed=sum(not ok for ok, _ in outcomes.values()),
-        seconds=seconds,
-        max_score=max_score,
-        totals=totals,
-        failures=failures,
-    )
-
-
-def print_summary(summary: dict, out=None) -> None:
-    """Print the summary: counts, score distribution, and every student with a note.
-
-    Every line is printed escaped (:func:`autograders.ids.printable`): no text a
-    student chose (an id, a file name, a stamp) puts a line break, a
-    control character or a terminal escape on the instructor's terminal.
-    """
-    from autograders.ids import printable
-
-    target = out or sys.stdout
-
-    class _Escaped:  # what print() writes, escaped; only its own line end passes as it is
-        def write(self, text: str) -> None:
-            target.write(text if text == "\n" else printable(text, backslashes=False))
-
-    out = _Escaped()
-    scores = [v for v in summary["totals"].values() if v is not None]
-    print(
-        f"students: {summary['students']} · graded now: {summary['graded']} · "
-        f"already done: {summary['skipped']} · failed: {summary['failed']} · "
-        f"{summary['seconds']:.1f} s",
-        file=out,
-    )
-    if not summary.get("sandboxed", True):
-        print("! graded WITHOUT the sandbox (--no-sandbox): submissions ran unconfined", file=out)
-    if scores:
-        m = summary["max_score"] or 1
-        print(
-            f"scores out of {summary['max_score']:g}: min {min(scores):g} · median "
-            f"{statistics.median(scores):g} · max {max(scores):g}",
-            file=out,
-        )
-        bins = [0] * 5
-        for v in scores:
-            bins[min(4, int(5 * v / m))] += 1
-        for k, count in enumerate(bins):
-            lo, hi = 20 * k, 20 * (k + 1)
-            print(f"  {lo:>3}-{hi:<3}% {'#' * count} {count}", file=out)
-    for line in summary.get("refused", []):
-        print(f"! refused: {line}", file=out)
-    for student, reasons in sorted(summary["failures"].items()):
-        print(f"! {student}: " + "; ".join(reasons or ["failed"]), file=out)
-
-
 def main(argv=None) -> int:
     """``python -m autograders grade``: parse the arguments, grade, print the summary."""
     from autograders.cluster import FILES
@@ -609,6 +336,7 @@ def main(argv=None) -> int:
     from autograders.cluster import InsecureCluster
     from autograders.sandbox import SandboxUnavailable
     from autograders.secret import MissingKey
+    from autograders.summary import print_summary
 
     try:
         summary = grade_class(

@@ -9,11 +9,13 @@ course's gradebook (SQLite or PostgreSQL).
   the task.
 * :func:`seed`: a private gradebook holding that assignment.
 * :func:`auto_scores`: what autograding wrote for one student (points per
-  graded cell, automatic comments), read back from the private gradebook.
-* :func:`store`: those scores merged into the course's gradebook, by the
-  rules of nbgrader's ``SaveAutoGrades`` and ``AssignLatePenalties`` (a
-  grader's manual score is kept and flagged for review; a missing notebook
-  scores 0), in one transaction.
+  graded cell, automatic comments), read back from the private gradebook:
+  the worker's report.
+* :func:`store`: the notebooks the worker autograded, recorded in the
+  course's gradebook by nbgrader's own ``SaveAutoGrades`` and the
+  configured ``AssignLatePenalties`` (its ``LateSubmissionPlugin``), run
+  here as ``nbgrader autograde`` runs them; a missing notebook scores 0,
+  as ``Autograde`` gives it. No private nbgrader name is used.
 """
 
 from __future__ import annotations
@@ -125,8 +127,21 @@ def auto_scores(db_url: str, course_id: str, assignment: str, student: str) -> d
         }
 
 
-def store(config, assignment: str, student: str, timestamp, scores: dict, submitted: list) -> None:
-    """Merge one student's automatic scores into the course's gradebook, in one commit.
+def store(
+    config, assignment: str, student: str, timestamp, autograded: dict, submitted: list
+) -> None:
+    """Record one student's automatic grades in the course's gradebook, by nbgrader's own code.
+
+    What ``nbgrader autograde`` does after running a notebook, done here on
+    the notebook a worker autograded: nbgrader's ``SaveAutoGrades`` turns
+    its graded cells' outputs into points and automatic comments (a
+    grader's manual score is kept and the cell flagged for review), then the
+    configured ``AssignLatePenalties`` (with its ``LateSubmissionPlugin``)
+    sets the notebook's late penalty from the submission's lateness. Both
+    are nbgrader's public preprocessors, run with the resources its
+    ``Autograde`` gives them. As they do there, each commits as it goes;
+    the grade command writes a student's marker only after this, so a
+    coordinator killed halfway regrades that student.
 
     Parameters
     ----------
@@ -134,18 +149,20 @@ def store(config, assignment: str, student: str, timestamp, scores: dict, submit
         The course's nbgrader configuration (gradebook URL, course id, late
         submission plugin).
     assignment, student : str
-        Whose scores these are.
+        Whose grades these are.
     timestamp : str or None
-        The submission's time stamp, as ``timestamp.txt`` holds it.
-    scores : dict
-        What :func:`auto_scores` read from the worker's gradebook.
+        The submission's time stamp (its arrival, or ``timestamp.txt``).
+    autograded : dict of str to bytes
+        The notebooks autograding wrote for the student, by file name
+        (``autograded`` of :func:`autograders.task.grade_submission`).
     submitted : list of str
         The notebooks autograding read; every other notebook of the
-        assignment scores 0, as nbgrader gives a missing notebook.
+        assignment scores 0, as ``Autograde`` gives a missing notebook.
     """
+    import nbformat
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
-    from nbgrader.preprocessors import AssignLatePenalties
+    from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
 
     coursedir = CourseDirectory(config=config)
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
@@ -153,30 +170,38 @@ def store(config, assignment: str, student: str, timestamp, scores: dict, submit
         extra = {"timestamp": timestamp} if timestamp else {}
         with quiet_autoflush():
             submission = gb.update_or_create_submission(assignment, student, **extra)
-        late = AssignLatePenalties(config=config)
-        late.init_plugin()
+        notebooks = sorted(nb.name for nb in submission.notebooks)
         for nb in submission.notebooks:
-            if nb.name not in submitted:  # nbgrader's zero for a missing notebook
+            if nb.name not in submitted:  # Autograde.init_assignment's zero for a missing one
                 for grade in nb.grades:
                     grade.auto_score, grade.needs_manual_grade = 0, False
-                continue
-            got = scores.get(nb.name, {"grades": {}, "comments": {}})
-            for grade in nb.grades:
-                if grade.name in got["grades"]:  # SaveAutoGrades' rule
-                    grade.auto_score = got["grades"][grade.name]
-                    grade.needs_manual_grade = (
-                        grade.manual_score is not None or grade.auto_score is None
-                    )
-            for comment in nb.comments:
-                if comment.name in got["comments"]:
-                    comment.auto_comment = got["comments"][comment.name]
-            gb.db.flush()
-            gb.db.expire(nb, ["score"])  # a sum over the grades just written
-            nb.late_submission_penalty = None  # AssignLatePenalties' rule
-            if submission.total_seconds_late > 0:
-                penalty = late.plugin_inst.late_submission_penalty(
-                    student, nb.score, submission.total_seconds_late
-                )
-                if penalty is not None:
-                    nb.late_submission_penalty = late._check_late_penalty(nb, penalty)
         gb.db.commit()
+    log = _quiet_log()
+    steps = [step(config=config, log=log) for step in (SaveAutoGrades, AssignLatePenalties)]
+    for name in notebooks:
+        if name not in submitted:
+            continue
+        data = autograded.get(f"{name}.ipynb")
+        nb = nbformat.reads(data.decode(), as_version=4) if data else nbformat.v4.new_notebook()
+        resources = {
+            "nbgrader": {
+                "notebook": name,
+                "assignment": assignment,
+                "student": student,
+                "db_url": coursedir.db_url,
+            }
+        }
+        for step in steps if data else steps[1:]:  # no notebook back: no grades to save
+            with quiet_autoflush():
+                nb, resources = step.preprocess(nb, resources)
+
+
+def _quiet_log():
+    """A logger that keeps nbgrader's per-notebook lines (lateness, penalty) off the terminal."""
+    import logging
+
+    log = logging.getLogger("autograders.gradebook.store")
+    log.propagate = False
+    if not log.handlers:
+        log.addHandler(logging.NullHandler())
+    return log

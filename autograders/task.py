@@ -229,9 +229,11 @@ def grade_submission(
     dict
         ``ok`` (nbgrader recorded the grades), ``notes`` (what the
         instructor is told), ``submitted`` (the notebooks graded),
-        ``scores`` (:func:`autograders.gradebook.auto_scores`), and
-        ``autograded`` and ``feedback``: the files nbgrader wrote for the
-        student, as ``{name: bytes}``.
+        ``scores`` (:func:`autograders.gradebook.auto_scores`, what
+        nbgrader recorded here: a report), and ``autograded`` and
+        ``feedback``: the files nbgrader wrote for the student, as
+        ``{name: bytes}``; the coordinator records the grades from
+        ``autograded`` (:func:`autograders.gradebook.store`).
     """
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.coursedir import CourseDirectory

@@ -81,7 +81,9 @@ def dask_overhead(tmp: Path, tasks: int = 9) -> tuple[float, float, float, int]:
     The task is one honest student's whole grading (all notebooks, sandboxed:
     judging, nbgrader's records and the feedback), as the grade command sends it.
     """
-    from autograders.grade import course_data, dask_client, load_config
+    from autograders.grade import dask_client
+    from autograders.handoff import course_data
+    from autograders.roster import load_config
     from autograders.task import files_of, grade_submission
 
     course = nc.make_course(tmp / "overhead")

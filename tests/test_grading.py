@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import csv
+import math
 import os
 import signal
 import subprocess
@@ -13,6 +14,7 @@ import time
 
 import nbformat
 import pytest
+from nbgrader.plugins import LateSubmissionPlugin
 
 from tests import nbgrader_course as nc
 from tests.mistakes import HOSTILE, MISTAKES
@@ -427,6 +429,60 @@ def test_the_gradebook_equals_nbgrader_autogrades_with_manual_scores_and_late_wo
     assert serial[("half", SOFTMAX, "softmax_rows_sum_to_one")][1:3] == (1.0, True)
     assert serial["partial"][1] > 0 and serial["perfect"][1] == 0
     assert any(v[0] for k, v in serial.items() if len(k) == 2 and k[0] == "partial")
+
+
+class HourlyLatePenalty(LateSubmissionPlugin):
+    """A course's own late rule: a point per started hour late; student "half" is forgiven.
+
+    Its raw penalties fall on every side of nbgrader's limits: below a
+    notebook's score (kept), above it (nbgrader lowers it to the score) and
+    below zero (nbgrader raises it to 0).
+    """
+
+    def late_submission_penalty(self, student_id, score, total_seconds_late):
+        """The penalty before nbgrader's limits: hours late, rounded up; -1 for "half"."""
+        if student_id == "half":
+            return -1.0
+        return float(math.ceil(total_seconds_late / 3600))
+
+
+def test_a_configured_late_plugin_gives_the_penalties_nbgrader_autograde_gives(tmp_path):
+    """The same late class under a course's own plugin: stock autograde and the grade command.
+
+    Real nbgrader on both sides, no mock: the penalties (and every other
+    field of the gradebook) of ``python -m autograders grade`` are those of
+    ``nbgrader autograde`` with the same ``AssignLatePenalties.plugin_class``.
+    """
+    from nbgrader.api import Gradebook
+
+    plugin = f"{HourlyLatePenalty.__module__}.{HourlyLatePenalty.__qualname__}"
+    late = (  # the plugin is this module's: nbgrader and the Dask workers import it
+        f"import sys\nsys.path.insert(0, {str(nc.ROOT)!r})\n"
+        f"c.AssignLatePenalties.plugin_class = {plugin!r}\n"
+    )
+    courses = [nc.make_course(tmp_path / name, late) for name in ("serial", "dask")]
+    stamps = {
+        "perfect": "2026-01-01 00:30:00",
+        "partial": "2026-01-01 04:10:00",
+        "half": "2026-01-02",
+    }
+    for course in courses:
+        honest_class(course)
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "mhsa") as gb:
+            gb.update_or_create_assignment(nc.ASSIGNMENT, duedate="2026-01-01 00:00:00 UTC")
+        for student, stamp in stamps.items():
+            (course / "submitted" / student / nc.ASSIGNMENT / "timestamp.txt").write_text(stamp)
+    nc.nbgrader(courses[0], "autograde", nc.ASSIGNMENT, "--force")
+    nc.grade(courses[1], "--workers", "2")
+    serial, ours = (gradebook_rows(c) for c in courses)
+    assert serial == ours
+    penalty = {k: v[0] for k, v in serial.items() if len(k) == 2}  # (student, notebook)
+    score = {k: v[1] for k, v in serial.items() if len(k) == 2}
+    assert all(penalty[("perfect", s)] == 1.0 < score[("perfect", s)] for s in SOME)  # kept
+    assert penalty[("partial", "01_input")] == score[("partial", "01_input")] == 2.0  # 5 > 2
+    assert penalty[("partial", SOFTMAX)] == score[("partial", SOFTMAX)] == 0.0  # 5 > 0
+    assert all(penalty[("half", s)] == 0.0 for s in SOME[:2])  # -1 raised to 0
+    assert penalty[("untouched", SOFTMAX)] is None  # on time: no penalty
 
 
 def test_a_second_grade_command_on_the_same_course_refuses_while_the_first_runs(tmp_path):

@@ -255,7 +255,7 @@ def test_grading_refuses_without_a_sandbox(tmp_path):
 
 
 def test_the_summary_says_when_the_sandbox_was_off(capsys):
-    from autograders.grade import print_summary
+    from autograders.summary import print_summary
 
     summary = dict(students=1, graded=1, skipped=0, failed=0, seconds=1.0, max_score=30)
     print_summary({**summary, "totals": {"a": 30.0}, "failures": {}, "sandboxed": False})

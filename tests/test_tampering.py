@@ -14,7 +14,8 @@ import nbformat
 import pytest
 
 from autograders import integrity
-from autograders.grade import course_data, load_config
+from autograders.handoff import course_data
+from autograders.roster import load_config
 from autograders.task import grade_submission
 from tests import nbgrader_course as nc
 

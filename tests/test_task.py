@@ -5,7 +5,8 @@ import shutil
 import nbformat
 import pytest
 
-from autograders.grade import course_data, load_config
+from autograders.handoff import course_data
+from autograders.roster import load_config
 from autograders.task import files_of, grade_submission
 from tests import nbgrader_course as nc
 
