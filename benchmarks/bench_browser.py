@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mhsa_helpers.examples import EXAMPLES, get_example
-from tests import lab_harness as lab
+from tests.support import lab_harness as lab
 
 
 def tour(page) -> list[tuple[str, float, float]]:

@@ -31,8 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from jupyter_client.manager import start_new_kernel
 
-from tests import nbgrader_course as nc
-from tests.mistakes import MISTAKES
+from tests.support import nbgrader_course as nc
+from tests.support.mistakes import MISTAKES
 
 
 def synthetic_class(course: Path, n: int) -> int:

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mhsa_helpers.exercises import exercise, of_notebook  # noqa: E402
-from tests import nbgrader_course as nc  # noqa: E402
+from tests.support import nbgrader_course as nc  # noqa: E402
 
 STEMS = sorted(p.stem for p in nc.SOLUTIONS.glob("*.ipynb"))
 STALLER = "staller"

@@ -36,7 +36,7 @@ os.environ.setdefault(KEY_VARIABLE, TEST_KEY.hex())
 @pytest.fixture(scope="session")
 def readme_env(tmp_path_factory):
     """A fresh copy installed with the README's first command (without starting JupyterLab)."""
-    from tests.environments import build_readme_env
+    from tests.support.environments import build_readme_env
 
     return build_readme_env(tmp_path_factory.mktemp("readme"))
 
@@ -44,6 +44,6 @@ def readme_env(tmp_path_factory):
 @pytest.fixture(scope="session")
 def binder_env(tmp_path_factory):
     """A fresh copy and a fresh virtual environment built exactly as binder/ says."""
-    from tests.environments import build_binder_env
+    from tests.support.environments import build_binder_env
 
     return build_binder_env(tmp_path_factory.mktemp("binder"))

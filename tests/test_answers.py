@@ -5,7 +5,7 @@ import nbformat
 from mhsa_helpers.capstone import compare_layer
 from mhsa_helpers.execution.saved import learner_functions, run_answers_here
 from mhsa_helpers.widgets.explorer import Explorer
-from tests import nbgrader_course as nc
+from tests.support import nbgrader_course as nc
 
 MH_LAYER = """
 def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):

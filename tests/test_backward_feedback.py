@@ -8,7 +8,7 @@ must name the slip, in the learner's terms.
 import pytest
 
 from mhsa_helpers import checks
-from tests.test_checks import load
+from tests.support.answers import load
 
 #: One head's backward, right but for the line each mistake replaces (``{name}`` slots).
 HEAD = """

@@ -25,7 +25,7 @@ from mhsa_helpers.checks.failures import CheckFailed
 from mhsa_helpers.checks.step17_backward import CALLS_PER, WORK_SLOW
 from mhsa_helpers.execution.child.contract import _Counted
 from mhsa_helpers.execution.in_child import run_in_child
-from tests.test_checks import load
+from tests.support.answers import load
 
 #: The stable softmax an answer cell writes for itself (a notebook-level function of its own).
 OWN_SOFTMAX = """def my_softmax(Z, axis=-1):

@@ -12,8 +12,8 @@ import urllib.request
 
 import pytest
 
-from tests.environments import ROOT, fresh_copy, pins, readme_first_command, sh
-from tests.lab_harness import free_port, stop
+from tests.support.environments import ROOT, fresh_copy, pins, readme_first_command, sh
+from tests.support.lab_harness import free_port, stop
 
 pytestmark = pytest.mark.slow  # fresh environments, repo2docker, JupyterLab
 

@@ -20,7 +20,7 @@ import pytest
 
 from mhsa_helpers.examples import EXAMPLES, get_example
 from mhsa_helpers.widgets import svg
-from tests import lab_harness as lab
+from tests.support import lab_harness as lab
 
 pytestmark = pytest.mark.slow  # JupyterLab in Chromium
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from mhsa_helpers.widgets import svg
-from tests import lab_harness as lab
+from tests.support import lab_harness as lab
 
 pytestmark = pytest.mark.slow  # JupyterLab in Chromium
 

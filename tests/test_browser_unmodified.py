@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests import lab_harness as lab
+from tests.support import lab_harness as lab
 
 pytestmark = pytest.mark.slow  # JupyterLab in Chromium
 

@@ -20,8 +20,8 @@ from mhsa_helpers.checks import CHECKS, job, judge
 from mhsa_helpers.execution.in_child import SPENT, run_in_child
 from mhsa_helpers.execution.saved import answer_sources
 from mhsa_helpers.exercises import exercise, of_notebook
-from tests import nbgrader_course as nc
 from tests.conftest import TEST_KEY
+from tests.support import nbgrader_course as nc
 
 SLEEPS = "import time\n\ndef causal_mask(seq_len):\n    time.sleep(10**6)\n"
 SPINS = "def split_heads(M, n_heads):\n    while True:\n        pass\n"

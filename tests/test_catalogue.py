@@ -15,12 +15,11 @@ import numpy as np
 import pytest
 from nbclient import NotebookClient
 
-from mhsa_helpers.checks import CHECKS, CheckFailed
+from mhsa_helpers.checks import CHECKS
 from mhsa_helpers.checks.comparison import close
-from mhsa_helpers.checks.core import call_in_notebook
 from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
-from tests import nbgrader_course as nc
-from tests.oracles import CATALOGUED, all_calls, hidden, keys, mistake, oracle
+from tests.support import nbgrader_course as nc
+from tests.support.oracles import CATALOGUED, all_calls, hidden, keys, mistake, oracle, verdict
 
 
 def flat(result) -> list:
@@ -76,17 +75,6 @@ def test_every_hint_is_told_apart_on_some_visible_input(name):
     assert hints and hints == told_apart, sorted(hints - told_apart)
 
 
-def verdict(name: str, fn, seed=None) -> str | None:
-    """The check's message for ``fn`` (None when it passes)."""
-    calls = CHECKS[name].calls(seed)
-    try:
-        with np.errstate(all="ignore"):
-            CHECKS[name].verdict(calls, call_in_notebook(name, fn, calls))
-    except CheckFailed as exc:
-        return str(exc)
-    return None
-
-
 def names_only(message: str, key: str, name: str) -> bool:
     """Whether ``message`` names the mistake ``key`` and no other mistake of ``name``."""
     said = mistake(message)
@@ -137,7 +125,8 @@ def test_in_the_notebook_each_mistake_gets_its_own_sentence(stem, tmp_path):
     nb = nbformat.read(str(nc.STUDENT / f"{stem}.ipynb"), as_version=4)
     nb.cells.append(
         nbformat.v4.new_code_cell(
-            f"import sys; sys.path.insert(0, {str(nc.ROOT)!r})\nfrom tests.oracles import oracle"
+            f"import sys; sys.path.insert(0, {str(nc.ROOT)!r})\n"
+            "from tests.support.oracles import oracle"
         )
     )
     cases = [(name, key) for name in BY_NOTEBOOK[stem] for key in keys(name)]

@@ -7,34 +7,12 @@ import pytest
 
 from mhsa_helpers import checks
 from mhsa_helpers.checks.core import call_in_notebook
-from mhsa_helpers.execution.saved import answer_namespace, run_answers_here
-from mhsa_helpers.exercises import EXERCISES, names
-from tests.mistakes import HOSTILE, MISTAKES, WARNING_BUT_CORRECT
-from tests.nbgrader_course import SOLUTIONS
-from tests.oracles import hidden
+from mhsa_helpers.exercises import names
+from tests.support.answers import cast, load, single_precision, solution
 from tests.support.fresh_correct import CORRECT
 from tests.support.fresh_mistakes import FRESH
-
-
-def load(source, name):
-    """The function ``name`` defined by an answer cell, run as the notebook runs it.
-
-    Its source is registered with ``linecache`` under a cell's name, as
-    IPython registers every cell it runs.
-    """
-    import linecache
-
-    namespace = answer_namespace()
-    cell = f"<answer cell {name}>"
-    linecache.cache[cell] = (len(source), None, source.splitlines(True), cell)
-    exec(compile(source, cell, "exec"), namespace)
-    return namespace[name]
-
-
-def solution(name):
-    """The instructor's answer for exercise ``name``, from its solution notebook."""
-    (e,) = [e for e in EXERCISES if e.name == name]
-    return run_answers_here(SOLUTIONS / f"{e.notebook}.ipynb")[name]
+from tests.support.mistakes import HOSTILE, MISTAKES, WARNING_BUT_CORRECT
+from tests.support.oracles import hidden
 
 
 def test_every_exercise_has_exactly_one_check():
@@ -213,24 +191,6 @@ def test_the_exercise_itself_and_later_ones_may_not_be_used():
     )
     with pytest.raises(AssertionError, match=r"reference mhsa_helpers\.attention_head"):
         checks.check("attention_scores", load(source, "attention_scores"))
-
-
-def cast(value):
-    """``value`` with its float arrays (also inside tuples) in single precision."""
-    if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating):
-        return value.astype(np.float32)
-    if isinstance(value, tuple):
-        return tuple(cast(v) for v in value)
-    return value
-
-
-def single_precision(fn):
-    """``fn`` computed in float32: float arrays in are cast, float arrays out are float32."""
-
-    def fn32(*args, **kwargs):
-        return cast(fn(*(cast(a) for a in args), **kwargs))
-
-    return fn32
 
 
 @pytest.mark.parametrize("name", [n for n in names() if n not in ("init_weights", "kv_cache_size")])

@@ -5,7 +5,7 @@ the account that started it. Every listening port of the grade command's
 LocalCluster, and of a cluster set up as the README says, is Dask's TLS
 with both ends showing a certificate of the cluster's authority: a peer
 without the credentials (another account during a grade run, here
-``nobody``) is refused each way it tries (:mod:`tests.dask_attack`), while
+``nobody``) is refused each way it tries (:mod:`tests.support.dask_attack`), while
 the very same attack with the credentials gets in (the control: the attack
 is real), as it does on a LocalCluster set up as before. Dask's HTTP servers
 (plain HTTP, outside TLS) serve nothing. The grade command refuses a
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from tests import nbgrader_course as nc
-from tests.accounts import home_of, need_root, run_as, shared_folder
-from tests.dask_attack import attack
+from tests.support import nbgrader_course as nc
+from tests.support.accounts import home_of, need_root, run_as, shared_folder
+from tests.support.dask_attack import attack
 
 ATTACK = Path(__file__).with_name("dask_attack.py")
 slow = pytest.mark.slow  # real Dask processes (and, for the grade run, real grading)
@@ -86,7 +86,7 @@ def members(client) -> dict:
 
 
 def breaches(report: dict) -> list:
-    """Every attempt of an :func:`tests.dask_attack.attack` report that was not refused."""
+    """Every attempt of an :func:`tests.support.dask_attack.attack` report that was not refused."""
     return [
         f"port {port}, {way}: {result}"
         for port, entry in report.items()
@@ -259,7 +259,7 @@ def test_the_local_clusters_credentials_touch_disk_only_in_a_folder_of_the_owner
 # --------------------------------------------------------------------------
 @slow
 def test_a_tls_dask_cluster_refuses_every_peer_without_the_certificate(tmp_path):
-    from tests.test_dask import cluster, security
+    from tests.support.dask_cluster import cluster, security
 
     with cluster(tmp_path / "dask") as (address, workers, tls, scheduler):
         from distributed import Client

@@ -11,9 +11,9 @@ import pytest
 from nbclient import NotebookClient
 
 from mhsa_helpers.exercises import EXERCISES, NOTEBOOKS, of_notebook
-from tests import nbgrader_course as nc
-from tests.mistakes import MISTAKES, WARNING_BUT_CORRECT
+from tests.support import nbgrader_course as nc
 from tests.support.fresh_mistakes import FRESH, THROUGH_KERNELS
+from tests.support.mistakes import MISTAKES, WARNING_BUT_CORRECT
 
 STEMS = [nb.stem for nb in NOTEBOOKS]
 
@@ -217,7 +217,7 @@ def test_validate_on_00_agrees_with_the_progress_report(tmp_path):
 
     from nbgrader.validator import Validator
 
-    from tests.test_nbgrader_config import course_config
+    from tests.support.nbgrader_course import course_config
 
     def validate(folder) -> str:
         out = io.StringIO()

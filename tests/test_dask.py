@@ -13,140 +13,19 @@ time it runs (here, Dask allowing no failure) marks that student only.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from tests import nbgrader_course as nc
-from tests.test_grading import honest_class
+from tests.support import nbgrader_course as nc
+from tests.support.classes import honest_class
+from tests.support.dask_cluster import cluster, security
 
 pytestmark = pytest.mark.slow  # real Dask processes, real grading
-
-DASK = str(Path(sys.executable).parent / "dask")
-
-
-#: As the README says: Dask's HTTP servers (plain HTTP, outside TLS) serve no pages.
-NO_HTTP = {
-    "DASK_DISTRIBUTED__SCHEDULER__HTTP__ROUTES": "[]",
-    "DASK_DISTRIBUTED__WORKER__HTTP__ROUTES": "[]",
-}
-
-
-def _start(args, cwd: Path, log: Path, env: dict | None = None) -> subprocess.Popen:
-    cwd.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen(
-        [DASK, *args],
-        cwd=cwd,
-        env={**nc.env(), **NO_HTTP, **(env or {})},
-        stdout=open(log, "w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def certificates(folder: Path) -> list:
-    """Make the cluster's certificates with ``cluster-certs``; the TLS options that name them."""
-    subprocess.run(
-        [sys.executable, "-m", "autograders", "cluster-certs", str(folder)],
-        check=True,
-        capture_output=True,
-        env=nc.env(),
-    )
-    return [
-        "--tls-ca-file",
-        str(folder / "ca.pem"),
-        "--tls-cert",
-        str(folder / "cluster.pem"),
-        "--tls-key",
-        str(folder / "cluster-key.pem"),
-    ]
-
-
-def security(tls: list):
-    """A client's Security from the TLS options :func:`certificates` returns."""
-    from distributed.security import Security
-
-    ca, cert, key = tls[1::2]
-    return Security(
-        require_encryption=True, tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key
-    )
-
-
-@contextlib.contextmanager
-def cluster(tmp: Path, allowed_failures: int = 3):
-    """A TLS ``dask scheduler`` and two single-threaded ``dask worker`` processes.
-
-    Yields (address, worker processes, TLS options, scheduler process). ``allowed_failures``:
-    how many workers may die running one task before Dask gives up on it
-    (3 is Dask's default).
-    """
-    info = tmp / "scheduler.json"
-    tmp.mkdir(parents=True, exist_ok=True)
-    tls = certificates(tmp / "certs")
-    procs = [
-        _start(
-            [
-                "scheduler",
-                "--host",
-                "127.0.0.1",
-                "--protocol",
-                "tls",
-                "--port",
-                "0",
-                "--no-dashboard",
-                "--scheduler-file",
-                str(info),
-                *tls,
-            ],
-            tmp / "scheduler",
-            tmp / "scheduler.log",
-            {"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)},
-        )
-    ]
-    try:
-        deadline = time.monotonic() + 120
-        while not info.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        address = json.loads(info.read_text())["address"]
-        workers = [
-            _start(
-                [
-                    "worker",
-                    address,
-                    "--nthreads",
-                    "1",
-                    "--nworkers",
-                    "1",
-                    "--no-nanny",
-                    "--local-directory",
-                    str(tmp / f"worker{k}" / "space"),
-                    "--no-dashboard",
-                    *tls,
-                ],
-                tmp / f"worker{k}",
-                tmp / f"worker{k}.log",
-            )
-            for k in (1, 2)
-        ]
-        procs += workers
-        from distributed import Client
-
-        assert address.startswith("tls://"), address
-        with Client(address, timeout=120, security=security(tls)) as client:
-            client.wait_for_workers(2, timeout=120)
-        yield address, workers, tls, procs[0]
-    finally:
-        for p in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
 
 
 def grade_killing_the_stuck_students_worker(tmp_path, allowed_failures):

@@ -27,8 +27,8 @@ import nbformat
 import pytest
 
 from autograders.ids import is_safe, printable, shown
-from tests import accounts
-from tests import nbgrader_course as nc
+from tests.support import accounts
+from tests.support import nbgrader_course as nc
 
 pytestmark = pytest.mark.slow  # real nbgrader, an exchange, other accounts and the grader
 

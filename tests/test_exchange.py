@@ -6,7 +6,7 @@ exchange (root ``0777``, no sticky bit) and put their own in its place.
 account can rename or delete only what it owns, and the course's release,
 release_feedback and collect refuse an exchange where that is not so. The
 suite runs as root, the instructor; students are the system accounts
-``nobody`` and ``daemon`` (:mod:`tests.accounts`), running real nbgrader.
+``nobody`` and ``daemon`` (:mod:`tests.support.accounts`), running real nbgrader.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from autograders.exchange import (
     init_exchange,
     problems,
 )
-from tests import accounts
-from tests import nbgrader_course as nc
+from tests.support import accounts
+from tests.support import nbgrader_course as nc
 
 STAMP = "2026-01-05 10:00:00.000000 UTC"
 STOCK_RELEASE = (

@@ -10,8 +10,8 @@ from mhsa_helpers.plot_style import HEAD_COLOURS
 from mhsa_helpers.widgets import svg, svg_tips
 from mhsa_helpers.widgets.explorer import USED, Explorer
 from mhsa_helpers.widgets.explorer_steps import MEANING, STEPS
-from tests.pictures import cells, links, size, without_ids
-from tests.pictures import tips as tooltip_lines
+from tests.support.pictures import cells, links, size, without_ids
+from tests.support.pictures import tips as tooltip_lines
 
 
 def my_softmax(Z, axis=-1):

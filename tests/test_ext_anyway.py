@@ -19,9 +19,9 @@ from mhsa_helpers.widgets.kv_cache import DecodeWidget
 from mhsa_helpers.widgets.rope import RopeWidget
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
 from mhsa_helpers.widgets.tiled import TiledWidget
-from tests.pictures import shown as cells_shown
 from tests.support.extensions import load, picture
-from tests.test_ext_widgets_decode_tiled import NOT_RESCALED, PREPENDING
+from tests.support.pictures import shown as cells_shown
+from tests.support.widget_answers import NOT_RESCALED, PREPENDING
 
 
 def pic(widget) -> list:

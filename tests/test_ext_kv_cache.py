@@ -9,10 +9,10 @@ import numpy as np
 
 import mhsa_helpers as mh
 from mhsa_helpers import checks
-from tests.oracles import CATALOGUED
+from tests.support.answers import single_precision
 from tests.support.ext_kv_cache import EINSUM, NAME, decode
 from tests.support.extensions import fails, load
-from tests.test_checks import single_precision
+from tests.support.oracles import CATALOGUED
 
 
 def test_the_check_is_catalogued():

@@ -12,7 +12,7 @@ from nbclient import NotebookClient
 
 from mhsa_helpers import checks
 from mhsa_helpers.checks import step11_rope as rope_check
-from tests import nbgrader_course as nc
+from tests.support import nbgrader_course as nc
 from tests.support.ext_rope import BUGGY, CORRECT, NAME, RIGHT, source
 from tests.support.extensions import load, verdict
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from nbclient import NotebookClient
 
-from tests import nbgrader_course as nc
+from tests.support import nbgrader_course as nc
 from tests.support.ext_sliding_window import BUGGY, CORRECT, NAME, source
 from tests.support.extensions import load, verdict
 

@@ -11,10 +11,10 @@ import pytest
 from mhsa_helpers import checks
 from mhsa_helpers.checks.comparison import compare
 from mhsa_helpers.checks.failures import CheckFailed
-from tests.oracles import CATALOGUED
+from tests.support.answers import single_precision
 from tests.support.ext_tiled import FULL_MATRIX, NAME, tiled
 from tests.support.extensions import fails, load
-from tests.test_checks import single_precision
+from tests.support.oracles import CATALOGUED
 
 
 def passes(fn, capsys) -> None:

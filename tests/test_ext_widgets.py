@@ -8,8 +8,8 @@ import mhsa_helpers as mh
 from mhsa_helpers.checks.step16_sliding_window import ONE_TOO_MANY
 from mhsa_helpers.widgets.rope import RopeWidget
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
-from tests.pictures import cells, shown
 from tests.support.extensions import load, picture
+from tests.support.pictures import cells, shown
 
 OFF_BY_ONE = """
 def sliding_window_mask(seq_len, window):

@@ -16,8 +16,9 @@ import nbformat
 import pytest
 from nbgrader.plugins import LateSubmissionPlugin
 
-from tests import nbgrader_course as nc
-from tests.mistakes import HOSTILE, MISTAKES
+from tests.support import nbgrader_course as nc
+from tests.support.classes import LOOP, SOME, honest_class
+from tests.support.mistakes import HOSTILE
 
 pytestmark = pytest.mark.slow  # real nbgrader and grading kernels
 
@@ -77,7 +78,6 @@ PATCH_CHECKS = (
     "_c.check = lambda *a, **k: None\n"
     "_c.check_hidden = lambda *a, **k: None\n" + WRONG
 )
-LOOP = "def softmax(Z, axis=-1):\n    while True:\n        pass\n"
 # Address space reserved in 1 GiB blocks without touching it: the 3 GiB limit
 # is reached in microseconds, long before any time limit however busy the
 # machine is (a bomb that touches its pages raced the cell time limit on a
@@ -329,37 +329,6 @@ def test_feedback_hides_hidden_tests_and_shows_hints(hostile):
     assert "check_hidden" not in text and "BEGIN HIDDEN TESTS" not in text
     assert "hidden tests: not shown" in text
     assert "softmax(Z) is all zeros" in text  # the parent's verdict, as the test's output
-
-
-# --------------------------------------------------------------------------
-# parallel grading = serial nbgrader autograde; resuming after a kill
-# --------------------------------------------------------------------------
-# Three notebooks per student keep these tests fast; the hostile class and
-# tests/test_course.py grade every notebook.
-SOME = ["01_input", "07_softmax", "09_multi_head"]
-
-
-def honest_class(course, stuck=False):
-    """Four students; with ``stuck``, the second one's softmax loops, and so do its 09 cells.
-
-    Stuck, that student holds its worker for a call's time budget in 07 and
-    a notebook's cells' budget in 09 (about 15 s however fast the machine)
-    and scores 0 on both, in nbgrader's serial autograde too (the loop comes
-    before 09's definitions, so its kernel never defines them either).
-    """
-    nc.generate(course)
-    stem, name, source, _ = MISTAKES["softmax_wrong_axis"]
-    if stuck:
-        source = LOOP
-    nc.submit(course, "perfect", {s: nc.student_notebook(s, "solution") for s in SOME})
-    nc.submit(course, "untouched", {s: nc.student_notebook(s) for s in SOME})
-    partial = {s: nc.student_notebook(s, "solution") for s in SOME}
-    partial[stem] = nc.student_notebook(stem, {name: source})
-    if stuck:
-        (cell,) = nc.answer_cells(partial["09_multi_head"]).values()
-        cell.source = "while True:\n    pass\n" + cell.source
-    nc.submit(course, "partial", partial)
-    nc.submit(course, "half", {s: copy.deepcopy(partial[s]) for s in SOME[:2]})
 
 
 def test_parallel_grades_equal_serial_nbgrader_autograde(tmp_path):

@@ -19,7 +19,7 @@ from mhsa_helpers import reference
 from mhsa_helpers.checks import CHECKS, hidden_seed
 from mhsa_helpers.checks.failures import RAISED_HIDDEN
 from mhsa_helpers.exercises import exercise
-from tests import nbgrader_course as nc
+from tests.support import nbgrader_course as nc
 
 pytestmark = pytest.mark.slow  # real nbgrader, Dask and the sandbox
 

@@ -20,7 +20,7 @@ from mhsa_helpers.checks.core import call_in_notebook
 from mhsa_helpers.checks.failures import RAISED_HIDDEN
 from mhsa_helpers.execution.in_child import run_in_child
 from mhsa_helpers.exercises import EXERCISES, names
-from tests.mistakes import MISTAKES
+from tests.support.mistakes import MISTAKES
 
 
 def _arrays(calls) -> list:
@@ -164,7 +164,7 @@ ONCE_UNJUDGEABLE = {"grouped_query_attention": (132, 192)}
 def test_a_right_answer_passes_the_hidden_inputs_of_any_key(name):
     """Every course directory draws other hidden inputs: on 40 keys' inputs (and on those that
     once broke the judge), the instructor's answer passes, never "could not be graded"."""
-    from tests.test_checks import solution
+    from tests.support.answers import solution
 
     fn = solution(name)
     for seed in [*range(40), *ONCE_UNJUDGEABLE.get(name, ())]:

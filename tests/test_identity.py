@@ -19,7 +19,7 @@ import pytest
 
 from autograders.collect import RECORD
 from autograders.identity import identity_notes
-from tests import nbgrader_course as nc
+from tests.support import nbgrader_course as nc
 
 pytestmark = pytest.mark.slow  # real nbgrader submit, collect and grade
 

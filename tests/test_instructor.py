@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests import nbgrader_course as nc
+from tests.support import nbgrader_course as nc
 
 pytestmark = pytest.mark.slow  # the whole nbgrader workflow
 

@@ -12,7 +12,7 @@ import numpy as np
 from mhsa_helpers.checks import job, judge
 from mhsa_helpers.execution.in_child import Job, run_in_child
 from mhsa_helpers.execution.saved import answer_sources
-from tests import nbgrader_course as nc
+from tests.support import nbgrader_course as nc
 
 #: Marker inputs: call k gets np.full(7, BASE + k).
 BASE = 1000.0

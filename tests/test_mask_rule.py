@@ -18,7 +18,7 @@ from mhsa_helpers import reference as ref
 from mhsa_helpers.checks.masks import HEAD_AXIS_TWICE, NO_HEAD_AXIS, per_head_mask
 from mhsa_helpers.execution.saved import answer_namespace, answer_sources
 from mhsa_helpers.reference.inputs import heads_mask
-from tests.nbgrader_course import SOLUTIONS
+from tests.support.nbgrader_course import SOLUTIONS
 
 T, D, H = 5, 6, 2
 

@@ -12,16 +12,10 @@ from __future__ import annotations
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import Execute
 from nbgrader.validator import Validator
-from traitlets.config.loader import PyFileConfigLoader
 
 from autograders.execute import GradingExecute
 from autograders.kernel import KERNEL_NAME
-from tests.nbgrader_course import ROOT
-
-
-def course_config():
-    """What nbgrader (and its Validate handler, run in the repository root) loads."""
-    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+from tests.support.nbgrader_course import course_config
 
 
 def execute_steps(steps) -> list:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from mhsa_helpers.checks import CHECKS, GRADING_ERROR, CheckFailed, judge
 from mhsa_helpers.execution.outcomes import Opaque, Outcome, outcomes_of
 from mhsa_helpers.exercises import names
-from tests.oracles import hidden
+from tests.support.oracles import hidden
 
 SCALARS = st.one_of(
     st.integers(min_value=-(10**400), max_value=10**400),

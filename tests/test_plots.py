@@ -505,7 +505,7 @@ def figures_of_notebook_cell(stem, marker):
     ``marker`` (the visible checks are skipped); the figures that cell draws."""
     import nbformat
 
-    from tests.nbgrader_course import SOLUTIONS
+    from tests.support.nbgrader_course import SOLUTIONS
 
     nb = nbformat.read(str(SOLUTIONS / f"{stem}.ipynb"), as_version=4)
     namespace = {"__name__": f"notebook_{stem}"}

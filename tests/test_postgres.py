@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests import nbgrader_course as nc
-from tests.lab_harness import free_port
-from tests.mistakes import MISTAKES
+from tests.support import nbgrader_course as nc
+from tests.support.lab_harness import free_port
+from tests.support.mistakes import MISTAKES
 
 pytestmark = pytest.mark.slow  # a PostgreSQL server, real nbgrader
 

@@ -7,7 +7,7 @@ course's signature; the notebook's check must name the deviation.
 import pytest
 
 from mhsa_helpers import checks
-from tests.test_checks import load
+from tests.support.answers import load
 
 CAUSAL_FINITE = """
 def causal_mask(seq_len):

@@ -13,9 +13,9 @@ from mhsa_helpers.execution.in_child import run_in_child
 from mhsa_helpers.execution.saved import answer_sources
 from mhsa_helpers.exercises import exercise
 from mhsa_helpers.progress import progress
-from tests import nbgrader_course as nc
 from tests.conftest import TEST_KEY
-from tests.oracles import hidden
+from tests.support import nbgrader_course as nc
+from tests.support.oracles import hidden
 
 MH_HEAD = """
 def attention_head(Q, K, V, mask=None):

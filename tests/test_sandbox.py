@@ -10,7 +10,7 @@ from autograders import sandbox
 from mhsa_helpers.checks import job as Job
 from mhsa_helpers.checks import judge
 from mhsa_helpers.execution.in_child import run_in_child
-from tests import nbgrader_course as nc
+from tests.support import nbgrader_course as nc
 
 REPORT = """
 def softmax(Z, axis=-1):

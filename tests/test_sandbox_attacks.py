@@ -17,7 +17,7 @@ from mhsa_helpers.checks import job, judge
 from mhsa_helpers.execution import channel
 from mhsa_helpers.execution.in_child import run_in_child
 from mhsa_helpers.execution.saved import answer_sources
-from tests import nbgrader_course as nc
+from tests.support import nbgrader_course as nc
 
 pytestmark = pytest.mark.slow
 

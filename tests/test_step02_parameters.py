@@ -8,7 +8,7 @@ import pytest
 from mhsa_helpers import checks
 from mhsa_helpers.checks import step02_parameters as s02
 from mhsa_helpers.checks.core import call_in_notebook
-from tests.test_checks import load
+from tests.support.answers import load
 
 # The start of every answer below: the Glorot bound, as the exercise defines it.
 HEAD = "def init_weights(d_in, d_out, rng):\n    a = np.sqrt(6 / (d_in + d_out))\n"

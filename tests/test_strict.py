@@ -8,7 +8,7 @@ import pytest
 
 from mhsa_helpers import checks
 from mhsa_helpers.checks.masks import NO_HEAD_AXIS
-from tests.test_checks import load
+from tests.support.answers import load
 
 IN_PLACE = {
     "softmax": """
@@ -128,7 +128,7 @@ def test_a_value_error_from_numpy_does_not_meet_the_rule():
 def test_tiled_without_its_block_size_check_fails():
     """range()'s error for 0 is not the rule's ValueError, and a negative size must raise."""
     from mhsa_helpers.execution.saved import answer_sources
-    from tests.nbgrader_course import SOLUTIONS
+    from tests.support.nbgrader_course import SOLUTIONS
 
     source = "\n".join(answer_sources(SOLUTIONS / "14_tiled.ipynb"))
     check = 'raise ValueError(f"block_size must be at least 1, but got {block_size}.")'

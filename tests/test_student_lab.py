@@ -27,9 +27,9 @@ import nbformat
 import pytest
 
 from autograders.lab import INSTRUCTOR_PLUGINS
-from tests import lab_harness as lab
-from tests import nbgrader_course as nc
-from tests.environments import README, sh
+from tests.support import lab_harness as lab
+from tests.support import nbgrader_course as nc
+from tests.support.environments import README, sh
 
 pytestmark = pytest.mark.slow  # fresh environments, JupyterLab in Chromium
 

@@ -17,7 +17,7 @@ from autograders import integrity
 from autograders.handoff import course_data
 from autograders.roster import load_config
 from autograders.task import grade_submission
-from tests import nbgrader_course as nc
+from tests.support import nbgrader_course as nc
 
 pytestmark = pytest.mark.slow  # real answers in real child processes, real nbgrader
 

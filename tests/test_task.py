@@ -8,7 +8,7 @@ import pytest
 from autograders.handoff import course_data
 from autograders.roster import load_config
 from autograders.task import files_of, grade_submission
-from tests import nbgrader_course as nc
+from tests.support import nbgrader_course as nc
 
 pytestmark = pytest.mark.slow  # real answers in real child processes, real nbgrader
 

@@ -16,9 +16,8 @@ import pytest
 
 from mhsa_helpers.checks import CHECKS
 from mhsa_helpers.checks.wording import agree, is_plural
-from tests.mistakes import MISTAKES
-from tests.oracles import CATALOGUED, hidden, keys, oracle
-from tests.test_catalogue import verdict
+from tests.support.mistakes import MISTAKES
+from tests.support.oracles import CATALOGUED, hidden, keys, oracle, verdict
 
 #: Plural nouns of this course that a sentence may make its subject.
 PLURALS = (

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from mhsa_helpers import checks
 from mhsa_helpers.checks.failures import CheckFailed
 from mhsa_helpers.execution.saved import answer_namespace
-from tests.pictures import without_ids
+from tests.support.pictures import without_ids
 
 
 def load(source: str, name: str):

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 #: What a clone holds that the environments or the notebooks use.
 TRACKED = [

@@ -19,7 +19,7 @@ import nbformat
 
 from autograders.secret import make_key
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "mhsa"
 SOLUTIONS = ROOT / "solutions" / ASSIGNMENT
 STUDENT = ROOT / "notebooks" / ASSIGNMENT
@@ -191,3 +191,13 @@ def cell_outputs_text(course: Path, student: str, stem: str) -> str:
             parts.append(o.get("text", "") or "\n".join(o.get("traceback", [])))
             parts.append(o.get("evalue", ""))
     return "\n".join(parts)
+
+
+def course_config():
+    """The repository's nbgrader configuration.
+
+    What nbgrader (and its Validate handler, run in the repository root) loads.
+    """
+    from traitlets.config.loader import PyFileConfigLoader
+
+    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
