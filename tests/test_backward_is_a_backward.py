@@ -233,6 +233,7 @@ def test_a_plain_count_of_calls_bounds_a_call_and_says_how_many():
     assert many.over and "more than 10 Python function calls" in many.error
 
 
+@pytest.mark.slow  # a sweep: many examples per exercise
 @pytest.mark.parametrize("case", sorted(FINITE_DIFFERENCES))
 def test_central_differences_fail_the_visible_check_and_say_why(case):
     name, source = FINITE_DIFFERENCES[case]
@@ -244,6 +245,7 @@ def test_central_differences_fail_the_visible_check_and_say_why(case):
     assert "array([" not in said
 
 
+@pytest.mark.slow  # a sweep: many examples per exercise
 def test_central_differences_are_right_on_the_small_inputs():
     """What the new call catches: every earlier call (small inputs) passes them."""
     name, source = FINITE_DIFFERENCES["layer"]
@@ -259,6 +261,7 @@ def test_switching_the_profiler_off_is_no_way_around_the_count():
         checks.check(name, load(FD_PROFILER_OFF, name))
 
 
+@pytest.mark.slow  # a real child process
 @pytest.mark.parametrize("case", sorted(FINITE_DIFFERENCES))
 def test_central_differences_earn_nothing_when_graded(case):
     """Through the child process, as the grader runs it: visible and hidden fail, and the
@@ -284,6 +287,7 @@ def test_central_differences_earn_nothing_when_graded(case):
         ("attention_head_backward", LOOP_HEAD),
     ],
 )
+@pytest.mark.slow  # a real child process
 def test_a_backward_that_loops_over_rows_heads_or_entries_passes(name, source, capsys):
     fn = load(source, name)
     checks.check(name, fn)

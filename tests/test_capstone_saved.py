@@ -158,6 +158,7 @@ def test_training_adds_nothing_for_a_solved_layer(tmp_path):
     assert "<b>your</b>" in first and "saved" not in first
 
 
+@pytest.mark.slow  # a real child process
 def test_the_progress_report_points_at_the_first_unwritten_function_as_saved(tmp_path, capsys):
     from mhsa_helpers.progress import save_hint, show_progress
 

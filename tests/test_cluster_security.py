@@ -98,6 +98,7 @@ def breaches(report: dict) -> list:
 # --------------------------------------------------------------------------
 # cluster-certs and the grade command's refusals (no cluster needed)
 # --------------------------------------------------------------------------
+@pytest.mark.slow  # a real child process
 def test_cluster_certs_makes_an_authority_and_a_member_certificate_only_the_owner_reads(tmp_path):
     from cryptography import x509
 
@@ -142,6 +143,7 @@ def test_cluster_certs_makes_an_authority_and_a_member_certificate_only_the_owne
         ),
     ],
 )
+@pytest.mark.slow  # a real child process
 def test_the_grade_command_refuses_a_cluster_without_tls(tmp_path, args, said):
     proc = nc.grade(tmp_path, *args, check=False)
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -150,6 +152,7 @@ def test_the_grade_command_refuses_a_cluster_without_tls(tmp_path, args, said):
     assert list(tmp_path.iterdir()) == []  # refused before touching the course
 
 
+@pytest.mark.slow  # a real child process
 def test_the_grade_command_refuses_a_key_other_accounts_can_read(tmp_path):
     from autograders.cluster import make_certificates
 
@@ -390,6 +393,7 @@ def test_another_account_cannot_reach_the_workers_during_a_grade_run(tmp_path):
         assert re.fullmatch(rf"! {student}: missing notebook\(s\): [\w., ]+", line), line
 
 
+@pytest.mark.slow  # a real child process
 def test_the_readmes_cluster_commands_take_only_options_that_exist():
     """Every option of the README's cluster commands is in that command's ``--help``."""
     readme = (nc.ROOT / "README.md").read_text()

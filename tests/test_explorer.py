@@ -233,6 +233,7 @@ def test_the_query_view_links_each_line_to_its_key_rows_within_its_head():
     assert len([c for c in cells(picture) if "q2h2" in c.links.split()]) == 2  # Q's row
 
 
+@pytest.mark.slow  # every figure drawn
 def test_every_picture_fits_its_budget_and_has_one_colour_bar():
     """Whatever the example, heads, step, mask or view: as wide as the frame, at most as
     tall as the status and notes leave on screen, filled (no blank band); one bar per step."""

@@ -112,15 +112,19 @@ def _leaks(text: str) -> list:
     return [n for n in numbers if n not in ("0", "1")] + re.findall(r"LEAK\w*", text)
 
 
+@pytest.mark.slow  # a real child process
 @pytest.mark.parametrize("name", names())
 def test_hidden_feedback_names_the_property_never_the_inputs(name):
     """Wrong answers and deliberate leaks: the hidden test's sentence carries no input."""
     seed = hidden_seed(b"a key of some course directory", name)
     sources = {kind: f"def {name}(*args, **kwargs):\n{body}" for kind, body in EXFILTRATE.items()}
     sources.update({k: v[2] for k, v in MISTAKES.items() if v[1] == name})
+    kinds = list(sources)  # one child for them all, each answer in a notebook process of its own
+    jobs = [job(f"nb{i}", [sources[k]], [(name, seed)]) for i, k in enumerate(kinds)]
+    results = run_in_child(jobs)
     said = {}
-    for kind, source in sources.items():
-        result = run_in_child([job("nb", [source], [(name, seed)])])["nb"]
+    for i, kind in enumerate(kinds):
+        result = results[f"nb{i}"]
         assert result.error is None, (kind, result.error)
         said[kind] = judge(name, seed, result.outcomes[(name, seed)], hidden=True)
     for kind, sentence in said.items():
@@ -130,6 +134,7 @@ def test_hidden_feedback_names_the_property_never_the_inputs(name):
     assert said["message"] == f"{name} {RAISED_HIDDEN}"
 
 
+@pytest.mark.slow  # a real child process
 def test_a_lookup_table_of_everything_the_package_can_compute_fails_the_hidden_test():
     """The red team's +7: reference outputs for every input a student can rebuild, no code."""
     import pickle

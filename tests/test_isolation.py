@@ -8,6 +8,7 @@ measured call runs in a process that has seen no other.
 """
 
 import numpy as np
+import pytest
 
 from mhsa_helpers.checks import job, judge
 from mhsa_helpers.execution.in_child import Job, run_in_child
@@ -68,6 +69,7 @@ def _probe_job(calls: int, measured: set) -> Job:
     return Job("probe", [source], [("probe", "softmax", requests)])
 
 
+@pytest.mark.slow  # a real child process
 def test_no_call_sees_another_calls_inputs_frames_gc_or_bytes():
     """Frames (the child's own too), gc.get_objects() and raw bytes: only the call's inputs."""
     calls, measured = 8, {3, 6}
@@ -80,6 +82,7 @@ def test_no_call_sees_another_calls_inputs_frames_gc_or_bytes():
     assert [o.peak is not None for o in outcomes] == [k in measured for k in range(calls)]
 
 
+@pytest.mark.slow  # a real child process
 def test_the_probe_would_see_inputs_that_were_there():
     """The probe works: inputs a call keeps in a global are seen by the next call."""
     calls = 3
@@ -124,6 +127,7 @@ def tiled_attention(Q, K, V, block_size, causal=False):
 '''
 
 
+@pytest.mark.slow  # a real child process
 def test_a_measured_call_cannot_be_computed_before_it_is_measured():
     """Precomputing full attention at cell time or in an earlier call finds nothing to use."""
     seed = None  # the visible test measures memory
@@ -166,6 +170,7 @@ def positional_encoding(seq_len, d_model):
 """
 
 
+@pytest.mark.slow  # a real child process
 def test_an_answer_can_neither_read_later_requests_nor_forge_replies():
     """Walk to the child's main loop: its stdin and stdout are closed in the notebook's process."""
     jobs = [
@@ -235,6 +240,7 @@ def tiled_attention(Q, K, V, block_size, causal=False):
 """
 
 
+@pytest.mark.slow  # a real child process
 def test_a_helper_process_cannot_compute_a_measured_call_in_the_sandbox():
     """In the sandbox, every process but the child's own is gone before a measured call."""
     from autograders import sandbox

@@ -186,6 +186,7 @@ def test_the_visible_check_has_both_forms(name):
     assert (3, True, False, True) in forms  # (B, 1, 1, T)
 
 
+@pytest.mark.slow  # a sweep: many examples per exercise
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
 def test_the_judge_never_raises_on_the_reference_for_200_hidden_seeds(name):
     """Every catalogue entry computes (None where it cannot occur) on every hidden input."""

@@ -77,6 +77,7 @@ def _outcome(value, peak):
     return Outcome(value=value, peak=peak)
 
 
+@pytest.mark.slow  # a sweep: many examples per exercise
 @pytest.mark.parametrize("name", names())
 @settings(max_examples=200)
 @given(data=st.data())

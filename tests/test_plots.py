@@ -275,6 +275,7 @@ def shown_width(fig):
     return (box.width + 2 * plt.rcParams["savefig.pad_inches"]) * fig.dpi
 
 
+@pytest.mark.slow  # every figure drawn
 def test_figure_is_never_shrunk_to_the_output_area(fig):
     assert fig.dpi == plot_style.DPI  # the inline backend shows figure.dpi CSS px per inch
     assert fig.get_figwidth() * fig.dpi <= plot_style.MAX_WIDTH_PX
@@ -289,6 +290,7 @@ def test_the_width_is_the_width_of_the_png_ipython_sends(name):
     plt.close(fig)
 
 
+@pytest.mark.slow  # every figure drawn
 def test_no_text_smaller_than_the_notebook_text(fig):
     texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     assert texts
@@ -310,6 +312,7 @@ def cells(ax):
     )
 
 
+@pytest.mark.slow  # every figure drawn
 def test_numbers_fit_their_cells_and_every_numbered_cell_is_as_high(fig):
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes:
@@ -360,6 +363,7 @@ def drawn_texts(ax):
     return texts
 
 
+@pytest.mark.slow  # every figure drawn
 def test_texts_of_two_panels_do_not_overlap(fig):
     """Tick labels, colour bar labels, titles and numbers of one panel keep off the others'."""
     renderer = fig.canvas.get_renderer()

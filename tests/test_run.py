@@ -31,6 +31,7 @@ def run_one(source, name="attention_head", seed=None, **limits):
     return result
 
 
+@pytest.mark.slow  # a real child process
 def test_an_answer_using_mh_passes_visible_and_hidden():
     e = exercise("attention_head")
     for seed in (None, hidden(e.name)):
@@ -39,27 +40,32 @@ def test_an_answer_using_mh_passes_visible_and_hidden():
         assert judge(e.name, seed, result.outcomes[(e.name, seed)]) is None
 
 
+@pytest.mark.slow  # a real child process
 def test_a_wrong_answer_is_judged_in_the_parent():
     result = run_one(WRONG_SOFTMAX, "softmax")
     verdict = judge("softmax", None, result.outcomes[("softmax", None)])
     assert verdict is not None and verdict.startswith("softmax: ")
 
 
+@pytest.mark.slow  # a real child process
 def test_a_missing_function_is_named():
     result = run_one("x = 1", "softmax")
     assert "softmax is not defined" in judge("softmax", None, result.outcomes[("softmax", None)])
 
 
+@pytest.mark.slow  # a real child process
 def test_answer_cells_that_raise_are_reported():
     result = run_one("def softmax(Z, axis=-1):\n    return Z\nundefined_name", "softmax")
     assert result.error.startswith("the answer cells raise NameError")
 
 
+@pytest.mark.slow  # a real child process
 def test_an_endless_loop_is_stopped():
     result = run_one("while True:\n    pass\n", "softmax", timeout=2)
     assert "timed out after 2 s" in result.error
 
 
+@pytest.mark.slow  # a real child process
 def test_a_process_exit_costs_only_its_notebook():
     jobs = [
         Job("exits", ["import os\nos._exit(0)"], [("softmax", None)]),
@@ -72,6 +78,7 @@ def test_a_process_exit_costs_only_its_notebook():
     )
 
 
+@pytest.mark.slow  # a real child process
 def test_the_memory_limit_holds():
     # np.empty reserves address space without touching it: over the limit at once.
     bomb = "hog = np.empty(2**28)\n" + WRONG_SOFTMAX  # 2 GiB against a 1 GiB limit
@@ -79,11 +86,13 @@ def test_the_memory_limit_holds():
     assert result.error.startswith("the answer cells raise MemoryError")
 
 
+@pytest.mark.slow  # a real child process
 def test_printing_does_not_reach_the_results():
     noisy = "print('x' * 10**6)\nimport sys\nsys.stdout.write('garbage')\n" + WRONG_SOFTMAX
     assert run_one(noisy, "softmax").error is None
 
 
+@pytest.mark.slow  # a real child process
 def test_returned_objects_come_back_as_plain_data():
     weird = "def softmax(Z, axis=-1):\n    return {'not': 'an array'}\n"
     result = run_one(weird, "softmax")
@@ -97,6 +106,7 @@ def course_copy(tmp_path, stems, answers=None):
     return tmp_path
 
 
+@pytest.mark.slow  # a real child process
 def test_progress_of_a_finished_course_and_an_untouched_one(tmp_path):
     done = tmp_path / "done"
     shutil.copytree(nc.SOLUTIONS, done)
@@ -107,6 +117,7 @@ def test_progress_of_a_finished_course_and_an_untouched_one(tmp_path):
     assert all("not implemented yet" in status for *_, status in progress(untouched))
 
 
+@pytest.mark.slow  # a real child process
 def test_progress_passes_mh_using_answers_and_names_missing_notebooks(tmp_path):
     course_copy(tmp_path, ["08_head_output"], {"attention_head": MH_HEAD})
     rows = {name: status for _, name, status in progress(tmp_path)}
@@ -120,6 +131,7 @@ def submission(tmp_path):
     return tmp_path / "source", tmp_path / "submission"
 
 
+@pytest.mark.slow  # a real child process
 def test_verify_passes_honest_work_and_fails_patched_checks(submission):
     source, sub = submission
     sub.mkdir()
@@ -213,6 +225,7 @@ def test_the_childs_mh_holds_only_what_the_exercise_may_use(name):
     assert set(exercise(name).may_use) <= set(defined)
 
 
+@pytest.mark.slow  # a real child process
 def test_asking_mh_for_the_exercise_itself_is_named():
     cheat = "def softmax(Z, axis=-1):\n    return mh.softmax(Z, axis)\n"
     result = run_one(cheat, "softmax")
@@ -221,6 +234,7 @@ def test_asking_mh_for_the_exercise_itself_is_named():
     assert "called the reference implementation" in result.events
 
 
+@pytest.mark.slow  # a real child process
 def test_a_numpy_patch_in_the_answers_changes_no_verdict():
     patch = "np.allclose = lambda *a, **k: True\nnp.asarray = lambda *a, **k: 0.0\n"
     result = run_one(patch + WRONG_SOFTMAX, "softmax")
@@ -228,6 +242,7 @@ def test_a_numpy_patch_in_the_answers_changes_no_verdict():
     assert any("numpy monkeypatched" in e for e in result.events)
 
 
+@pytest.mark.slow  # a real child process
 def test_an_answer_that_ignores_its_alarm_is_still_stopped():
     stubborn = (
         "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
@@ -235,6 +250,7 @@ def test_an_answer_that_ignores_its_alarm_is_still_stopped():
     assert "timed out" in run_one(stubborn, "softmax", timeout=2).error
 
 
+@pytest.mark.slow  # a real child process
 def test_grading_refuses_without_a_sandbox(tmp_path):
     """No bubblewrap on PATH: the grade command says so and grades nothing."""
     import subprocess
@@ -262,6 +278,7 @@ def test_the_summary_says_when_the_sandbox_was_off(capsys):
     assert "WITHOUT the sandbox" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # a real child process
 def test_oversized_results_stay_outside():
     """A huge array or a huge type name never reaches the parent or the message."""
     huge = "def softmax(Z, axis=-1):\n    return np.zeros(2**23)\n"
@@ -272,6 +289,7 @@ def test_oversized_results_stay_outside():
     assert len(verdict) < 500
 
 
+@pytest.mark.slow  # a real child process
 def test_messages_from_the_child_are_one_clipped_line():
     inject = (
         "def softmax(Z, axis=-1):\n"
@@ -325,6 +343,7 @@ def tiled_attention(Q, K, V, block_size, causal=False):
 """
 
 
+@pytest.mark.slow  # a real child process
 def test_the_memory_bound_holds_when_tracemalloc_is_patched():
     """Grading measures memory apart, with tracemalloc's own functions and a hard bound."""
     sources = answer_sources(nc.SOLUTIONS / "14_tiled.ipynb")
@@ -336,6 +355,7 @@ def test_the_memory_bound_holds_when_tracemalloc_is_patched():
     assert verdict is not None and "memory bound" in verdict, verdict
 
 
+@pytest.mark.slow  # a real child process
 def test_an_error_of_a_course_function_is_no_check_of_the_answers_own_in_the_child():
     """Where no course function checks the argument (n_kv_heads of 12), mh's error is not one.
 

@@ -6,6 +6,8 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from autograders import sandbox
 from mhsa_helpers.checks import job as Job
 from mhsa_helpers.checks import judge
@@ -28,6 +30,7 @@ def probe(source: str) -> str:
     return verdict.split("raised ValueError: ", 1)[1]
 
 
+@pytest.mark.slow  # a real child process
 def test_the_course_is_invisible():
     paths = [
         nc.SOLUTIONS / "07_softmax.ipynb",
@@ -45,6 +48,7 @@ def test_the_course_is_invisible():
     assert found == repr([False, False, False, False, "no import"])
 
 
+@pytest.mark.slow  # a real child process
 def test_the_network_is_out_of_reach():
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -60,6 +64,7 @@ def test_the_network_is_out_of_reach():
     assert found != "0"  # refused inside: the sandbox's loopback is its own
 
 
+@pytest.mark.slow  # a real child process
 def test_scratch_space_is_private_and_the_system_read_only():
     host_file = Path("/tmp") / f"host-{uuid.uuid4().hex}"
     host_file.write_text("another user's file")
@@ -76,6 +81,7 @@ def test_scratch_space_is_private_and_the_system_read_only():
     assert not Path("/tmp/mine").exists()
 
 
+@pytest.mark.slow  # a real child process
 def test_no_process_outlives_the_sandbox():
     marker = f"sandbox-daemon-{uuid.uuid4().hex}"
     probe(
@@ -93,6 +99,7 @@ def test_no_process_outlives_the_sandbox():
     assert alive.stdout.strip() == "", "a process started by an answer outlived its sandbox"
 
 
+@pytest.mark.slow  # a real child process
 def test_the_childs_own_channels_are_out_of_reach():
     """No answer can reopen the child's stdin (later jobs) or stdout (results) through /proc."""
     found = probe(

@@ -127,6 +127,7 @@ def test_the_backward_pass_matches_central_differences(mask):
         assert np.abs(g - numeric[n]).max() <= 1e-6 * scale + 1e-9, n
 
 
+@pytest.mark.slow  # a sweep: many examples per exercise
 def test_rebuilding_reproduces_the_shipped_weights(shipped):
     """`python -m mhsa_helpers.training` is deterministic: the same seed, the same weights."""
     result = loop.train(shipped["steps"], seed=shipped["seed"])
