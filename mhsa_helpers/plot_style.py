@@ -20,7 +20,9 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextToPath
 
 __all__ = [
+    "BLOCKED_FILL",
     "BLOCKED_LABEL",
+    "BLOCKED_STRIPES",
     "CELL_HEIGHT_PX",
     "CELL_PAD_PX",
     "DIVERGING",

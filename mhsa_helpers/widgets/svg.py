@@ -37,7 +37,7 @@ from html import escape
 import matplotlib
 import numpy as np
 
-from ..plot_style import DIVERGING, SEQUENTIAL
+from ..plot_style import BLOCKED_FILL, BLOCKED_LABEL, BLOCKED_STRIPES, DIVERGING, SEQUENTIAL
 from .svg_tips import Tip, cell_key, link_classes, link_style, tooltip
 
 __all__ = [
@@ -191,8 +191,8 @@ def _layout(panels, box, below: float):
 def _defs() -> str:
     return (
         "<defs><pattern id='blocked' width='6' height='6' patternUnits='userSpaceOnUse' "
-        "patternTransform='rotate(45)'><rect width='6' height='6' fill='#d0d0d0'/>"
-        "<rect width='2.5' height='6' fill='#303030'/></pattern>"
+        f"patternTransform='rotate(45)'><rect width='6' height='6' fill='{BLOCKED_FILL}'/>"
+        f"<rect width='2.5' height='6' fill='{BLOCKED_STRIPES}'/></pattern>"
         "<pattern id='notyet' width='8' height='8' patternUnits='userSpaceOnUse'>"
         "<rect width='8' height='8' fill='#f4f4f4'/><circle cx='4' cy='4' r='1.4' fill='#8c8c8c'/>"
         "</pattern></defs>"
@@ -397,7 +397,7 @@ def colourbar(
 def legend(kinds: set[str], y: float) -> list[str]:
     """Swatches for the special values present: blocked, NaN, +∞."""
     items = [
-        ("blocked", "url(#blocked)", "blocked by the mask (score −∞, weight 0, no number)"),
+        ("blocked", "url(#blocked)", BLOCKED_LABEL),
         ("nan", NAN_FILL, "NaN: not a number (0/0, ∞−∞)"),
         ("inf", INF_FILL, "+∞"),
     ]
