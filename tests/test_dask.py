@@ -22,7 +22,7 @@ import time
 import pytest
 
 from tests.support import nbgrader_course as nc
-from tests.support.classes import honest_class
+from tests.support.classes import STUCK_LIMIT, honest_class, stuck_class_reference
 from tests.support.dask_cluster import cluster, security
 
 pytestmark = pytest.mark.slow  # real Dask processes, real grading
@@ -36,7 +36,7 @@ def grade_killing_the_stuck_students_worker(tmp_path, allowed_failures):
     (a worker's queued tasks would die with it). Returns the command's
     output and the course.
     """
-    course = nc.make_course(tmp_path / "course", LIMIT)
+    course = nc.make_course(tmp_path / "course", STUCK_LIMIT)
     honest_class(course, stuck=True)
     with cluster(tmp_path / "dask", allowed_failures) as (address, _, tls, _):
         proc = subprocess.Popen(
@@ -71,18 +71,14 @@ def grade_killing_the_stuck_students_worker(tmp_path, allowed_failures):
     return out, course
 
 
-LIMIT = "c.Execute.timeout = 20\n"
 markers = lambda course: sorted(course.glob("autograded/*/mhsa/.mhsa-graded"))  # noqa: E731
 
 
 def test_on_a_separate_cluster_grades_equal_serial_and_survive_a_killed_worker(tmp_path):
-    reference = nc.make_course(tmp_path / "reference", LIMIT)
-    honest_class(reference, stuck=True)
-    nc.nbgrader(reference, "autograde", nc.ASSIGNMENT, "--force")
     out, course = grade_killing_the_stuck_students_worker(tmp_path, allowed_failures=3)
     assert "students: 4" in out and "failed: 0" in out, out
     assert len(markers(course)) == 4
-    assert nc.grades(course) == nc.grades(reference)
+    assert nc.grades(course) == stuck_class_reference()
     for student in ("perfect", "partial"):  # written here from what the workers returned
         assert (course / "feedback" / student / nc.ASSIGNMENT / "07_softmax.html").exists()
 

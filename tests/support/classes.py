@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import copy
+import shutil
+import tempfile
+from pathlib import Path
 
 from tests.support import nbgrader_course as nc
 from tests.support.mistakes import MISTAKES
@@ -40,3 +44,26 @@ def honest_class(course, stuck=False):
         cell.source = "while True:\n    pass\n" + cell.source
     nc.submit(course, "partial", partial)
     nc.submit(course, "half", {s: copy.deepcopy(partial[s]) for s in SOME[:2]})
+
+
+#: The time limit of the stuck class's course: its loops end by the grader's budgets first.
+STUCK_LIMIT = "c.Execute.timeout = 20\n"
+
+_STUCK_REFERENCE: list[dict] = []
+
+
+def stuck_class_reference() -> dict:
+    """The stuck class (:func:`honest_class` with ``stuck``) graded by stock ``nbgrader autograde``.
+
+    ``{(student, notebook, grade_id): score}`` in a course configured with
+    :data:`STUCK_LIMIT`, graded once per test process (serially: a few
+    minutes) and shared by every test that compares the grade command with it.
+    """
+    if not _STUCK_REFERENCE:
+        folder = Path(tempfile.mkdtemp(prefix="mhsa-stuck-reference-"))
+        atexit.register(shutil.rmtree, folder, True)
+        course = nc.make_course(folder / "reference", STUCK_LIMIT)
+        honest_class(course, stuck=True)
+        nc.nbgrader(course, "autograde", nc.ASSIGNMENT, "--force")
+        _STUCK_REFERENCE.append(nc.grades(course))
+    return _STUCK_REFERENCE[0]
