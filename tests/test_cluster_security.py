@@ -32,7 +32,7 @@ from tests.support import nbgrader_course as nc
 from tests.support.accounts import home_of, need_root, run_as, shared_folder
 from tests.support.dask_attack import attack
 
-ATTACK = Path(__file__).with_name("dask_attack.py")
+ATTACK = Path(__file__).parent / "support" / "dask_attack.py"
 slow = pytest.mark.slow  # real Dask processes (and, for the grade run, real grading)
 #: The attack's refused Clients are collected unclosed (their loop has ended): Dask warns.
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")

@@ -11,7 +11,7 @@ as Dask also starts plain HTTP servers beside its schedulers and workers,
 the pages they serve by default (the cluster's workers and tasks, metrics).
 
 Imported, :func:`attack` reports on each port. Run as a script by another
-account, ``python -c "$(cat tests/dask_attack.py)" PORTS_FILE``, it waits for
+account, ``python -c "$(cat tests/support/dask_attack.py)" PORTS_FILE``, it waits for
 ``PORTS_FILE`` (a JSON list of ports) to appear, attacks those ports on
 127.0.0.1 and prints the report as JSON.
 """
