@@ -10,8 +10,9 @@ import pytest
 
 from mhsa_helpers import checks
 from mhsa_helpers.checks.comparison import compare
+from mhsa_helpers.checks.core import call_in_notebook
 from mhsa_helpers.checks.failures import CheckFailed
-from tests.support.answers import single_precision
+from mhsa_helpers.checks.step14_tiled import SUM_NOT_RESCALED
 from tests.support.ext_tiled import FULL_MATRIX, NAME, tiled
 from tests.support.extensions import fails, load
 from tests.support.oracles import CATALOGUED
@@ -43,8 +44,28 @@ def test_a_full_causal_mask_fails_the_memory_bound():
     assert "causal, the call used" in message and "more than 32 MiB" in message, message
 
 
-def test_a_single_precision_answer_passes(capsys):
-    passes(single_precision(load(tiled(), NAME)), capsys)
+def test_a_function_wrong_on_small_inputs_is_told_so_without_the_measured_calls():
+    """The T = 4096 calls run only when the calls before them leave the verdict open; the
+    verdict is then the one the outcomes of every call give."""
+    wrong = load(tiled(l_old="l"), NAME)  # the running sum not rescaled
+    lengths = []
+
+    def watched(Q, K, V, block_size, causal=False):
+        lengths.append(Q.shape[-2])
+        return wrong(Q, K, V, block_size, causal)
+
+    check = checks.CHECKS[NAME]
+    calls = check.calls()
+    every = call_in_notebook(NAME, watched, calls)
+    assert len(every) == len(calls) and max(lengths) == 4096
+    lengths.clear()
+    with pytest.raises(CheckFailed) as told:
+        checks.check(NAME, watched)
+    assert max(lengths) < 4096, "the measured calls ran on a function already wrong"
+    with pytest.raises(CheckFailed) as judged:
+        check.verdict(calls, every)
+    assert str(told.value) == str(judged.value)
+    assert SUM_NOT_RESCALED in str(told.value)
 
 
 def test_a_difference_outside_the_contract_is_located():

@@ -19,6 +19,7 @@ result (:mod:`.comparison`), the failures and their public sentences
 
 from __future__ import annotations
 
+import contextvars
 import sys
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -59,6 +60,11 @@ class Call:
     #: learner's code), not from a course function it calls: where no course function checks
     #: what is wrong (n_kv_heads not dividing n_heads), such an error is incidental.
     own: bool = False
+
+
+#: Set while the calls before the measured ones are judged (:meth:`Check.outcomes_here`): the
+#: verdict then stops after its last call, deciding nothing it could still learn later.
+_OPEN_ENDED: contextvars.ContextVar[bool] = contextvars.ContextVar("open_ended", default=False)
 
 
 # --------------------------------------------------------------------------
@@ -365,6 +371,8 @@ class Check:
             if ambiguous is not None and outcome.error is None and call.raises is None:
                 ambiguous = self.narrow(ambiguous, call)
             results.append(outcome.value)
+        if _OPEN_ENDED.get():
+            return
         if ambiguous is not None:
             raise ambiguous
         if len(results) < len(calls):
@@ -385,6 +393,30 @@ class Check:
             return ambiguous
         return AmbiguousMistake(self.name, hints)
 
+    def outcomes_here(self, fn, calls: list[Call], hidden: bool = False) -> list[Outcome]:
+        """:func:`call_in_notebook` on ``calls``, the measured ones only if still needed.
+
+        The calls that measure memory (at T = 4096) are the costly ones: they
+        run only when the calls before them leave the verdict open, so that a
+        function already wrong on a small input is told so at once. The
+        verdict judges the calls in order and stops at the first failure, so
+        it says the same with or without the outcomes it then never reads.
+        """
+        first = next((i for i, call in enumerate(calls) if call.memory), len(calls))
+        with np.errstate(all="ignore"):
+            outcomes = call_in_notebook(self.name, fn, calls[:first])
+        if first == len(calls) or len(outcomes) < first:  # an error stops the calls anyway
+            return outcomes
+        token = _OPEN_ENDED.set(True)
+        try:
+            self.verdict(calls[:first], [blind(o) for o in outcomes] if hidden else outcomes)
+        except CheckFailed:
+            return outcomes  # decided: the verdict fails before the measured calls
+        finally:
+            _OPEN_ENDED.reset(token)
+        with np.errstate(all="ignore"):
+            return outcomes + call_in_notebook(self.name, fn, calls[first:])
+
     def run(self, fn, seed: int | None = None, hidden: bool = False) -> NotYet | None:
         """Run and judge here (the notebook's way); print a tick when ``fn`` passes.
 
@@ -396,8 +428,7 @@ class Check:
         """
         guard_numpy()
         calls = self.calls(seed)
-        with np.errstate(all="ignore"):
-            outcomes = call_in_notebook(self.name, fn, calls)
+        outcomes = self.outcomes_here(fn, calls, hidden)
         if outcomes and outcomes[0].code == "not-implemented":
             return NotYet(outcomes[0].error)
         try:
