@@ -332,20 +332,6 @@ def test_feedback_hides_hidden_tests_and_shows_hints(hostile):
     assert "softmax(Z) is all zeros" in text  # the parent's verdict, as the test's output
 
 
-def test_parallel_grades_equal_serial_nbgrader_autograde(tmp_path):
-    serial = nc.make_course(tmp_path / "serial")
-    parallel = nc.make_course(tmp_path / "parallel")
-    honest_class(serial)
-    honest_class(parallel)
-    nc.nbgrader(serial, "autograde", nc.ASSIGNMENT, "--force")
-    out = nc.grade(parallel, "--workers", "2").stdout
-    assert "students: 4" in out and "failed: 0" in out
-    a, b = nc.grades(serial), nc.grades(parallel)
-    assert len(a) >= 10 and a == b
-    assert a[("partial", "07_softmax", "softmax_rows_sum_to_one")] == 0
-    assert a[("perfect", "07_softmax", "softmax_rows_sum_to_one")] > 0
-
-
 def gradebook_rows(course) -> dict:
     """Every field autograding writes, per student, notebook and cell, from the gradebook."""
     from nbgrader.api import Gradebook
@@ -369,38 +355,6 @@ def gradebook_rows(course) -> dict:
     return rows
 
 
-def test_the_gradebook_equals_nbgrader_autogrades_with_manual_scores_and_late_work(tmp_path):
-    """Field by field: a grader's manual score kept and flagged, a late notebook's penalty."""
-    from nbgrader.api import Gradebook
-
-    late = 'c.LateSubmissionPlugin.penalty_method = "zero"\n'
-    courses = [nc.make_course(tmp_path / name, late) for name in ("serial", "dask")]
-    for course in courses:
-        honest_class(course)
-        with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "mhsa") as gb:
-            gb.update_or_create_assignment(nc.ASSIGNMENT, duedate="2026-01-01 00:00:00 UTC")
-        for student, stamp in (("perfect", "2025-12-31 23:00:00"), ("partial", "2026-01-02")):
-            (course / "submitted" / student / nc.ASSIGNMENT / "timestamp.txt").write_text(stamp)
-    regrade = [
-        lambda: nc.nbgrader(courses[0], "autograde", nc.ASSIGNMENT, "--force"),
-        lambda: nc.grade(courses[1], "--workers", "2", "--force"),
-    ]
-    for run in regrade:
-        run()
-    for course in courses:  # a grader overrides one cell of the "half" student's
-        with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "mhsa") as gb:
-            cell = gb.find_grade("softmax_rows_sum_to_one", SOFTMAX, nc.ASSIGNMENT, "half")
-            cell.manual_score = 1
-            gb.db.commit()
-    for run in regrade:
-        run()
-    serial, ours = (gradebook_rows(c) for c in courses)
-    assert serial == ours
-    assert serial[("half", SOFTMAX, "softmax_rows_sum_to_one")][1:3] == (1.0, True)
-    assert serial["partial"][1] > 0 and serial["perfect"][1] == 0
-    assert any(v[0] for k, v in serial.items() if len(k) == 2 and k[0] == "partial")
-
-
 class HourlyLatePenalty(LateSubmissionPlugin):
     """A course's own late rule: a point per started hour late; student "half" is forgiven.
 
@@ -416,12 +370,14 @@ class HourlyLatePenalty(LateSubmissionPlugin):
         return float(math.ceil(total_seconds_late / 3600))
 
 
-def test_a_configured_late_plugin_gives_the_penalties_nbgrader_autograde_gives(tmp_path):
-    """The same late class under a course's own plugin: stock autograde and the grade command.
+def test_the_grade_commands_gradebook_is_nbgrader_autogrades_field_by_field(tmp_path):
+    """One late class graded twice, by stock ``nbgrader autograde`` and by the grade command.
 
-    Real nbgrader on both sides, no mock: the penalties (and every other
-    field of the gradebook) of ``python -m autograders grade`` are those of
-    ``nbgrader autograde`` with the same ``AssignLatePenalties.plugin_class``.
+    Real nbgrader on both sides, no mock, every field of the gradebook
+    compared: the scores; the late penalties of a course's own plugin
+    (``AssignLatePenalties.plugin_class``, which nbgrader and the Dask
+    workers both import); and, after a grader overrides one cell and both
+    grade again, the manual score kept and flagged.
     """
     from nbgrader.api import Gradebook
 
@@ -443,9 +399,12 @@ def test_a_configured_late_plugin_gives_the_penalties_nbgrader_autograde_gives(t
         for student, stamp in stamps.items():
             (course / "submitted" / student / nc.ASSIGNMENT / "timestamp.txt").write_text(stamp)
     nc.nbgrader(courses[0], "autograde", nc.ASSIGNMENT, "--force")
-    nc.grade(courses[1], "--workers", "2")
+    out = nc.grade(courses[1], "--workers", "2").stdout
+    assert "students: 4" in out and "failed: 0" in out
     serial, ours = (gradebook_rows(c) for c in courses)
     assert serial == ours
+    assert serial[("partial", SOFTMAX, "softmax_rows_sum_to_one")][0] == 0
+    assert serial[("perfect", SOFTMAX, "softmax_rows_sum_to_one")][0] > 0
     penalty = {k: v[0] for k, v in serial.items() if len(k) == 2}  # (student, notebook)
     score = {k: v[1] for k, v in serial.items() if len(k) == 2}
     assert all(penalty[("perfect", s)] == 1.0 < score[("perfect", s)] for s in SOME)  # kept
@@ -453,6 +412,18 @@ def test_a_configured_late_plugin_gives_the_penalties_nbgrader_autograde_gives(t
     assert penalty[("partial", SOFTMAX)] == score[("partial", SOFTMAX)] == 0.0  # 5 > 0
     assert all(penalty[("half", s)] == 0.0 for s in SOME[:2])  # -1 raised to 0
     assert penalty[("untouched", SOFTMAX)] is None  # on time: no penalty
+    assert serial["partial"][1] > 0 and serial["untouched"][1] == 0  # seconds late
+
+    for course in courses:  # a grader overrides one cell of the "half" student's
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "mhsa") as gb:
+            cell = gb.find_grade("softmax_rows_sum_to_one", SOFTMAX, nc.ASSIGNMENT, "half")
+            cell.manual_score = 1
+            gb.db.commit()
+    nc.nbgrader(courses[0], "autograde", nc.ASSIGNMENT, "--force")
+    nc.grade(courses[1], "--workers", "2", "--force")
+    serial, ours = (gradebook_rows(c) for c in courses)
+    assert serial == ours
+    assert serial[("half", SOFTMAX, "softmax_rows_sum_to_one")][1:3] == (1.0, True)
 
 
 def test_a_second_grade_command_on_the_same_course_refuses_while_the_first_runs(tmp_path):
