@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import filecmp
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -50,19 +53,54 @@ def test_build_reproduces_the_committed_notebooks(tmp_path):
         assert "check_hidden(" not in text
 
 
+async def _execute(jobs: list[tuple[str, Path, Path]], at_once: int) -> dict:
+    """Run each notebook of ``jobs`` (key, notebook, folder) in a fresh kernel, ``at_once`` at
+    a time, beside copies of its folder's notebooks: {key: (executed notebook, error or None)}."""
+    gate = asyncio.Semaphore(at_once)
+
+    async def one(key, path, folder, tmp):
+        for p in folder.glob("*.ipynb"):
+            (tmp / p.name).write_bytes(p.read_bytes())
+        nb = nbformat.read(str(path), as_version=4)
+        client = NotebookClient(
+            nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp)}}
+        )
+        async with gate:
+            try:
+                await client.async_execute()
+            except Exception as exc:  # told by the notebook's own test, not here
+                return key, (nb, exc)
+        return key, (nb, None)
+
+    with tempfile.TemporaryDirectory() as base:
+        runs = []
+        for i, (key, path, folder) in enumerate(jobs):
+            tmp = Path(base) / str(i)
+            tmp.mkdir()
+            runs.append(one(key, path, folder, tmp))
+        return dict(await asyncio.gather(*runs))
+
+
+@pytest.fixture(scope="module")
+def executed() -> dict:
+    """Every solution notebook and every untouched student notebook, run by ``python3`` kernels.
+
+    Two kernels at a time (the machine's two cores); each notebook beside
+    copies of its own folder (the start-here and capstone notebooks read the
+    other notebooks of their folder). ``{(kind, stem): (notebook, error)}``.
+    """
+    jobs = [(("solution", s), nc.SOLUTIONS / f"{s}.ipynb", nc.SOLUTIONS) for s in STEMS]
+    jobs += [(("fresh", s), nc.STUDENT / f"{s}.ipynb", nc.STUDENT) for s in STEMS]
+    return asyncio.run(_execute(jobs, at_once=2))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("stem", STEMS)
-def test_solution_executes_top_to_bottom(stem, tmp_path):
+def test_solution_executes_top_to_bottom(stem, executed):
     """Every instructor notebook runs without an error or anything on stderr, and no cell
     ends by showing the repr of a plot object (``<Axes: …>``, ``<Figure size …>``)."""
-    nb = nbformat.read(str(nc.SOLUTIONS / f"{stem}.ipynb"), as_version=4)
-    # run beside copies of the *solutions* (the start-here and capstone
-    # notebooks read the other notebooks of their folder)
-    for p in nc.SOLUTIONS.glob("*.ipynb"):
-        (tmp_path / p.name).write_bytes(p.read_bytes())
-    NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    ).execute()
+    nb, error = executed[("solution", stem)]
+    assert error is None, (stem, error)
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             assert out.output_type != "error", (stem, out.get("evalue"))
@@ -187,14 +225,10 @@ def test_right_values_with_numpy_warnings_lose_the_marks_and_are_told_why(graded
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stem", STEMS)
-def test_run_all_reaches_the_end_of_a_fresh_student_notebook(stem, tmp_path):
+def test_run_all_reaches_the_end_of_a_fresh_student_notebook(stem, executed):
     """Run All on an untouched notebook: every cell runs; each check fails in one line."""
-    for p in nc.STUDENT.glob("*.ipynb"):
-        (tmp_path / p.name).write_bytes(p.read_bytes())
-    nb = nbformat.read(str(nc.STUDENT / f"{stem}.ipynb"), as_version=4)
-    NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    ).execute()  # raises if a cell without the raises-exception tag fails
+    nb, error = executed[("fresh", stem)]
+    assert error is None, (stem, error)  # a cell without the raises-exception tag failed
     for cell in nb.cells:
         outputs = cell.get("outputs", [])
         errors = [o for o in outputs if o.output_type == "error"]
