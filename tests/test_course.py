@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import filecmp
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from mhsa_helpers.exercises import EXERCISES, NOTEBOOKS, of_notebook
 from tests.support import nbgrader_course as nc
 from tests.support.fresh_mistakes import FRESH, THROUGH_KERNELS
+from tests.support.kernels import execute_notebooks
 from tests.support.mistakes import MISTAKES, WARNING_BUT_CORRECT
 
 STEMS = [nb.stem for nb in NOTEBOOKS]
@@ -53,34 +50,6 @@ def test_build_reproduces_the_committed_notebooks(tmp_path):
         assert "check_hidden(" not in text
 
 
-async def _execute(jobs: list[tuple[str, Path, Path]], at_once: int) -> dict:
-    """Run each notebook of ``jobs`` (key, notebook, folder) in a fresh kernel, ``at_once`` at
-    a time, beside copies of its folder's notebooks: {key: (executed notebook, error or None)}."""
-    gate = asyncio.Semaphore(at_once)
-
-    async def one(key, path, folder, tmp):
-        for p in folder.glob("*.ipynb"):
-            (tmp / p.name).write_bytes(p.read_bytes())
-        nb = nbformat.read(str(path), as_version=4)
-        client = NotebookClient(
-            nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp)}}
-        )
-        async with gate:
-            try:
-                await client.async_execute()
-            except Exception as exc:  # told by the notebook's own test, not here
-                return key, (nb, exc)
-        return key, (nb, None)
-
-    with tempfile.TemporaryDirectory() as base:
-        runs = []
-        for i, (key, path, folder) in enumerate(jobs):
-            tmp = Path(base) / str(i)
-            tmp.mkdir()
-            runs.append(one(key, path, folder, tmp))
-        return dict(await asyncio.gather(*runs))
-
-
 @pytest.fixture(scope="module")
 def executed() -> dict:
     """Every solution notebook and every untouched student notebook, run by ``python3`` kernels.
@@ -91,7 +60,7 @@ def executed() -> dict:
     """
     jobs = [(("solution", s), nc.SOLUTIONS / f"{s}.ipynb", nc.SOLUTIONS) for s in STEMS]
     jobs += [(("fresh", s), nc.STUDENT / f"{s}.ipynb", nc.STUDENT) for s in STEMS]
-    return asyncio.run(_execute(jobs, at_once=2))
+    return execute_notebooks(jobs, at_once=2)
 
 
 @pytest.mark.slow
@@ -146,8 +115,9 @@ def test_graded_cells_carry_the_registrys_ids_and_points():
 # autograding: one nbgrader run over a small class
 # --------------------------------------------------------------------------
 # The catalogue is proved in-process in tests/test_checks.py and tests/test_catalogue.py;
-# here every listed mistake goes through a real kernel and nbgrader, proving that the
-# notebook's test cell carries its own hint into the graded notebook.
+# here every listed mistake goes through the grade command (nbgrader's autograde on Dask
+# workers, each notebook in a sandboxed grading kernel), proving that the notebook's test
+# cell carries its own hint into the graded notebook.
 # the catalogue's, and those written without reading the checks that issue 23 lists
 LISTED = MISTAKES | {k: FRESH[k] for k in THROUGH_KERNELS}
 DELIVERED = sorted(LISTED)
@@ -171,8 +141,10 @@ def graded(tmp_path_factory):
         nc.submit(course, f"m_{mistake}", {stem: nc.student_notebook(stem, {name: source})})
     stem, name, source = WARNING_BUT_CORRECT
     nc.submit(course, "warnings", {stem: nc.student_notebook(stem, {name: source})})
+    # the class by the grade command (two workers), the probe by stock nbgrader autograde
+    nc.grade(course, "--workers", "2")
     nc.submit(course, "probe", {PROBE_STEM: nc.student_notebook(PROBE_STEM, {"softmax": PROBE})})
-    nc.nbgrader(course, "autograde", nc.ASSIGNMENT, "--force")
+    nc.nbgrader(course, "autograde", nc.ASSIGNMENT, "--student", "probe", "--force")
     return course, nc.scores(course)
 
 
