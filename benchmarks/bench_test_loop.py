@@ -1,8 +1,9 @@
 """Time the test loops and count what they check.
 
-Two figures the README states: the quick loop (``pytest -m "not slow"``) and
-the whole suite, each as wall time and CPU time (the CPU time of pytest and
-every process it starts: a loaded machine changes the first, hardly the
+Two figures the README states: the quick loop (``pytest -n auto -m "not
+slow"``, pytest-xdist's workers on every core; also timed in one process)
+and the whole suite, each as wall time and CPU time (the CPU time of pytest
+and every process it starts: a loaded machine changes the first, hardly the
 second). Beside them, what the suite checks, counted two ways so that a
 change that speeds the loop can show it lost nothing:
 
@@ -88,7 +89,10 @@ def main() -> None:
     print(f"test items: {collected(tree)} (quick loop: {collected(tree, '-m', 'not slow')})")
     if args.count_only:
         return
-    runs = [("quick loop", ("-m", "not slow"))] + ([("whole suite", ())] if args.whole else [])
+    runs = [
+        ("quick loop (-n auto, the README's)", ("-n", "auto", "-m", "not slow")),
+        ("quick loop, one process", ("-m", "not slow")),
+    ] + ([("whole suite", ())] if args.whole else [])
     for label, extra in runs:
         wall, cpu, summary = timed(tree, *extra)
         print(f"{label}: {wall:.0f} s wall, {cpu:.0f} s CPU: {summary}")

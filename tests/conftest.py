@@ -14,6 +14,20 @@ import tempfile
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
+#: One BLAS thread in the test process itself: OpenBLAS reads this once, when numpy loads
+#: (just below). The tests' arrays are small, and OpenBLAS's threads, spinning beside a
+#: second test worker (``pytest -n``) or a child process on two cores, cost more than they
+#: give (the quick loop took 74 s with them, 64 s without, 40 s on two workers). The
+#: processes the tests start keep the learner's default: the variable is restored here.
+_BLAS_THREADS = os.environ.get("OPENBLAS_NUM_THREADS")
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+import numpy  # noqa: E402, F401
+
+if _BLAS_THREADS is None:
+    os.environ.pop("OPENBLAS_NUM_THREADS")
+else:
+    os.environ["OPENBLAS_NUM_THREADS"] = _BLAS_THREADS
+
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 

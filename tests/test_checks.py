@@ -11,6 +11,7 @@ from mhsa_helpers.exercises import names
 from tests.support.answers import cast, load, single_precision, solution
 from tests.support.fresh_correct import CORRECT
 from tests.support.fresh_mistakes import FRESH
+from tests.support.marks import right_answer
 from tests.support.mistakes import HOSTILE, MISTAKES, WARNING_BUT_CORRECT
 from tests.support.oracles import hidden
 
@@ -193,7 +194,10 @@ def test_the_exercise_itself_and_later_ones_may_not_be_used():
         checks.check("attention_scores", load(source, "attention_scores"))
 
 
-@pytest.mark.parametrize("name", [n for n in names() if n not in ("init_weights", "kv_cache_size")])
+@pytest.mark.parametrize(
+    "name",
+    [right_answer(n, n, id=n) for n in names() if n not in ("init_weights", "kv_cache_size")],
+)
 def test_correct_float32_implementations_pass(name, capsys):
     """A correct answer in single precision is not a mistake (tolerances follow the dtype).
 
@@ -400,7 +404,7 @@ def test_a_fresh_mistake_is_told_its_slip(mistake):
     assert "array([" not in str(info.value)  # shapes, never numpy's reprs
 
 
-@pytest.mark.parametrize("answer", sorted(CORRECT))
+@pytest.mark.parametrize("answer", [right_answer(CORRECT[a][1], a, id=a) for a in sorted(CORRECT)])
 def test_a_right_answer_written_unusually_passes(answer, capsys):
     _, name, source = CORRECT[answer]
     fn = load(source, name)

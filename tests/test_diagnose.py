@@ -235,6 +235,7 @@ MAKE = st.sampled_from(
 )
 
 
+@pytest.mark.slow  # a sweep: a hundred odd inputs
 @given(
     expected=ARRAYS,
     other=ODD,

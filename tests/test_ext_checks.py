@@ -12,6 +12,7 @@ import pytest
 from mhsa_helpers import checks
 from tests.support import ext_cross, ext_gqa, ext_kv_cache, ext_rope, ext_sliding_window, ext_tiled
 from tests.support.extensions import fails, load
+from tests.support.marks import right_answer
 
 EXTENSIONS = {
     e.EXTENSION.name: e.EXTENSION
@@ -19,10 +20,12 @@ EXTENSIONS = {
 }
 
 
-def cases(part: str) -> list:
-    """``(exercise, key)`` of every entry of ``part`` of every extension, with readable ids."""
+def cases(part: str, right: bool = False) -> list:
+    """``(exercise, key)`` of every entry of ``part`` of every extension, with readable ids;
+    ``right``: right answers (:func:`~tests.support.marks.right_answer`)."""
+    param = right_answer if right else lambda _, *values, id: pytest.param(*values, id=id)
     return [
-        pytest.param(name, key, id=f"{name}-{key}")
+        param(name, name, key, id=f"{name}-{key}")
         for name, e in EXTENSIONS.items()
         for key in sorted(getattr(e, part))
     ]
@@ -36,12 +39,12 @@ def passes(name: str, source: str, capsys) -> None:
     assert capsys.readouterr().out.count("\u2713") == 2
 
 
-@pytest.mark.parametrize("name", sorted(EXTENSIONS))
+@pytest.mark.parametrize("name", [right_answer(n, n, id=n) for n in sorted(EXTENSIONS)])
 def test_the_right_answer_passes(name, capsys):
     passes(name, EXTENSIONS[name].right, capsys)
 
 
-@pytest.mark.parametrize(("name", "variant"), cases("variants"))
+@pytest.mark.parametrize(("name", "variant"), cases("variants", right=True))
 def test_correct_unusual_answers_pass(name, variant, capsys):
     passes(name, EXTENSIONS[name].variants[variant], capsys)
 

@@ -3,6 +3,7 @@
 import re
 
 import numpy as np
+import pytest
 
 import mhsa_helpers as mh
 from mhsa_helpers.checks.step13_kv_cache import PREPENDED
@@ -133,6 +134,7 @@ def test_the_last_block_gives_attention_heads_row():
         np.testing.assert_allclose(steps[0].l, np.exp(S[:b] - S[:b].max()).sum())
 
 
+@pytest.mark.slow  # a passing tiled_attention: its calls at T = 4096 (tests/support/marks.py)
 def test_a_passing_tiled_attention_is_named_and_a_failing_one_is_not():
     mine = TiledWidget(functions={"tiled_attention": load(TILED, "tiled_attention")})
     assert "<b>your</b> <code>tiled_attention</code>" in mine.status_w.value

@@ -62,6 +62,7 @@ def test_critical_value_is_the_kolmogorov_tables_for_large_n(alpha, table):
     assert 2 * math.exp(-2 * n * c * c) == pytest.approx(alpha)
 
 
+@pytest.mark.slow  # a sweep: 2000 draws
 @pytest.mark.parametrize("alpha", [0.05, 0.2])
 def test_false_alarm_rate_on_correct_draws(alpha):
     """2000 correct draws (n = 1000) rejected at alpha: the rate within 4 binomial sigmas.
@@ -109,6 +110,7 @@ def reference_like(d_in, d_out, rng):
     return rng.uniform(-a, a, size=(d_in, d_out))
 
 
+@pytest.mark.slow  # a sweep: 60 seeds
 def test_a_correct_answer_passes_the_hidden_check_on_many_seeds():
     """Every seed is an independent trial at <= 4e-6: 60 must all pass."""
     check = checks.CHECKS["init_weights"]

@@ -1,0 +1,22 @@
+"""Which right answers the quick loop leaves to the whole suite: those checked at full size.
+
+tiled_attention's visible check ends with two calls at T = 4096 (its memory
+bound), about a second for an answer that passes them. The quick loop proves
+once that a right answer passes them, and that a full matrix or a full causal
+mask fails them (tests/test_checks.py, tests/test_ext_tiled.py); every other
+right answer of that exercise (unusual, float32, in a widget) runs them in the
+whole suite only (marked ``slow``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+#: Exercises whose visible check calls the learner's function at full size.
+FULL_SIZE = frozenset({"tiled_attention"})
+
+
+def right_answer(name: str, *values, id: str | None = None):
+    """A parametrization ``(*values)`` of a right answer of ``name``: ``slow`` if ``name``'s check
+    runs at full size (:data:`FULL_SIZE`)."""
+    return pytest.param(*values, marks=[pytest.mark.slow] if name in FULL_SIZE else [], id=id)
