@@ -48,16 +48,32 @@ os.environ.setdefault(KEY_VARIABLE, TEST_KEY.hex())
 
 
 @pytest.fixture(scope="session")
-def readme_env(tmp_path_factory):
-    """A fresh copy installed with the README's first command (without starting JupyterLab)."""
-    from tests.support.environments import build_readme_env
+def learner_envs(tmp_path_factory) -> dict:
+    """Both learner environments, built at the same time: ``{"readme": future, "binder": future}``.
 
-    return build_readme_env(tmp_path_factory.mktemp("readme"))
+    Each is a pip install of the same pins into a fresh copy with a home of its
+    own (so an empty pip cache: about 80 s each, mostly waiting on the registry
+    and the disk). A build that fails raises in its own fixture only.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.support.environments import build_binder_env, build_readme_env
+
+    builds = {"readme": build_readme_env, "binder": build_binder_env}
+    with ThreadPoolExecutor(len(builds)) as pool:
+        return {
+            name: pool.submit(build, tmp_path_factory.mktemp(name))
+            for name, build in builds.items()
+        }
 
 
 @pytest.fixture(scope="session")
-def binder_env(tmp_path_factory):
-    """A fresh copy and a fresh virtual environment built exactly as binder/ says."""
-    from tests.support.environments import build_binder_env
+def readme_env(learner_envs):
+    """A fresh copy installed with the README's first command (without starting JupyterLab)."""
+    return learner_envs["readme"].result()
 
-    return build_binder_env(tmp_path_factory.mktemp("binder"))
+
+@pytest.fixture(scope="session")
+def binder_env(learner_envs):
+    """A fresh copy and a fresh virtual environment built exactly as binder/ says."""
+    return learner_envs["binder"].result()
