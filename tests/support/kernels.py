@@ -32,7 +32,7 @@ def execute_notebooks(jobs: list[tuple], at_once: int = 2) -> dict:
     return asyncio.run(_execute_all(jobs, at_once))
 
 
-async def _execute_all(jobs: list[tuple[str, Path, Path]], at_once: int) -> dict:
+async def _execute_all(jobs: list[tuple], at_once: int) -> dict:
     """Run each notebook of ``jobs`` (key, notebook, folder) in a fresh kernel, ``at_once`` at
     a time, beside copies of its folder's notebooks: {key: (executed notebook, error or None)}."""
     gate = asyncio.Semaphore(at_once)

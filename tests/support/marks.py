@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import pytest
 
-#: Exercises whose visible check calls the learner's function at full size.
-FULL_SIZE = frozenset({"tiled_attention"})
+from mhsa_helpers.checks import CHECKS
+
+#: Exercises whose visible check calls the learner's function at full size: those with a
+#: call that measures memory (read from the checks, today tiled_attention alone).
+FULL_SIZE = frozenset(
+    name for name, check in CHECKS.items() if any(call.memory for call in check.calls())
+)
 
 
 def right_answer(name: str, *values, id: str | None = None):
