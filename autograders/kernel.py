@@ -8,7 +8,8 @@ notebook ``nbgrader autograde`` runs, whatever kernelspec the submission names
 (:mod:`autograders.execute`); a learner's Validate keeps the notebook's kernel.
 
 Install it once per environment with ``python -m autograders install-kernel``
-(the class-scale ``grade`` command does it by itself).
+(again is harmless: an installed kernel is left as it is). The class-scale
+``grade`` command runs notebooks in its own sandbox and needs no kernel.
 """
 
 from __future__ import annotations
@@ -37,8 +38,14 @@ def install_kernel(prefix: str | None = None) -> str:
         "language": "python",
         "metadata": {"debugger": False},
     }
+    text = json.dumps(spec, indent=1)
+    installed = Path(prefix or sys.prefix) / "share" / "jupyter" / "kernels" / KERNEL_NAME
+    if (installed / "kernel.json").is_file() and (installed / "kernel.json").read_text() == text:
+        # Already there: installing again would delete the folder first, and a grader
+        # starting a kernel at that moment in this environment would find none.
+        return str(installed)
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "kernel.json").write_text(json.dumps(spec, indent=1))
+        (Path(tmp) / "kernel.json").write_text(text)
         return KernelSpecManager().install_kernel_spec(
             tmp, KERNEL_NAME, prefix=prefix or sys.prefix
         )

@@ -77,3 +77,29 @@ def readme_env(learner_envs):
 def binder_env(learner_envs):
     """A fresh copy and a fresh virtual environment built exactly as binder/ says."""
     return learner_envs["binder"].result()
+
+
+#: Test modules whose slow tests share what one test process builds once and keeps
+#: (tests/support/classes.py's stuck-class reference; the learner environments above):
+#: under ``pytest -n … --dist loadgroup`` each group runs in one worker, so that is built once.
+SHARED_WORK = {
+    "test_grading": "the stuck class's nbgrader reference",
+    "test_dask": "the stuck class's nbgrader reference",
+    "test_binder": "the learner environments",
+    "test_student_lab": "the learner environments",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Keep each module's slow tests in one worker under ``--dist loadgroup``.
+
+    A module's fixtures (a graded class, a JupyterLab) are built once per worker
+    that runs one of its tests, so the slow tests of a module go to one worker
+    together (modules in :data:`SHARED_WORK` with the others of their group).
+    The quick tests stay free to go to any worker.
+    """
+    for item in items:
+        if item.get_closest_marker("slow") is None or item.get_closest_marker("xdist_group"):
+            continue
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        item.add_marker(pytest.mark.xdist_group(SHARED_WORK.get(module, module)))

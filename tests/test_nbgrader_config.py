@@ -9,6 +9,9 @@ tests/test_course.py (``nbgrader autograde``) and tests/test_student_lab.py
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import Execute
 from nbgrader.validator import Validator
@@ -41,3 +44,19 @@ def test_validate_executes_in_the_notebooks_own_kernel():
     step = Execute(parent=validator)
     assert step.kernel_name == ""  # nbclient then starts the kernel the notebook names
     assert step.timeout == 60  # the course's cell time limit holds here too
+
+
+def test_installing_the_grading_kernel_again_leaves_the_installed_one_in_place(tmp_path):
+    """Check that a second install touches nothing (a grader may be starting that kernel) and
+    that an install whose spec differs replaces it."""
+    from autograders.kernel import install_kernel
+
+    folder = Path(install_kernel(prefix=str(tmp_path)))
+    spec = folder / "kernel.json"
+    marker = folder / "left-by-the-first-install"
+    marker.write_text("")
+    assert Path(install_kernel(prefix=str(tmp_path))) == folder
+    assert marker.exists(), "the second install deleted the installed kernel's folder"
+    spec.write_text(spec.read_text().replace(sys.executable, "/elsewhere/python"))
+    install_kernel(prefix=str(tmp_path))
+    assert not marker.exists() and sys.executable in spec.read_text()

@@ -8,6 +8,7 @@ with exactly the settings an instructor gets.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import shutil
 import subprocess
@@ -74,13 +75,19 @@ def generate(course: Path) -> None:
 
 
 def install_kernel() -> None:
-    """The grading kernel the course's configuration forces, in this environment."""
-    subprocess.run(
-        [sys.executable, "-m", "autograders", "install-kernel"],
-        check=True,
-        capture_output=True,
-        env=env(),
-    )
+    """The grading kernel the course's configuration forces, in this environment.
+
+    Under a lock: another test process (``pytest -n``) may be installing it too.
+    Once it is there, installing again leaves it as it is (autograders/kernel.py).
+    """
+    with open(Path(tempfile.gettempdir()) / "mhsa-kernel-install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run(
+            [sys.executable, "-m", "autograders", "install-kernel"],
+            check=True,
+            capture_output=True,
+            env=env(),
+        )
 
 
 def _python(course: Path, module: str, *args: str, check: bool) -> subprocess.CompletedProcess:
