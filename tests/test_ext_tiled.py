@@ -28,12 +28,14 @@ def test_the_check_is_catalogued():
     assert NAME in CATALOGUED
 
 
+@pytest.mark.slow  # calls at full size (T = 4096): tests/support/marks.py
 def test_the_full_matrix_fails_the_memory_bound_in_learner_terms():
     message = fails(NAME, FULL_MATRIX)
     assert "MiB at its peak, more than 32 MiB" in message, message
     assert "(T_q, block_size)" in message and "causal" not in message.split("MiB")[0], message
 
 
+@pytest.mark.slow  # calls at full size (T = 4096): tests/support/marks.py
 def test_a_full_causal_mask_fails_the_memory_bound():
     """Blocks right, but the mask of the whole sequence is built first: only the causal call."""
     source = tiled(
@@ -44,6 +46,7 @@ def test_a_full_causal_mask_fails_the_memory_bound():
     assert "causal, the call used" in message and "more than 32 MiB" in message, message
 
 
+@pytest.mark.slow  # calls at full size (T = 4096): tests/support/marks.py
 def test_a_function_wrong_on_small_inputs_is_told_so_without_the_measured_calls():
     """The T = 4096 calls run only when the calls before them leave the verdict open; the
     verdict is then the one the outcomes of every call give."""

@@ -182,6 +182,7 @@ def test_tiled_attention_when_the_max_grows_every_block_and_errors():
         mh.tiled_attention(Q, K, V, 2, causal=True)  # T_q != T_k
 
 
+@pytest.mark.slow  # at full size (T = 4096): tests/support/marks.py
 @pytest.mark.parametrize("causal", [False, True])
 def test_tiled_attention_stays_under_32_mib_at_4096(causal):
     r = rng(4)

@@ -2,10 +2,12 @@
 
 tiled_attention's visible check ends with two calls at T = 4096 (its memory
 bound), about a second for an answer that passes them. The quick loop proves
-once that a right answer passes them, and that a full matrix or a full causal
-mask fails them (tests/test_checks.py, tests/test_ext_tiled.py); every other
-right answer of that exercise (unusual, float32, in a widget) runs them in the
-whole suite only (marked ``slow``).
+once that a right answer passes them (tests/test_checks.py); everything else
+at that size runs in the whole suite only (marked ``slow``): every other right
+answer of that exercise (unusual, float32, in a widget), a full matrix or a
+full causal mask failing the bound, the bound skipped for a function already
+wrong (tests/test_ext_tiled.py) and the reference's own peak memory
+(tests/test_reference_extensions.py).
 """
 
 from __future__ import annotations
