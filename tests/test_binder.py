@@ -78,6 +78,39 @@ def test_student_side_only(which, request):
     assert overrides["@jupyterlab/apputils-extension:notification"]["checkForUpdates"] is False
 
 
+def jupyterlab_side(environment) -> dict:
+    """What JupyterLab started from ``environment`` loads: its packages and Jupyter's files.
+
+    ``{"packages": pip's list (the course's own line without its path), "files":
+    {path: bytes} of the configuration, settings and lab extensions under etc/jupyter
+    and share/jupyter}``.
+    """
+    repo, venv, env = environment
+    frozen = sh(["pip", "list", "--format=freeze", "--exclude-editable"], repo, env).split()
+    editable = sh(["pip", "list", "--editable", "--format=freeze"], repo, env).split()
+    files = {}
+    for top in ("etc/jupyter", "share/jupyter/lab", "share/jupyter/labextensions"):
+        for path in sorted((venv / top).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                files[str(path.relative_to(venv))] = path.read_bytes()
+    return {"packages": sorted(frozen), "editable": sorted(editable), "files": files}
+
+
+def test_binder_gives_jupyterlab_what_the_readme_gives_it(readme_env, binder_env):
+    """Check that both launch paths install the same packages and the same Jupyter files.
+
+    JupyterLab and its kernels then behave alike in both, so what tests/test_student_lab.py
+    proves in a browser on the README's environment holds for Binder's.
+    """
+    readme, binder = jupyterlab_side(readme_env), jupyterlab_side(binder_env)
+    assert readme["packages"] == binder["packages"]
+    assert readme["editable"] == binder["editable"] and readme["editable"], readme["editable"]
+    assert readme["files"].keys() == binder["files"].keys()
+    differ = [p for p in readme["files"] if readme["files"][p] != binder["files"][p]]
+    assert not differ, differ
+    assert "etc/jupyter/labconfig/page_config.d/mhsa-course.json" in readme["files"]
+
+
 def test_binder_env_runs_the_start_here_notebook(binder_env, tmp_path):
     repo, _, env = binder_env
     out = tmp_path / "executed.ipynb"

@@ -1,9 +1,10 @@
 """A learner's JupyterLab in Chromium: nbgrader's student side only, and Validate works.
 
-For both launch paths, the README's first command and Binder's environment
-(each built once per session from a fresh copy, tests/conftest.py), JupyterLab
-is started from the environment in the repository copy, as a learner starts
-it, and driven through Playwright with Debian's Chromium:
+In the environment the README's first command builds (once per session,
+from a fresh copy, tests/conftest.py), JupyterLab is started from the
+repository copy, as a learner starts it, and driven through Playwright with
+Debian's Chromium (Binder's environment gives JupyterLab the same packages and
+the same Jupyter files, tests/test_binder.py, so this holds for it too):
 
 * the Nbgrader menu has the Assignment List and nothing of the instructor's;
   the Plugin Manager shows the instructor's plugins off and locked (and the
@@ -58,11 +59,10 @@ def page(browser):
     p.close()
 
 
-@pytest.fixture(scope="module", params=["readme", "binder"])
-def student_lab(request, tmp_path_factory):
-    """(which, base URL) of JupyterLab started from the README's or Binder's environment."""
-    which = request.param
-    environment = request.getfixturevalue(f"{which}_env")
+@pytest.fixture(scope="module")
+def student_lab(readme_env, tmp_path_factory):
+    """(which, base URL) of JupyterLab started from the README's environment."""
+    which, environment = "readme", readme_env
     finished = environment.repo / FINISHED
     finished.parent.mkdir(exist_ok=True)
     nbformat.write(nc.student_notebook(STEM, "solution"), str(finished))
