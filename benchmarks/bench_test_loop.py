@@ -59,6 +59,13 @@ def collected(tree: Path, *marker: str) -> int:
     return int(last.split()[0].split("/")[0])
 
 
+def whole_suite_args(tree: Path) -> tuple[str, ...]:
+    """pytest's arguments in the README's test command (the line after its marker)."""
+    lines = (tree / "README.md").read_text().splitlines()
+    command = lines[lines.index("<!-- test-command -->") + 2]
+    return tuple(command.split("-m pytest", 1)[1].split())
+
+
 def timed(tree: Path, *args: str) -> tuple[float, float, str]:
     """Wall and CPU seconds (pytest and its children) of ``pytest args`` in ``tree``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -92,7 +99,9 @@ def main() -> None:
     runs = [
         ("quick loop (-n auto, the README's)", ("-n", "auto", "-m", "not slow")),
         ("quick loop, one process", ("-m", "not slow")),
-    ] + ([("whole suite", ())] if args.whole else [])
+    ] + (
+        [("whole suite (the README's test command)", whole_suite_args(tree))] if args.whole else []
+    )
     for label, extra in runs:
         wall, cpu, summary = timed(tree, *extra)
         print(f"{label}: {wall:.0f} s wall, {cpu:.0f} s CPU: {summary}")

@@ -23,7 +23,11 @@ from tests.support import nbgrader_course as nc
 
 pytestmark = pytest.mark.slow  # real nbgrader, Dask and the sandbox
 
-STEMS = sorted(p.stem for p in nc.SOLUTIONS.glob("*.ipynb"))
+#: The notebooks each student submits: those the attacks touch (05, 07, 10) and one they do
+#: not (01), so that "nothing else" is seen in other notebooks as well as in the other
+#: exercises of the same notebook (every notebook is graded by itself; the honest student's
+#: full course is graded in tests/test_course.py).
+STEMS = ["01_input", "05_scores", "07_softmax", "10_capstone"]
 
 HUGE = "def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):\n    return 10**400\n"
 
@@ -52,7 +56,7 @@ def lookup_table() -> str:
 
 
 def solutions(**answers) -> dict:
-    """Every notebook with the instructor's answers, but ``answers`` in their notebooks."""
+    """The :data:`STEMS` notebooks with the instructor's answers, but ``answers`` in theirs."""
     out = {s: nc.student_notebook(s, "solution") for s in STEMS}
     for name, source in answers.items():
         stem = exercise(name).notebook
@@ -73,15 +77,23 @@ def graded(tmp_path_factory):
 
 
 def _lost(scores: dict, student: str) -> dict:
-    """The notebooks where ``student`` scored below the maximum, and by how much."""
-    full = scores["_max"]
-    return {nb: full[nb] - s for nb, (s, _) in scores[student].items() if s < full[nb]}
+    """The notebooks of :data:`STEMS` where ``student`` scored below the maximum, and by how
+    much (nbgrader gives the notebooks nobody submitted 0)."""
+    full, got = scores["_max"], scores[student]
+    assert set(STEMS) <= set(got), (student, sorted(got))
+    return {nb: full[nb] - got[nb][0] for nb in STEMS if got[nb][0] < full[nb]}
 
 
 def test_the_honest_student_gets_full_marks(graded):
     _, scores, summary = graded
     assert _lost(scores, "honest") == {}
-    assert not re.search(r"^! honest:", summary, re.M), summary
+    # the one note: the notebooks this class leaves out (STEMS)
+    left_out = ", ".join(
+        f"{stem}.ipynb"
+        for stem in sorted({p.stem for p in nc.SOLUTIONS.glob("*.ipynb")} - set(STEMS))
+    )
+    notes = re.findall(r"^! honest: (.*)$", summary, re.M)
+    assert notes == [f"missing notebook(s): {left_out}"], summary
 
 
 def test_an_absurd_number_costs_its_exercise_only(graded):
