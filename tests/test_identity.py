@@ -24,6 +24,8 @@ from tests.support import nbgrader_course as nc
 pytestmark = pytest.mark.slow  # real nbgrader submit, collect and grade
 
 EXCHANGE = ("--Exchange.root={}", "--CourseDirectory.course_id=mhsa")
+#: The one notebook each submission holds: who submitted it is what these tests are about.
+STEM = "01_input"
 
 
 def _exchange_args(exchange) -> list:
@@ -34,7 +36,8 @@ def _submit(tmp, exchange, student: str, account: str) -> None:
     """``nbgrader submit --student student``, the exchange folder then owned by ``account``."""
     home = tmp / f"{student}-{account}"
     home.mkdir()
-    shutil.copytree(nc.STUDENT, home / nc.ASSIGNMENT)
+    (home / nc.ASSIGNMENT).mkdir()
+    shutil.copy(nc.STUDENT / f"{STEM}.ipynb", home / nc.ASSIGNMENT)
     before = set((exchange / "mhsa" / "inbound").iterdir())
     nc._python(
         home,
