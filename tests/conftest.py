@@ -90,6 +90,7 @@ SHARED_WORK = {
 }
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups
 def pytest_collection_modifyitems(config, items):
     """Keep each module's slow tests in one worker under ``--dist loadgroup``.
 
