@@ -18,16 +18,18 @@ import pytest
 from mhsa_helpers import reference
 from mhsa_helpers.checks import CHECKS, hidden_seed
 from mhsa_helpers.checks.failures import RAISED_HIDDEN
-from mhsa_helpers.exercises import exercise
+from mhsa_helpers.exercises import NOTEBOOKS, exercise
 from tests.support import nbgrader_course as nc
 
 pytestmark = pytest.mark.slow  # real nbgrader, Dask and the sandbox
 
-#: The notebooks each student submits: those the attacks touch (05, 07, 10) and one they do
-#: not (01), so that "nothing else" is seen in other notebooks as well as in the other
-#: exercises of the same notebook (every notebook is graded by itself; the honest student's
-#: full course is graded in tests/test_course.py).
-STEMS = ["01_input", "05_scores", "07_softmax", "10_capstone"]
+#: The exercises the attacks below answer.
+ATTACKED = ("kv_cache_size", "softmax", "attention_scores")
+#: The notebooks each student submits: those of the attacks and one they do not touch (01),
+#: so that "nothing else" is seen in other notebooks as well as in the other exercises of
+#: the same notebook (every notebook is graded by itself; the honest student's full course
+#: is graded in tests/test_course.py).
+STEMS = sorted({"01_input", *(exercise(name).notebook for name in ATTACKED)})
 
 HUGE = "def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):\n    return 10**400\n"
 
@@ -89,8 +91,7 @@ def test_the_honest_student_gets_full_marks(graded):
     assert _lost(scores, "honest") == {}
     # the one note: the notebooks this class leaves out (STEMS)
     left_out = ", ".join(
-        f"{stem}.ipynb"
-        for stem in sorted({p.stem for p in nc.SOLUTIONS.glob("*.ipynb")} - set(STEMS))
+        f"{stem}.ipynb" for stem in sorted({nb.stem for nb in NOTEBOOKS} - set(STEMS))
     )
     notes = re.findall(r"^! honest: (.*)$", summary, re.M)
     assert notes == [f"missing notebook(s): {left_out}"], summary
