@@ -1,0 +1,135 @@
+"""Build the course as a static website: ``python book/build.py`` (from the repository root).
+
+Every notebook of the course becomes a page of ``build/site/`` (``index.html``
+at the top), in course order, with the contents sidebar, offline search and
+page-to-page links (Sphinx with myst-nb and the book theme, configured in
+``book/conf.py``). :mod:`book.pages` runs each notebook on the course's
+reference and shows the learner's stubs; the widgets become pre-drawn
+pictures switched in the page (:mod:`book.freeze`); each page links its
+student notebook, which the site serves for download, and a Binder launch.
+
+Offline: the notebooks run on this machine, MathJax and its fonts are copied
+from the ``sphinx-mathjax-offline`` package into the site, and no page loads
+anything from elsewhere. Needs the packages of ``requirements-site.txt``
+(the README's site command installs them in ``.site-venv``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import nbformat  # noqa: E402
+
+from book.pages import DOWNLOADS, STUDENT, run_all  # noqa: E402
+from mhsa_helpers.exercises import NOTEBOOKS  # noqa: E402
+
+#: The scratch folder: the pages Sphinx reads, MathJax, the files to download, Sphinx's cache.
+WORK = ROOT / "build" / "book"
+SPHINX = [sys.executable, "-m", "sphinx", "-b", "html", "-q"]
+
+
+def mathjax(dest: Path) -> Path:
+    """MathJax 3's CommonHTML build and its web fonts, from ``sphinx-mathjax-offline``.
+
+    Only ``tex-chtml.js`` and the woff-v2 fonts are copied (1.6 MB; the
+    package holds 24 MB). Returns the folder to serve as ``_static``.
+    """
+    try:
+        dist = distribution("sphinx-mathjax-offline")
+    except PackageNotFoundError:
+        raise SystemExit(
+            "sphinx-mathjax-offline is not installed: run the README's site command "
+            "(it installs requirements-site.txt in .site-venv)."
+        ) from None
+    source = Path(dist.locate_file("sphinx-mathjax-offline/static/mathjax"))
+    target = dest / "mathjax"
+    (target / "output" / "chtml" / "fonts").mkdir(parents=True)
+    shutil.copy2(source / "tex-chtml.js", target / "tex-chtml.js")
+    shutil.copytree(
+        source / "output" / "chtml" / "fonts" / "woff-v2",
+        target / "output" / "chtml" / "fonts" / "woff-v2",
+    )
+    return dest
+
+
+def index(stems: list[str]) -> str:
+    """The front page: what the course is, the notebooks in order, the table of contents."""
+    steps = {nb.stem: nb.step for nb in NOTEBOOKS}
+    rows = "\n".join(f"| [{stem}](pages/{stem}.ipynb) | {steps[stem]} |" for stem in stems)
+    toc = "\n".join(f"pages/{stem}" for stem in stems)
+    return (
+        "# The course, to read\n\n"
+        "The nine steps of multi-head self-attention, one notebook each, then a capstone, "
+        "six extensions, the backward pass and a tiny trained model. Here you can read the "
+        "whole course, see every figure and step the attention explorer through the nine "
+        "steps without installing anything: the pictures were drawn in advance with the "
+        "course's reference, and their controls switch between them in your browser.\n\n"
+        "To write the functions yourself, each page links its notebook, to download or to "
+        "open on Binder; the checks then answer your own code at once.\n\n"
+        "| notebook | step |\n|---|---|\n"
+        f"{rows}\n\n"
+        f"```{{toctree}}\n:maxdepth: 1\n:caption: The course\n:hidden:\n\n{toc}\n```\n"
+    )
+
+
+def build(out: Path, stems: list[str], at_once: int) -> None:
+    """Run the notebooks, write the pages and render the site into ``out``."""
+    if WORK.exists():
+        shutil.rmtree(WORK)
+    source, extra = WORK / "source", WORK / "extra"
+    (source / "pages").mkdir(parents=True)
+    (extra / DOWNLOADS).mkdir(parents=True)
+    static = mathjax(WORK / "mathjax")
+
+    started = time.monotonic()
+    pages = run_all(stems, at_once)
+    print(f"ran {len(pages)} notebooks in {time.monotonic() - started:.0f} s", flush=True)
+    for stem, nb in pages.items():
+        nbformat.write(nb, source / "pages" / f"{stem}.ipynb")
+        shutil.copy2(STUDENT / f"{stem}.ipynb", extra / DOWNLOADS / f"{stem}.ipynb")
+    (source / "index.md").write_text(index(stems))
+
+    if out.exists():
+        shutil.rmtree(out)
+    env = dict(os.environ, MHSA_BOOK_MATHJAX=str(static), MHSA_BOOK_EXTRA=str(extra))
+    started = time.monotonic()
+    subprocess.run(
+        [*SPHINX, "-c", str(ROOT / "book"), "-d", str(WORK / "doctrees"), str(source), str(out)],
+        check=True,
+        env=env,
+    )
+    (out / ".buildinfo").unlink(missing_ok=True)
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    print(f"rendered {out} in {time.monotonic() - started:.0f} s: {size / 1e6:.1f} MB", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "site")
+    parser.add_argument(
+        "--only", nargs="+", metavar="STEM", help="these notebooks only (a partial site)"
+    )
+    parser.add_argument("--kernels", type=int, default=2, help="notebooks run at once")
+    args = parser.parse_args(argv)
+    stems = [nb.stem for nb in NOTEBOOKS]
+    if args.only:
+        unknown = sorted(set(args.only) - set(stems))
+        if unknown:
+            parser.error(f"no such notebook: {', '.join(unknown)}; expected some of {stems}")
+        stems = [s for s in stems if s in args.only]
+    build(args.out.resolve(), stems, args.kernels)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""The static edition's pages: notebooks run on the reference, shown as the learner meets them.
+
+For each notebook of the course (:data:`mhsa_helpers.exercises.NOTEBOOKS`):
+
+1. the instructor version (``solutions/mhsa/NN.ipynb``) is run by a fresh
+   ``python3`` kernel beside copies of its folder's notebooks, as test_course
+   runs it, so that every output is what the course's reference answers give;
+   a last cell, not kept, freezes every widget the notebook made
+   (:func:`book.freeze.freeze_all`) into pre-drawn states;
+2. cell by cell (the two versions share their cell ids), the source and the
+   metadata come from the student version (``notebooks/mhsa/NN.ipynb``): the
+   answer cells show the learner's stub, the test cells the visible check
+   only; the outputs stay the reference's;
+3. every widget output is replaced by its frozen HTML, and a note under the
+   title links the student notebook (downloadable from the site) and a
+   Binder launch of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from mhsa_helpers.exercises import of_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "solutions" / "mhsa"
+STUDENT = ROOT / "notebooks" / "mhsa"
+#: The repository on GitHub, as the README's Binder badge names it.
+REPOSITORY = "mhsa-course/mhsa-course"
+BINDER = f"https://mybinder.org/v2/gh/{REPOSITORY}/HEAD?urlpath=lab/tree/notebooks/mhsa/"
+#: Where the site keeps the student notebooks (``html_extra_path``), from the site's root.
+DOWNLOADS = "notebooks"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"  # kept by nbclient in the metadata
+#: The hidden last cell: every widget of the notebook, frozen (book/freeze.py).
+FREEZE = "import book.freeze\nbook.freeze.freeze_all({path!r})"
+
+
+class PageFailed(RuntimeError):
+    """A notebook that did not run to its end on the course's reference."""
+
+
+def run_all(stems: list[str], at_once: int = 2) -> dict:
+    """Every notebook of ``stems`` run and made into its page, ``at_once`` kernels at a time.
+
+    Returns
+    -------
+    dict
+        ``{stem: notebook}``: the page as :func:`page` makes it.
+
+    Raises
+    ------
+    PageFailed
+        A notebook raised outside a cell tagged ``raises-exception``, named
+        with the cell's error.
+    """
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )  # the kernels import book.freeze
+    return asyncio.run(_run_all(stems, at_once))
+
+
+async def _run_all(stems: list[str], at_once: int) -> dict:
+    gate = asyncio.Semaphore(at_once)
+
+    async def one(stem: str, tmp: Path):
+        for p in SOLUTIONS.glob("*.ipynb"):
+            shutil.copy(p, tmp / p.name)
+        nb = nbformat.read(SOLUTIONS / f"{stem}.ipynb", as_version=4)
+        frozen = tmp / "frozen.json"
+        nb.cells.append(nbformat.v4.new_code_cell(FREEZE.format(path=str(frozen))))
+        client = NotebookClient(
+            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp)}}
+        )
+        async with gate:
+            try:
+                await client.async_execute()
+            except CellExecutionError as exc:
+                raise PageFailed(f"{stem}.ipynb did not run on the reference: {exc}") from None
+        nb.cells.pop()
+        return stem, page(stem, nb, json.loads(frozen.read_text()))
+
+    with tempfile.TemporaryDirectory(prefix="mhsa-book-") as base:
+        runs = []
+        for stem in stems:
+            (Path(base) / stem).mkdir()
+            runs.append(one(stem, Path(base) / stem))
+        return dict(await asyncio.gather(*runs))
+
+
+def page(stem: str, executed, frozen: dict):
+    """The page of notebook ``stem``: the learner's sources, the reference's outputs.
+
+    Parameters
+    ----------
+    stem : str
+        The notebook, e.g. ``"07_softmax"``.
+    executed : nbformat.NotebookNode
+        The instructor version, run.
+    frozen : dict of str to str
+        ``{widget model id: frozen HTML}`` (:func:`book.freeze.freeze_all`).
+
+    Returns
+    -------
+    nbformat.NotebookNode
+        The student version's cells with the run's outputs, each widget
+        output replaced by its frozen HTML, and the links under the title.
+
+    Raises
+    ------
+    PageFailed
+        The two versions' cells do not match one to one, or a widget
+        output has no frozen HTML.
+    """
+    student = nbformat.read(STUDENT / f"{stem}.ipynb", as_version=4)
+    states = executed.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    ran = {c.id: c for c in executed.cells}
+    if [c.id for c in student.cells] != [c.id for c in executed.cells]:
+        raise PageFailed(f"{stem}: the student and instructor versions' cells differ")
+    for cell in student.cells:
+        if cell.cell_type != "code":
+            continue
+        outputs = []
+        for out in ran[cell.id].outputs:
+            data = out.get("data", {})
+            if WIDGET in data:
+                model = data[WIDGET]["model_id"]
+                shown = frozen.get(model) or progress_bar(model, states)
+                if shown is None:
+                    raise PageFailed(f"{stem}: a widget ({model}) was neither frozen nor a bar")
+                out = nbformat.v4.new_output("display_data", data={"text/html": shown})
+            outputs.append(out)
+        cell.outputs = outputs
+        cell.execution_count = ran[cell.id].execution_count
+    student.metadata.pop("widgets", None)
+    student.cells.insert(1, links(stem))
+    return student
+
+
+def progress_bar(model: str, states: dict) -> str | None:
+    """A tqdm progress bar (an HBox: label, bar, counts) as it ended, in HTML; else None.
+
+    The widgets' last states are the run's (nbclient keeps them in the notebook's
+    metadata); the training loop's bar is shown as it was when training ended.
+    """
+    box = states.get(model, {})
+    if box.get("model_name") != "HBoxModel":
+        return None
+    parts = [states.get(ref.removeprefix("IPY_MODEL_"), {}) for ref in box["state"]["children"]]
+    names = [p.get("model_name") for p in parts]
+    if names != ["HTMLModel", "FloatProgressModel", "HTMLModel"]:
+        return None
+    left, bar, right = (p["state"] for p in parts)
+    return (
+        f'<div class="mhsa-book-progress">{left.get("value", "")} '
+        f'<progress value="{bar.get("value", 0)}" max="{bar.get("max", 1)}"></progress> '
+        f"{right.get('value', '')}</div>"
+    )
+
+
+def links(stem: str):
+    """The note under a page's title: the notebook to download, Binder, whose outputs these are."""
+    exercises = of_notebook(stem)
+    work = (
+        "the exercises: " + ", ".join(f"<code>{e.name}</code>" for e in exercises)
+        if exercises
+        else "this notebook"
+    )
+    text = (
+        '<div class="mhsa-book-links">\n'
+        f"<p>To work {work}, open this page as a notebook: "
+        f'<a href="../{DOWNLOADS}/{stem}.ipynb" download="{stem}.ipynb">download '
+        f"<code>{stem}.ipynb</code></a> or "
+        f'<a href="{BINDER}{stem}.ipynb">launch it on Binder</a>.</p>\n'
+        "<p>Here, the code cells show what you start from (your stubs, the visible "
+        "checks); every output was computed with the course's reference answers, so it "
+        "is what a correct function gives.</p>\n"
+        "</div>"
+    )
+    cell = nbformat.v4.new_markdown_cell(text)
+    cell.id = f"book-links-{stem.split('_')[0]}"
+    return cell
