@@ -109,6 +109,8 @@ def build(out: Path, stems: list[str], at_once: int) -> None:
         env=env,
     )
     (out / ".buildinfo").unlink(missing_ok=True)
+    for debug in out.glob("_static/**/*.map"):  # the theme's source maps: for its developers
+        debug.unlink()
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"rendered {out} in {time.monotonic() - started:.0f} s: {size / 1e6:.1f} MB", flush=True)
 
