@@ -1,0 +1,71 @@
+"""How long the static edition takes to build, and how large it is.
+
+Runs the README's site command's build step (``.site-venv/bin/python
+book/build.py``; make ``.site-venv`` with the README's site command first),
+timed, then weighs the site: the whole ``build/site`` folder, and each page
+with every file of the site it loads (images, scripts, style sheets, fonts
+named by its style sheets are counted once per page). Issue 35's limits: a
+build in at most 10 minutes on 2 cores, no page over 6 MB with what it loads,
+the whole site at most 80 MB.
+
+Run: python benchmarks/bench_site.py [--no-build]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "build" / "site"
+REFERENCE = re.compile(r"""(?:src|href)=["']([^"'#?]+)""")
+CSS_URL = re.compile(r"""url\(["']?([^"')#?]+)""")
+
+
+def loaded_by(page: Path) -> set[Path]:
+    """The site's files ``page`` loads: what its tags name, and what those style sheets name."""
+    found, todo = set(), [page]
+    while todo:
+        here = todo.pop()
+        text = here.read_text(errors="replace")
+        pattern = CSS_URL if here.suffix == ".css" else REFERENCE
+        for ref in pattern.findall(text):
+            if urlparse(ref).scheme or ref.endswith(".html") or ref.endswith("/"):
+                continue  # another page, or off the site (the test refuses those)
+            target = (here.parent / unquote(ref)).resolve()
+            if target.is_file() and target not in found and target != page:
+                found.add(target)
+                if target.suffix == ".css":
+                    todo.append(target)
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-build", action="store_true", help="weigh build/site as it is")
+    args = parser.parse_args()
+    if not args.no_build:
+        python = ROOT / ".site-venv" / "bin" / "python"
+        if not python.exists():
+            sys.exit("no .site-venv: run the README's site command once first")
+        start = time.perf_counter()
+        subprocess.run([python, "book/build.py"], cwd=ROOT, check=True)
+        print(f"build: {time.perf_counter() - start:.0f} s")
+    total = sum(p.stat().st_size for p in SITE.rglob("*") if p.is_file())
+    print(f"site: {total / 1e6:.1f} MB in {sum(1 for _ in SITE.rglob('*'))} files")
+    weights = {}
+    for page in sorted(SITE.rglob("*.html")):
+        files = loaded_by(page)
+        weights[page.relative_to(SITE)] = page.stat().st_size + sum(f.stat().st_size for f in files)
+    for name, size in sorted(weights.items(), key=lambda kv: -kv[1])[:6]:
+        print(f"  {name!s:<32} {size / 1e6:5.2f} MB with what it loads")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
