@@ -349,8 +349,11 @@ def _frozen(w: Framed, names: list[str], found: list) -> str:
 def live_widgets() -> list[Framed]:
     """Every live course widget in this kernel with a view (a model id), once each."""
     out, ids = [], set()
+    gc.collect()  # widgets no longer referenced (their observers make cycles) are not frozen
     for obj in gc.get_objects():
         if isinstance(obj, Framed) and getattr(obj, "frame", None) is not None:
+            if obj.widget.comm is None:  # closed: no view shows it
+                continue
             model = obj.widget.model_id
             if model and model not in ids:
                 ids.add(model)
