@@ -484,3 +484,27 @@ def test_the_mask_panel_carries_no_column_of_zeros():
     mask = [c for c in found if c.tip[0].startswith("mask M:")]
     assert mask and all(c.number is None for c in mask)
     assert any(c.tip[0].endswith("= 0.00") for c in mask)
+
+
+def test_a_picture_left_no_room_by_long_notes_still_draws_with_small_cells():
+    """The reference's own functions passed as the learner's: every one "fails" (it calls the
+    course's), so long notes leave step 9 of the trained heads a negative height; the
+    layout keeps the best-fitting columns at the smallest cell size instead of raising."""
+    ex = Explorer(functions=vars(mh.reference), example="trained", step=9)
+    assert ex.frame.picture_budget() < 150  # the case: no room for the panels at any size
+    assert png(ex).startswith("<svg") and "class='cell " in png(ex)
+    widths = {
+        float(w) for w in re.findall(r"<rect x='[\d.]+' y='[\d.]+' width='([\d.]+)'", png(ex))
+    }
+    assert min(widths) >= svg.MIN_CELL
+    ex.view_w.value = "query"
+    assert png(ex).startswith("<svg")
+
+
+def test_the_layout_gives_the_smallest_cells_where_nothing_fits():
+    """A box of negative height: the columns that come nearest, cells of ``MIN_CELL`` px."""
+    panels = [
+        svg.Panel(np.zeros((6, 6)), f"p{k}", list("abcdef"), list("abcdef")) for k in range(3)
+    ]
+    ncol, cell = svg._layout(panels, (10.0, 58.0, 800.0, -40.0), 48.0)
+    assert ncol == 3 and cell == svg.MIN_CELL

@@ -33,7 +33,7 @@ from ..learner import as_html, check_sentence, warn
 from . import svg
 from .anyway import anyway_box, same_structure
 from .explorer_steps import MEANING, STEPS, head_blocks, step_panels
-from .live import Frame, Framed, compact
+from .live import REFERENCE, REFERENCE_STATUS, Frame, Framed, compact
 from .svg_query import query_view
 
 __all__ = ["USED", "Explorer"]
@@ -84,6 +84,8 @@ class Explorer(Framed):
         afresh on every change, so a redefined function is used at once);
         only the course's exercises count. A function is used only while its
         check passes; otherwise the reference is, and the status says why.
+        :data:`~mhsa_helpers.widgets.live.REFERENCE`: the course's functions,
+        and the status says so (a static page, no learner's code).
     example : str
         One of ``mhsa_helpers.EXAMPLES``.
     n_heads : int, optional
@@ -369,6 +371,8 @@ class Explorer(Framed):
             other = "other functions" if parts else "functions"
             parts.append(f"the course's {other} (below: which, and why)")
         line = "Drawn with " + " · ".join(parts) + "."
+        if self._source is REFERENCE:  # no learner's functions to speak of
+            line, kind = REFERENCE_STATUS, {n: "reference" for n in drawn}
         lines = []
         for n in drawn:  # the reasons first
             k, text = notes.get(n, (None, None))

@@ -17,6 +17,7 @@ and the controls above never move.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from html import escape
 
 import ipywidgets as widgets
@@ -26,6 +27,8 @@ from ..learner import as_html, check_sentence, warn
 from . import svg
 
 __all__ = [
+    "REFERENCE",
+    "REFERENCE_STATUS",
     "Frame",
     "Framed",
     "bundle",
@@ -225,16 +228,49 @@ class Framed:
         return bundle(self.widget, self.figure.value, **kwargs)
 
 
+class _Reference(Mapping):
+    """No learner functions at all: the course's reference draws, and the status says so.
+
+    Passed as a widget's ``functions`` (:data:`REFERENCE`) where no learner's
+    code can run, e.g. the pre-drawn states of the static web edition
+    (``book/freeze.py``). It is an empty mapping, so code that reads it as the
+    learner's functions finds none.
+    """
+
+    def __getitem__(self, name):
+        raise KeyError(name)
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "REFERENCE"
+
+
+#: ``functions=REFERENCE``: drawn with the course's functions, with no "yours" in the words.
+REFERENCE = _Reference()
+#: The status line of a picture drawn for :data:`REFERENCE`.
+REFERENCE_STATUS = (
+    "Drawn with the course's reference (a static page: no kernel runs here; open the "
+    "notebook to draw with your own functions)."
+)
+
+
 def drawn_with(name: str, functions, cache: dict) -> tuple:
     """``(function, status line, notes)``: the learner's ``name`` where its check passes.
 
     The short line fits a :class:`Frame`'s status; where the learner's
     function is replaced, ``notes`` (HTML lines for :meth:`Frame.notes`)
     hold why, with the check's whole sentence. ``functions`` is read afresh
-    (``globals()`` works).
+    (``globals()`` works); :data:`REFERENCE` draws with the course's and says so.
     """
-    fn = dict(functions or {}).get(name)
     course = getattr(ref, name)
+    if functions is REFERENCE:
+        return course, REFERENCE_STATUS, []
+    fn = dict(functions or {}).get(name)
     if not callable(fn):
         return (
             course,

@@ -149,6 +149,9 @@ class Panel:
 
 
 LABELS, GAP, BELOW = 64.0, 22.0, 76.0  # row labels; between panels; title + column labels
+#: The smallest cell in CSS px: where long notes leave the picture no room, its cells take
+#: this size and the picture grows past its budget rather than vanish.
+MIN_CELL = 8.0
 
 
 def shared_rows(panels) -> bool:
@@ -169,6 +172,9 @@ def _layout(panels, box, below: float):
 
     ``below`` is the height between two rows of panels (column labels, then the
     next row's titles); the last row needs only its labels, counted in ``box``.
+    Where ``box`` is too small for any cell (long notes leave no room), the
+    columns that come nearest to fitting are kept and the cells are
+    :data:`MIN_CELL` px.
     """
     _, _, w, h = box
     n = len(panels)
@@ -183,9 +189,10 @@ def _layout(panels, box, below: float):
         sizes[ncol] = min(across, down, 60.0)
     largest = max(sizes.values())
     # the fewest rows of panels whose cells are nearly the largest: no half-empty rows
-    near = [c for c, size in sizes.items() if size >= 0.85 * largest]
+    # (``largest`` may be negative where no cell fits: the best of the sizes is always near)
+    near = [c for c, size in sizes.items() if size >= largest - 0.15 * abs(largest)]
     ncol = min(near, key=lambda c: (math.ceil(n / c), -sizes[c]))
-    return ncol, sizes[ncol]
+    return ncol, max(sizes[ncol], MIN_CELL)
 
 
 def _defs() -> str:

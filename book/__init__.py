@@ -1,0 +1,1 @@
+"""The static web edition's build helpers (the site builder's, not the learner's)."""
