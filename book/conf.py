@@ -44,7 +44,7 @@ html_show_search_summary = False  # a summary fetches each hit: refused from fil
 html_static_path = [str(HERE / "static"), os.environ["MHSA_BOOK_MATHJAX"]]
 html_extra_path = [os.environ["MHSA_BOOK_EXTRA"]]  # the student notebooks, to download
 html_js_files = ["mhsa-frozen.js"]
-html_css_files = ["mhsa-book.css"]
+html_css_files = ["mhsa-book.css", "mhsa-frozen.css"]
 
 # MathJax 3, local (Sphinx 9's default is MathJax 4 from a CDN)
 mathjax_path = "mathjax/tex-chtml.js"

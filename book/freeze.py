@@ -351,7 +351,11 @@ def live_widgets() -> list[Framed]:
     out, ids = [], set()
     gc.collect()  # widgets no longer referenced (their observers make cycles) are not frozen
     for obj in gc.get_objects():
-        if isinstance(obj, Framed) and getattr(obj, "frame", None) is not None:
+        try:
+            framed = isinstance(obj, Framed) and getattr(obj, "frame", None) is not None
+        except ReferenceError:  # a weak proxy whose object is gone (the kernel holds some)
+            continue
+        if framed:
             if obj.widget.comm is None:  # closed: no view shows it
                 continue
             model = obj.widget.model_id

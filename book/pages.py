@@ -142,6 +142,8 @@ def page(stem: str, executed, frozen: dict):
         cell.outputs = outputs
         cell.execution_count = ran[cell.id].execution_count
     student.metadata.pop("widgets", None)
+    if frozen:  # room for the widgets' pictures: no "on this page" column beside them
+        student.metadata["html_theme.sidebar_secondary.remove"] = True
     student.cells.insert(1, links(stem))
     return student
 
