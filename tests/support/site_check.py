@@ -243,9 +243,15 @@ class PageReport:
         """No math, or math typeset with no TeX left visible."""
         return not self.raw_tex and (not self.has_math or self.mjx > 0)
 
+    @property
+    def console_errors(self) -> list[str]:
+        """The console's errors (its warnings are kept in :attr:`console`, not counted)."""
+        return [m for m in self.console if m.startswith("error:")]
+
     def problems(self) -> list[str]:
-        """What is wrong on the page, one line each (empty: nothing)."""
-        out = [f"console {m}" for m in self.console]
+        """What is wrong on the page, one line each (empty: nothing). Console warnings are
+        not problems here (see :attr:`console`)."""
+        out = [f"console {m}" for m in self.console_errors]
         out += [f"page error {m}" for m in self.page_errors]
         out += [f"failed request {m}" for m in self.failed]
         out += [f"off-machine request {m}" for m in self.blocked]
@@ -517,7 +523,10 @@ def hover_lights_query_and_key(page, widget) -> dict:
     page.mouse.move(1, 1)
     before = picture_png(page, widget)
     target.scroll_into_view_if_needed()
-    target.hover()
+    try:
+        target.hover(timeout=10_000)
+    except Exception as e:  # covered (tooltips shown without their style), or gone
+        return {"pixels": False, "lit": False, "dimmed": False, "hover": str(e)[:300]}
     classes = target.evaluate("(r) => [...r.classList]")
     q = next(c for c in classes if re.fullmatch(r"q\d+", c))
     k = next(c for c in classes if re.fullmatch(r"k\d+", c))
