@@ -1,0 +1,591 @@
+"""Open a built static site (book/build.py's ``build/site``) in headless Chromium, as a reader.
+
+The site is served by ``python -m http.server`` on 127.0.0.1 (a free port,
+polled until it answers) and opened in Debian's Chromium (Playwright, no
+browser download). Every request not to loopback is aborted and recorded: the
+site must work with no network. Each page is reported with what a reader
+would meet: console errors and warnings, page errors, failed requests (aborted
+or HTTP >= 400), off-machine requests, broken images, whether its math is
+typeset (MathJax 3), its sidebar (contents) and prev/next links.
+
+The static edition's widgets (pre-drawn pictures with page script, no kernel)
+are found and driven through the selectors in :data:`FROZEN`, written once
+here: adjust them there if the widgets' DOM changes.
+
+Also a program, for a look by hand::
+
+    .venv/bin/python -m tests.support.site_check build/site [pages/07_softmax.html ...]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+from tests.support.lab_harness import CHROMIUM, CHROMIUM_ARGS, free_port, stop
+
+#: Hosts that are this machine: every other request is aborted and recorded.
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+@dataclass(frozen=True)
+class FrozenSelectors:
+    """Where the static widgets' parts are (CSS selectors, Playwright's dialect).
+
+    Assumed, the DOM being written alongside: a widget is a ``div.mhsa-frozen``
+    holding its controls (``select``, ``input[type=range]``, ``button``) and
+    its picture, the SVG the course's widgets draw (``svg.mhsa-figure``,
+    mhsa_helpers/widgets/svg.py); of several pre-drawn pictures the visible one
+    is shown. The explorer steps with a Next button (the live widget's
+    "Next ▶") or a step input; a cell's transparent hover target is
+    ``rect.hit.lk`` with its link classes (``q3``, ``k1``), and what it does
+    not link to is dimmed (``g.cell`` opacity), as in the live widget.
+    """
+
+    widget: str = "div.mhsa-frozen"
+    picture: str = "svg.mhsa-figure"
+    next_button: str = "button:has-text('Next')"
+    step_input: str = (
+        "input[aria-label*='step' i], input[name*='step' i], input[id*='step' i],"
+        " select[aria-label*='step' i], select[name*='step' i], label:has-text('step') input,"
+        " label:has-text('step') select"
+    )
+    slider: str = "input[type=range]"
+    hover_target: str = "rect.hit.lk"
+    cell: str = "g.cell"
+
+
+FROZEN = FrozenSelectors()
+
+#: TeX a reader should never see as text once MathJax has run: a control word
+#: (``\frac``), a ``\(`` … ``\]`` delimiter, ``$$``, or ``$x$``.
+RAW_TEX = re.compile(r"\\[A-Za-z]{2,}|\\[()\[\]]|\$\$|\$[^$\s]\$|\$[^$\s][^$\n]{0,80}?[^$\s\\]\$")
+#: Math in a page's HTML as Sphinx writes it (``<span class="math …">``) or as TeX left in it.
+MATH_CLASS = re.compile(r"""class=["'][^"']*\bmath\b""")
+
+
+# ---------------------------------------------------------------------------- the server
+
+
+@contextmanager
+def serve(site: Path, timeout: float = 30.0):
+    """Serve ``site`` with http.server on 127.0.0.1; yield its base URL (ending in ``/``)."""
+    site = Path(site).resolve()
+    if not (site / "index.html").is_file():
+        raise FileNotFoundError(f"{site} has no index.html")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(site)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:  # poll until it answers: no fixed sleep
+            if proc.poll() is not None:
+                raise RuntimeError(f"http.server exited with {proc.returncode} (port {port})")
+            try:
+                with urllib.request.urlopen(base, timeout=2) as r:
+                    r.read(1)
+                break
+            except (urllib.error.URLError, OSError):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"http.server: no answer on {base} in {timeout} s") from None
+                time.sleep(0.05)
+        yield base
+    finally:
+        stop(proc)
+
+
+# ---------------------------------------------------------------------------- static reading
+
+
+class _Refs(HTMLParser):
+    """What a page loads (img, script, link, source, SVG image) and its text outside code."""
+
+    SKIP = frozenset({"script", "style", "pre", "code", "textarea"})
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.refs: list[str] = []
+        self.text: list[str] = []
+        self.all_text: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag in ("img", "source") and a.get("src"):
+            self.refs.append(a["src"])
+        if tag == "img" and a.get("srcset"):
+            self.refs += [part.split()[0] for part in a["srcset"].split(",") if part.strip()]
+        if tag == "script" and a.get("src"):
+            self.refs.append(a["src"])
+        if tag == "link" and a.get("href"):
+            rel = (a.get("rel") or "").lower().split()
+            if {"stylesheet", "preload", "icon", "modulepreload", "shortcut"} & set(rel):
+                self.refs.append(a["href"])
+        if tag == "image":
+            href = a.get("href") or a.get("xlink:href")
+            if href:
+                self.refs.append(href)
+        if tag in self.SKIP:
+            self._skip += 1
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIP and self._skip:
+            self._skip -= 1
+
+    def handle_data(self, data):
+        self.all_text.append(data)
+        if not self._skip:
+            self.text.append(data)
+
+
+def _read(path: Path) -> _Refs:
+    parser = _Refs()
+    parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+    parser.close()
+    return parser
+
+
+def page_text(path: Path) -> str:
+    """A page's text as a reader's browser has it before scripts run (tags gone, unescaped)."""
+    return "".join(_read(path).all_text)
+
+
+def has_math(path: Path) -> bool:
+    """Whether the page's HTML has math: Sphinx's math elements, or TeX in its prose."""
+    html = path.read_text(encoding="utf-8", errors="replace")
+    return bool(MATH_CLASS.search(html)) or bool(RAW_TEX.search("".join(_read(path).text)))
+
+
+def local_file(site: Path, page: Path, ref: str) -> Path | None:
+    """The file of ``site`` that ``ref`` (written in ``page``) names, or None if not the site's."""
+    parts = urlsplit(ref)
+    if parts.scheme in ("data", "blob", "javascript", "mailto", "about"):
+        return None
+    if parts.scheme or parts.netloc:
+        if parts.hostname not in LOOPBACK:
+            return None
+        rel = unquote(parts.path).lstrip("/")
+        target = site / rel
+    else:
+        target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+        if unquote(parts.path).startswith("/"):
+            target = site / unquote(parts.path).lstrip("/")
+    target = target.resolve()
+    if target.is_dir():
+        target = target / "index.html"
+    return target if target.is_relative_to(site.resolve()) else None
+
+
+_CSS_URL = re.compile(r"""url\(\s*['"]?([^'")]+)['"]?\s*\)""")
+
+
+def page_files(site: Path, page: Path, loaded: tuple[str, ...] = ()) -> dict[Path, int]:
+    """Every file of ``site`` that ``page`` loads, with its size: the page, what it references
+    (img, script, link, source, SVG image; the fonts and images its CSS files name) and
+    ``loaded`` (URLs or site-relative paths the browser was seen to fetch: MathJax's fonts)."""
+    site = site.resolve()
+    page = page.resolve()
+    files: dict[Path, int] = {page: page.stat().st_size}
+    todo = [(page, ref) for ref in _read(page).refs]
+    todo += [(site / "index.html", urljoin("/", u) if "://" not in u else u) for u in loaded]
+    while todo:
+        origin, ref = todo.pop()
+        target = local_file(site, origin, ref)
+        if target is None or target in files or not target.is_file():
+            continue
+        files[target] = target.stat().st_size
+        if target.suffix == ".css":
+            css = target.read_text(encoding="utf-8", errors="replace")
+            todo += [(target, u) for u in _CSS_URL.findall(css)]
+    return files
+
+
+# ---------------------------------------------------------------------------- the browser
+
+
+@dataclass
+class PageReport:
+    """What a reader meets on one page."""
+
+    path: str  # site-relative, with its query if any
+    seconds: float = 0.0
+    console: list[str] = field(default_factory=list)  # errors and warnings
+    page_errors: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # aborted by the browser or HTTP >= 400
+    blocked: list[str] = field(default_factory=list)  # off-machine, aborted here
+    broken_images: list[str] = field(default_factory=list)
+    has_math: bool = False  # the HTML has math to typeset
+    mathjax: bool = False  # MathJax 3 started on the page
+    mjx: int = 0  # mjx-container elements after typesetting
+    raw_tex: list[str] = field(default_factory=list)  # TeX left visible as text
+    sidebar: list[str] = field(default_factory=list)  # site-relative paths, in order
+    prev: str | None = None
+    next: str | None = None
+    loaded: list[str] = field(default_factory=list)  # site-relative files fetched
+
+    @property
+    def math_ok(self) -> bool:
+        """No math, or math typeset with no TeX left visible."""
+        return not self.raw_tex and (not self.has_math or self.mjx > 0)
+
+    @property
+    def console_errors(self) -> list[str]:
+        """The console's errors (its warnings are kept in :attr:`console`, not counted)."""
+        return [m for m in self.console if m.startswith("error:")]
+
+    def problems(self) -> list[str]:
+        """What is wrong on the page, one line each (empty: nothing). Console warnings are
+        not problems here (see :attr:`console`)."""
+        out = [f"console {m}" for m in self.console_errors]
+        out += [f"page error {m}" for m in self.page_errors]
+        out += [f"failed request {m}" for m in self.failed]
+        out += [f"off-machine request {m}" for m in self.blocked]
+        out += [f"broken image {m}" for m in self.broken_images]
+        if self.has_math and self.mjx == 0:
+            out.append(f"math not typeset (MathJax started: {self.mathjax})")
+        out += [f"raw TeX visible: {t!r}" for t in self.raw_tex[:5]]
+        return out
+
+
+_WAIT_MATH = """async (ms) => {
+    const mj = window.MathJax;
+    if (!(mj && mj.startup && mj.startup.promise)) return false;
+    const late = new Promise((_, reject) => setTimeout(() => reject(new Error('MathJax')), ms));
+    await Promise.race([mj.startup.promise, late]);
+    return true;
+}"""
+
+_IMAGES = """async (ms) => {
+    const broken = [];
+    const until = (p) => Promise.race([p, new Promise((r) => setTimeout(r, ms))]);
+    const imgs = [...document.images];
+    imgs.forEach((img) => { if (img.loading === 'lazy') img.loading = 'eager'; });
+    await until(Promise.all(imgs.map((img) => img.complete ? null : new Promise((r) => {
+        img.addEventListener('load', r, {once: true});
+        img.addEventListener('error', r, {once: true});
+    }))));
+    for (const img of imgs)
+        if (!img.complete || img.naturalWidth === 0)
+            broken.push(img.currentSrc || img.src || img.outerHTML.slice(0, 160));
+    for (const im of document.querySelectorAll('svg image')) {
+        const href = im.getAttribute('href') || im.getAttribute('xlink:href');
+        if (!href) { broken.push('svg <image> with no href'); continue; }
+        const url = new URL(href, document.baseURI).href;
+        const ok = await until(new Promise((r) => {
+            const probe = new Image();
+            probe.onload = () => r(probe.naturalWidth > 0);
+            probe.onerror = () => r(false);
+            probe.src = url;
+        }));
+        if (ok !== true) broken.push('svg <image> ' + url.slice(0, 160));
+    }
+    return broken;
+}"""
+
+_VISIBLE_TEXT = """() => {
+    const skip = new Set(
+        ['SCRIPT', 'STYLE', 'PRE', 'CODE', 'TEXTAREA', 'MJX-CONTAINER', 'NOSCRIPT']);
+    const out = [];
+    const walk = (node) => {
+        if (node.nodeType === Node.TEXT_NODE) { out.push(node.data); return; }
+        if (node.nodeType !== Node.ELEMENT_NODE || skip.has(node.tagName)) return;
+        if (node.closest('.highlight')) return;
+        for (const child of node.childNodes) walk(child);
+    };
+    walk(document.body);
+    return out.join('');
+}"""
+
+_LINKS = """() => ({
+    sidebar: [...document.querySelectorAll('nav.bd-docs-nav a[href]')].map((a) => a.href),
+    prev: (document.querySelector('.prev-next-area a.left-prev') || {}).href || null,
+    next: (document.querySelector('.prev-next-area a.right-next') || {}).href || null,
+})"""
+
+
+class SiteChecker:
+    """A served site and one headless Chromium, every off-machine request aborted.
+
+    Use as a context manager; :meth:`check` opens a page and reports it,
+    :meth:`open` gives a checked page to drive further (the widgets).
+    """
+
+    def __init__(self, site: Path, viewport: tuple[int, int] = (1400, 900), wait_ms: int = 30_000):
+        self.site = Path(site).resolve()
+        self.viewport = viewport
+        self.wait_ms = wait_ms
+        self.base = ""
+        self._stack = None
+
+    def __enter__(self) -> SiteChecker:
+        from contextlib import ExitStack
+
+        from playwright.sync_api import sync_playwright
+
+        self._stack = ExitStack()
+        try:
+            self.base = self._stack.enter_context(serve(self.site))
+            pw = self._stack.enter_context(sync_playwright())
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            )
+            self._stack.callback(browser.close)
+            self.context = browser.new_context(
+                viewport={"width": self.viewport[0], "height": self.viewport[1]},
+                service_workers="block",
+            )
+            self._current: PageReport | None = None
+            self.context.route("**/*", self._route)
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+    # where a request goes
+    def _route(self, route) -> None:
+        url = route.request.url
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https", "ws", "wss") and parts.hostname not in LOOPBACK:
+            if self._current is not None:
+                self._current.blocked.append(url)
+            route.abort("blockedbyclient")
+            return
+        route.continue_()
+
+    def url(self, rel: str) -> str:
+        """The served URL of a site-relative path."""
+        return urljoin(self.base, rel)
+
+    def rel(self, url: str) -> str:
+        """A served URL as a site-relative path (its query and fragment dropped)."""
+        if not url.startswith(self.base):
+            return url
+        return unquote(urlsplit(url).path).lstrip("/")
+
+    @contextmanager
+    def open(self, rel: str):
+        """Open ``rel`` (site-relative, a query allowed); yield ``(page, report)``, the report
+        filled once loaded and typeset and kept up to date while the page is driven."""
+        report = PageReport(path=rel)
+        page = self.context.new_page()
+        self._current = report
+
+        def on_console(msg):
+            if msg.type in ("error", "warning"):
+                where = msg.location.get("url", "") if msg.location else ""
+                if where in report.blocked:  # reported once, as an off-machine request
+                    return
+                report.console.append(f"{msg.type}: {msg.text} ({self.rel(where)})")
+
+        def on_failed(request):
+            if request.url in report.blocked:  # aborted here: reported as off-machine
+                return
+            report.failed.append(f"{request.url} ({request.failure})")
+
+        def on_response(response):
+            if response.status >= 400:
+                report.failed.append(f"{response.url} (HTTP {response.status})")
+            elif response.url.startswith(self.base):
+                report.loaded.append(self.rel(response.url))
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda e: report.page_errors.append(str(e)))
+        page.on("requestfailed", on_failed)
+        page.on("response", on_response)
+        start = time.monotonic()
+        try:
+            page.goto(self.url(rel), wait_until="load", timeout=self.wait_ms)
+            try:
+                report.mathjax = page.evaluate(_WAIT_MATH, self.wait_ms)
+            except Exception as e:  # MathJax never finished: the math test says so
+                report.page_errors.append(f"MathJax did not finish: {e}")
+            page.evaluate("() => document.fonts.ready.then(() => true)")
+            try:  # late requests (MathJax's fonts, a widget's script) are reported too
+                page.wait_for_load_state("networkidle", timeout=self.wait_ms)
+            except Exception:
+                report.page_errors.append("network not idle")
+            report.broken_images = page.evaluate(_IMAGES, self.wait_ms)
+            report.mjx = page.locator("mjx-container").count()
+            report.raw_tex = RAW_TEX.findall(page.evaluate(_VISIBLE_TEXT))
+            links = page.evaluate(_LINKS)
+            report.sidebar = [self.rel(u) for u in links["sidebar"]]
+            report.prev = self.rel(links["prev"]) if links["prev"] else None
+            report.next = self.rel(links["next"]) if links["next"] else None
+            path = local_file(self.site, self.site / "index.html", urlsplit(rel).path)
+            report.has_math = bool(path and path.is_file() and has_math(path))
+            report.seconds = round(time.monotonic() - start, 2)
+            yield page, report
+        finally:
+            self._current = None
+            page.close()
+
+    def check(self, rel: str) -> PageReport:
+        """Open ``rel`` and report it."""
+        with self.open(rel) as (_, report):
+            return report
+
+    def search(self, query: str) -> tuple[PageReport, list[str]]:
+        """The search page for ``query``: its report and the results it lists (link texts)."""
+        with self.open(f"search.html?q={query}") as (page, report):
+            results = page.locator("#search-results ul.search li, ul.search li")
+            try:
+                results.first.wait_for(state="attached", timeout=self.wait_ms)
+            except Exception:
+                return report, []
+            return report, [t.strip() for t in results.all_inner_texts()]
+
+
+# ---------------------------------------------------------------------------- the widgets
+
+
+def picture_png(page, widget) -> bytes:
+    """A screenshot of ``widget``'s visible picture (animations finished)."""
+    picture = widget.locator(f"{FROZEN.picture} >> visible=true").first
+    picture.wait_for(state="visible", timeout=10_000)
+    picture.scroll_into_view_if_needed()
+    return picture.screenshot(animations="disabled")
+
+
+def widgets(page, with_control: str | None = None):
+    """The page's static widgets (a Playwright locator), those holding ``with_control`` if given."""
+    loc = page.locator(FROZEN.widget)
+    return loc.filter(has=page.locator(with_control)) if with_control else loc
+
+
+def step_once(page, widget) -> str:
+    """Move ``widget`` one step on (Next, else its step input); say how."""
+    nxt = widget.locator(FROZEN.next_button)
+    if nxt.count() and nxt.first.is_enabled():
+        nxt.first.click()
+        return "Next button"
+    control = widget.locator(FROZEN.step_input)
+    if not control.count():
+        raise AssertionError(f"no {FROZEN.next_button!r} nor step input in {FROZEN.widget}")
+    return nudge(control.first)
+
+
+def nudge(control) -> str:
+    """Change an input (range, number) or a select by one, as a reader's keyboard would."""
+    tag = control.evaluate("(e) => e.tagName")
+    if tag == "SELECT":
+        n, i = control.evaluate("(s) => [s.options.length, s.selectedIndex]")
+        control.select_option(index=(i + 1) % n)
+        return "select"
+    before = control.input_value()
+    control.focus()
+    control.press("ArrowRight")
+    if control.input_value() == before:  # at its end: the other way
+        control.press("ArrowLeft")
+    if control.input_value() == before:
+        control.press("ArrowUp")
+    return f"input {before} -> {control.input_value()}"
+
+
+def _find_attention_cell(page, widget, tries: int = 12):
+    """A hover target of the visible picture that links a query and a key, stepping on if none."""
+    find = """(fig, sel) => [...fig.querySelectorAll(sel)].findIndex((r) =>
+        [...r.classList].some((c) => /^q\\d+$/.test(c))
+        && [...r.classList].some((c) => /^k\\d+$/.test(c)))"""
+    for _ in range(tries):
+        picture = widget.locator(f"{FROZEN.picture} >> visible=true").first
+        i = picture.evaluate(find, FROZEN.hover_target)
+        if i >= 0:
+            return picture, picture.locator(FROZEN.hover_target).nth(i)
+        step_once(page, widget)
+    raise AssertionError(f"no {FROZEN.hover_target} with a query and a key class in {tries} steps")
+
+
+def hover_lights_query_and_key(page, widget) -> dict:
+    """Point at an attention cell of ``widget``'s picture: what changed.
+
+    Returns ``{"pixels": picture changed, "lit": cells of its query and key at
+    full opacity, "dimmed": other cells dimmed, "classes": the cell's}``.
+    """
+    picture, target = _find_attention_cell(page, widget)
+    page.mouse.move(1, 1)
+    before = picture_png(page, widget)
+    target.scroll_into_view_if_needed()
+    try:
+        target.hover(timeout=10_000)
+    except Exception as e:  # covered (tooltips shown without their style), or gone
+        return {"pixels": False, "lit": False, "dimmed": False, "hover": str(e)[:300]}
+    classes = target.evaluate("(r) => [...r.classList]")
+    q = next(c for c in classes if re.fullmatch(r"q\d+", c))
+    k = next(c for c in classes if re.fullmatch(r"k\d+", c))
+    settled = """([fig, sel, q, k]) => {
+        const cells = [...fig.querySelectorAll(sel)];
+        const op = (c) => parseFloat(getComputedStyle(c).opacity);
+        const mine = cells.filter((c) => c.classList.contains(q) || c.classList.contains(k));
+        const rest = cells.filter((c) => !c.classList.contains(q) && !c.classList.contains(k));
+        return mine.length > 0 && rest.length > 0 && mine.every((c) => op(c) > 0.98)
+            && rest.every((c) => op(c) < 0.9);
+    }"""
+    try:
+        page.wait_for_function(
+            settled, arg=[picture.element_handle(), FROZEN.cell, q, k], timeout=5_000
+        )
+        lit = dimmed = True
+    except Exception:
+        lit = dimmed = False
+    after = picture.screenshot(animations="disabled")
+    return {"pixels": before != after, "lit": lit, "dimmed": dimmed, "classes": classes}
+
+
+def control_changes_picture(page, widget, act) -> dict:
+    """Do ``act(widget)`` (a control's change); whether the visible picture's pixels changed."""
+    before = picture_png(page, widget)
+    how = act(widget)
+    deadline = time.monotonic() + 10
+    after = picture_png(page, widget)
+    while after == before and time.monotonic() < deadline:  # a page script redraws
+        page.wait_for_timeout(100)
+        after = picture_png(page, widget)
+    return {"how": how, "changed": after != before}
+
+
+# ---------------------------------------------------------------------------- by hand
+
+
+def main(argv: list[str]) -> None:
+    """Report a site's index, its pages (or those named) and its search, as JSON."""
+    site = Path(argv[0]).resolve()
+    pages = argv[1:] or [
+        "index.html",
+        *sorted(
+            p.relative_to(site).as_posix()
+            for p in site.rglob("*.html")
+            if not {"_static", "_sources", "_images"} & set(p.parts)
+            and p.name not in ("index.html", "search.html", "genindex.html")
+        ),
+    ]
+    out = {}
+    with SiteChecker(site) as checker:
+        for rel in pages:
+            report = checker.check(rel)
+            out[rel] = asdict(report) | {"problems": report.problems()}
+            out[rel].pop("loaded")
+        report, results = checker.search("softmax")
+        out["search"] = {"results": len(results), "problems": report.problems()}
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
