@@ -49,3 +49,8 @@ html_css_files = ["mhsa-book.css", "mhsa-frozen.css"]
 # MathJax 3, local (Sphinx 9's default is MathJax 4 from a CDN)
 mathjax_path = "mathjax/tex-chtml.js"
 mathjax3_config = {"options": {"enableMenu": False}}
+
+
+def setup(app):
+    """MathJax on every page, search and index included: the sidebar's titles have math."""
+    app.set_html_assets_policy("always")

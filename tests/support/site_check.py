@@ -61,6 +61,7 @@ class FrozenSelectors:
         " label:has-text('step') select"
     )
     slider: str = "input[type=range]"
+    prev_button: str = "button:has-text('Prev')"
     hover_target: str = "rect.hit.lk"
     cell: str = "g.cell"
 
@@ -509,7 +510,11 @@ def _find_attention_cell(page, widget, tries: int = 12):
         i = picture.evaluate(find, FROZEN.hover_target)
         if i >= 0:
             return picture, picture.locator(FROZEN.hover_target).nth(i)
-        step_once(page, widget)
+        back = widget.locator(FROZEN.prev_button)  # the attention steps are before the last
+        if back.count() and back.first.is_enabled():
+            back.first.click()
+        else:
+            step_once(page, widget)
     raise AssertionError(f"no {FROZEN.hover_target} with a query and a key class in {tries} steps")
 
 
