@@ -75,6 +75,7 @@ EXTENSIONS = [
 ]
 
 
+@pytest.mark.slow  # whole widgets frozen: seconds each
 @pytest.mark.parametrize(
     ("cls", "names", "keys"), EXTENSIONS, ids=lambda x: getattr(x, "__name__", "")
 )
@@ -106,6 +107,7 @@ def test_the_query_view_is_drawn_once_for_every_step_and_found_under_each():
     assert len({got["matrices", str(s)][0] for s in range(1, 10)}) == 9
 
 
+@pytest.mark.slow  # whole widgets frozen: seconds each
 @pytest.mark.parametrize(
     ("make", "values"),
     [
@@ -171,6 +173,7 @@ def test_the_reversal_is_frozen_as_its_picture_and_an_invitation_to_the_notebook
     assert "open the notebook to try your own letters" in html
 
 
+@pytest.mark.slow  # whole widgets frozen: seconds each
 @pytest.mark.parametrize(
     "make",
     [
@@ -198,6 +201,7 @@ def test_the_full_explorer_has_every_state_required_within_its_budget():
             assert (example, str(h), m, str(q), v, str(s)) in got
 
 
+@pytest.mark.slow  # whole widgets frozen: seconds each
 def test_freeze_all_writes_every_live_widget_by_its_views_model_id(tmp_path, monkeypatch):
     """The kernel's objects, as ``gc`` lists them (here: two widgets, one twice, and others;
     every widget an earlier test made is alive in ipywidgets' registry and is left out)."""
