@@ -116,6 +116,7 @@ def build(out: Path, stems: list[str], at_once: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line: ``python book/build.py [--out DIR] [--only STEM ...] [--kernels N]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "site")
     parser.add_argument(
