@@ -320,6 +320,32 @@ def freeze(w: Framed) -> str:
     return html
 
 
+def left_out(w: Framed) -> str:
+    """A line under a frozen explorer: what the notebook's live one has that this page does not.
+
+    The notebook's text speaks of the live widget (the padding mask and its
+    length, every example, the box to draw a failing function anyway); the
+    page says which of those it leaves to the notebook. Empty for the other
+    widgets, whose controls are all drawn over their whole ranges.
+    """
+    if not isinstance(w, Explorer):
+        return ""
+    shown = dict(_controls(w))
+    missing = []
+    if "mask" in shown:
+        missing.append("the padding mask and its length")
+    if "example" in shown:
+        others = [v for v in shown["example"]._options_values if v not in EXAMPLES]
+        missing.append(f"the other examples ({', '.join(others)})" if others else "")
+    missing.append("the box that draws a failing function anyway")
+    missing = [m for m in missing if m]
+    said = " and ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing)
+    return (
+        "<p class='mhsa-frozen-static'>Drawn in advance for this page, for the values its "
+        f"controls offer; {said} are in the notebook's live explorer.</p>"
+    )
+
+
 def _frozen(w: Framed, names: list[str], found: list) -> str:
     """The frozen HTML of ``w`` for its states ``found`` (:func:`states`)."""
     first_parts = found[0][1]
@@ -342,7 +368,7 @@ def _frozen(w: Framed, names: list[str], found: list) -> str:
     store = (
         "<script type='application/octet-stream' class='mhsa-frozen-states' "
         f"data-states='{len(found)}'>{blob}</script>"
-    )
+    ) + left_out(w)
     return _frame_html(w, rows_html, first_parts, store)
 
 

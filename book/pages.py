@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -36,10 +37,13 @@ SOLUTIONS = ROOT / "solutions" / "mhsa"
 STUDENT = ROOT / "notebooks" / "mhsa"
 #: The repository on GitHub, as the README's Binder badge names it.
 REPOSITORY = "mhsa-course/mhsa-course"
+REPOSITORY_URL = f"https://github.com/{REPOSITORY}#readme"
 BINDER = f"https://mybinder.org/v2/gh/{REPOSITORY}/HEAD?urlpath=lab/tree/notebooks/mhsa/"
 #: Where the site keeps the student notebooks (``html_extra_path``), from the site's root.
 DOWNLOADS = "notebooks"
 WIDGET = "application/vnd.jupyter.widget-view+json"
+#: The tag (a CSS class ``tag_…`` on the page) of a cell whose output speaks of "your" code.
+REFERENCE_TAG = "mhsa-reference-output"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"  # kept by nbclient in the metadata
 #: The hidden last cell: every widget of the notebook, frozen (book/freeze.py).
 FREEZE = "import book.freeze\nbook.freeze.freeze_all({path!r})"
@@ -141,11 +145,31 @@ def page(stem: str, executed, frozen: dict):
             outputs.append(out)
         cell.outputs = outputs
         cell.execution_count = ran[cell.id].execution_count
+        if speaks_to_the_learner(outputs):
+            tags = cell.metadata.setdefault("tags", [])
+            tags.append(REFERENCE_TAG)
     student.metadata.pop("widgets", None)
     if frozen:  # room for the widgets' pictures: no "on this page" column beside them
         student.metadata["html_theme.sidebar_secondary.remove"] = True
     student.cells.insert(1, links(stem))
     return student
+
+
+def speaks_to_the_learner(outputs) -> bool:
+    """Whether an output addresses the reader's own code: a check's verdict, "your", "yours".
+
+    Under a stub, such an output would read as if the reader's function had
+    run; the page labels it as what the course's reference answers give.
+    """
+    shown = []
+    for o in outputs:
+        data = o.get("data", {})
+        if "mhsa-frozen" in str(data.get("text/html", "")):
+            continue  # a frozen widget says itself what drew it
+        shown += [str(o.get("text", "")), str(data.get("text/plain", ""))]
+        shown.append(re.sub(r"<[^>]+>", "", str(data.get("text/html", ""))))
+    text = " ".join(shown)
+    return "\u2713" in text or "\u2717" in text or re.search(r"\b[Yy]ours?\b", text) is not None
 
 
 def progress_bar(model: str, states: dict) -> str | None:
@@ -182,10 +206,14 @@ def links(stem: str):
         f"<p>To work {work}, open this page as a notebook: "
         f'<a href="../{DOWNLOADS}/{stem}.ipynb" download="{stem}.ipynb">download '
         f"<code>{stem}.ipynb</code></a> or "
-        f'<a href="{BINDER}{stem}.ipynb">launch it on Binder</a>.</p>\n'
+        f'<a href="{BINDER}{stem}.ipynb">launch it on Binder</a>. A downloaded notebook '
+        f"needs the course's package: the <a href=\"{REPOSITORY_URL}\">README</a>'s two "
+        "commands install it.</p>\n"
         "<p>Here, the code cells show what you start from (your stubs, the visible "
         "checks); every output was computed with the course's reference answers, so it "
-        "is what a correct function gives.</p>\n"
+        "is what a correct function gives. Where an output speaks of <em>your</em> "
+        "function or shows a check's \u2713, it is marked: that is what you will see once "
+        "yours is right.</p>\n"
         "</div>"
     )
     cell = nbformat.v4.new_markdown_cell(text)

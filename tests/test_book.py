@@ -9,7 +9,16 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from book.pages import BINDER, DOWNLOADS, SOLUTIONS, STUDENT, WIDGET, PageFailed, page
+from book.pages import (
+    BINDER,
+    DOWNLOADS,
+    REFERENCE_TAG,
+    SOLUTIONS,
+    STUDENT,
+    WIDGET,
+    PageFailed,
+    page,
+)
 from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
 
 STEMS = [nb.stem for nb in NOTEBOOKS]
@@ -92,3 +101,33 @@ def test_a_page_refuses_versions_whose_cells_differ():
     nb.cells.pop()
     with pytest.raises(PageFailed, match="07_softmax: the student and instructor versions"):
         page("07_softmax", nb, {})
+
+
+def test_an_output_that_speaks_of_your_code_is_marked_as_the_references():
+    nb = ran("17_backward")
+    codes = [c for c in nb.cells if c.cell_type == "code"]
+    said = {
+        codes[0].id: nbformat.v4.new_output("stream", name="stdout", text="\u2713 softmax: ok"),
+        codes[1].id: nbformat.v4.new_output(
+            "display_data", data={"text/html": "Computed with <b>your</b> <code>f</code>."}
+        ),
+        codes[2].id: nbformat.v4.new_output("stream", name="stdout", text="error 1e-9"),
+    }
+    for cell in codes[:3]:
+        cell.outputs = [said[cell.id]]
+    shown = {c.id: c for c in page("17_backward", nb, {}).cells}
+    tagged = [REFERENCE_TAG in shown[c.id].metadata.get("tags", []) for c in codes[:3]]
+    assert tagged == [True, True, False]
+
+
+def test_a_frozen_explorer_says_what_only_the_notebook_has():
+    from book.freeze import left_out
+    from mhsa_helpers.widgets.explorer import Explorer
+    from mhsa_helpers.widgets.rope import RopeWidget
+
+    line = left_out(Explorer(step=6, controls=("mask", "query")))
+    assert "the padding mask and its length and the box that draws" in line
+    assert "examples" not in line
+    everything = left_out(Explorer(step=7))
+    assert "the other examples (students, simple, question)" in everything
+    assert left_out(RopeWidget()) == ""
