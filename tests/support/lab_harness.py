@@ -435,9 +435,35 @@ def menu_items(page, menu: str, screenshot: Path | None = None) -> list[str]:
     items = [t.strip() for t in labels.all_inner_texts() if t.strip()]
     if screenshot is not None:
         page.screenshot(path=str(screenshot))
-    page.keyboard.press("Escape")
-    page.locator(".lm-Menu").first.wait_for(state="detached", timeout=30_000)
+    close_menu(page)
     return items
+
+
+def close_menu(page, tries: int = 10) -> None:
+    """Close the open menu with Escape, given to the menu itself; wait until it is gone.
+
+    Escape closes a Lumino menu only once the menu holds the keyboard focus, which
+    a loaded machine may give it late (seen: an Escape pressed before that left the
+    menu open for good), so the menu is focused first and Escape is pressed again
+    while it stays.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    menu = page.locator(".lm-Menu").first
+    for _ in range(tries):
+        if not menu.count():
+            return
+        try:
+            menu.focus(timeout=10_000)
+        except PlaywrightTimeout:
+            continue  # gone meanwhile, or not yet focusable: look again
+        page.keyboard.press("Escape")
+        try:
+            menu.wait_for(state="detached", timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"the menu stayed open after {tries} presses of Escape")
 
 
 def plugin_manager_rows(page, query: str, timeout_ms: int = 60_000) -> dict:
