@@ -14,35 +14,16 @@ Run: python benchmarks/bench_site.py [--no-build]
 from __future__ import annotations
 
 import argparse
-import re
 import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "build" / "site"
-REFERENCE = re.compile(r"""(?:src|href)=["']([^"'#?]+)""")
-CSS_URL = re.compile(r"""url\(["']?([^"')#?]+)""")
+sys.path.insert(0, str(ROOT))
 
-
-def loaded_by(page: Path) -> set[Path]:
-    """The site's files ``page`` loads: what its tags name, and what those style sheets name."""
-    found, todo = set(), [page]
-    while todo:
-        here = todo.pop()
-        text = here.read_text(errors="replace")
-        pattern = CSS_URL if here.suffix == ".css" else REFERENCE
-        for ref in pattern.findall(text):
-            if urlparse(ref).scheme or ref.endswith(".html") or ref.endswith("/"):
-                continue  # another page, or off the site (the test refuses those)
-            target = (here.parent / unquote(ref)).resolve()
-            if target.is_file() and target not in found and target != page:
-                found.add(target)
-                if target.suffix == ".css":
-                    todo.append(target)
-    return found
+from tests.support.site_check import page_files  # noqa: E402  (what test_site weighs)
 
 
 def main() -> int:
@@ -58,10 +39,10 @@ def main() -> int:
         print(f"build: {time.perf_counter() - start:.0f} s")
     total = sum(p.stat().st_size for p in SITE.rglob("*") if p.is_file())
     print(f"site: {total / 1e6:.1f} MB in {sum(1 for _ in SITE.rglob('*'))} files")
-    weights = {}
-    for page in sorted(SITE.rglob("*.html")):
-        files = loaded_by(page)
-        weights[page.relative_to(SITE)] = page.stat().st_size + sum(f.stat().st_size for f in files)
+    weights = {
+        page.relative_to(SITE): sum(page_files(SITE, page).values())  # the page included
+        for page in sorted(SITE.rglob("*.html"))
+    }
     for name, size in sorted(weights.items(), key=lambda kv: -kv[1])[:6]:
         print(f"  {name!s:<32} {size / 1e6:5.2f} MB with what it loads")
     return 0

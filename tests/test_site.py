@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from mhsa_helpers.exercises import NOTEBOOKS as COURSE
 from tests.support import site_check as sc
 
 pytestmark = pytest.mark.slow
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT = ROOT / "notebooks" / "mhsa"
 SOLUTIONS = ROOT / "solutions" / "mhsa"
-NOTEBOOKS = sorted(p.stem for p in STUDENT.glob("*.ipynb"))  # course order: 00 … 18
+NOTEBOOKS = [nb.stem for nb in COURSE]  # the registry's course order: 00 … 18
 OUT = ROOT / "test-output" / "site"
 BINDER = "https://mybinder.org/v2/gh/mhsa-course/mhsa-course/HEAD?urlpath=lab/tree/notebooks/mhsa/"
 #: Pages with the explorer (pre-drawn: a step control, cells to point at) and with a slider.

@@ -17,8 +17,8 @@ and the controls above never move.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from html import escape
+from types import MappingProxyType
 
 import ipywidgets as widgets
 
@@ -228,30 +228,10 @@ class Framed:
         return bundle(self.widget, self.figure.value, **kwargs)
 
 
-class _Reference(Mapping):
-    """No learner functions at all: the course's reference draws, and the status says so.
-
-    Passed as a widget's ``functions`` (:data:`REFERENCE`) where no learner's
-    code can run, e.g. the pre-drawn states of the static web edition
-    (``book/freeze.py``). It is an empty mapping, so code that reads it as the
-    learner's functions finds none.
-    """
-
-    def __getitem__(self, name):
-        raise KeyError(name)
-
-    def __iter__(self):
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
-
-    def __repr__(self) -> str:
-        return "REFERENCE"
-
-
-#: ``functions=REFERENCE``: drawn with the course's functions, with no "yours" in the words.
-REFERENCE = _Reference()
+#: ``functions=REFERENCE``: drawn with the course's functions, with no "yours" in the words,
+#: where no learner's code can run (the static edition's pre-drawn states, book/freeze.py).
+#: An empty read-only mapping: code that reads it as the learner's functions finds none.
+REFERENCE = MappingProxyType({})
 #: The status line of a picture drawn for :data:`REFERENCE`.
 REFERENCE_STATUS = (
     "Drawn with the course's reference (a static page: no kernel runs here; open the "
