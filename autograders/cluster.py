@@ -1,26 +1,17 @@
-"""Who may reach the grading workers: Dask's own TLS, for the local cluster and a real one.
+"""Who may reach the workers of a grading cluster of several machines: Dask's own TLS.
 
 The grade command is a Dask client, and a Dask scheduler or worker runs
-whatever a connected client sends it, as the account that started it. So
-every cluster the grade command uses is authenticated and encrypted with
-Dask's TLS security (:class:`distributed.security.Security`): both ends of
-every connection show a certificate signed by the cluster's own authority,
-and a peer without one is refused before it can send anything.
-
-* The LocalCluster (:func:`local_security`): credentials made afresh in
-  memory for each grade command (``Security.temporary()``), handed to the
-  worker processes through their start-up pipe; no other process has them.
-  (Dask loads them into OpenSSL through files in a new folder of mode 0700,
-  removed at once.)
-* A real cluster (:func:`cluster_security`): ``tls://`` only, with the
-  certificates ``python -m autograders cluster-certs DIR`` makes
-  (:func:`make_certificates`): a private certificate authority, and one
-  certificate and key for the cluster's members (scheduler, workers, the
-  grade command), each file readable by its owner only.
-
-Dask also starts a plain HTTP server beside every scheduler and worker
-(task names, logs, call stacks, metrics), which TLS does not cover:
-:data:`NO_HTTP` leaves them without pages.
+whatever a connected client sends it, as the account that started it. So a
+cluster the grade command is given (``--scheduler``) is authenticated and
+encrypted with Dask's TLS security (:class:`distributed.security.Security`):
+both ends of every connection show a certificate signed by the cluster's own
+authority, and a peer without one is refused before it can send anything.
+:func:`cluster_security` takes ``tls://`` only, with the certificates
+``python -m autograders cluster-certs DIR`` makes (:func:`make_certificates`):
+a private certificate authority, and one certificate and key for the
+cluster's members (scheduler, workers, the grade command), each file
+readable by its owner only. (The cluster the grade command makes on its own
+machine needs none of this: :mod:`autograders.private_cluster`.)
 """
 
 from __future__ import annotations
@@ -35,27 +26,10 @@ from pathlib import Path
 #: The files ``cluster-certs`` writes, as the dask command-line options that take them.
 FILES = {"tls-ca-file": "ca.pem", "tls-cert": "cluster.pem", "tls-key": "cluster-key.pem"}
 NAME = "mhsa-grading-cluster"  # the members' certificate names no host: Dask checks none
-#: Dask configuration that leaves the HTTP servers of schedulers and workers (always
-#: started, plain HTTP, outside TLS: task names, logs, call stacks, metrics) without pages.
-NO_HTTP = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
 
 
 class InsecureCluster(ValueError):
     """A cluster the grade command will not use: not ``tls://``, or its credentials unusable."""
-
-
-def local_security():
-    """Credentials for a LocalCluster of this process only: temporary, in memory.
-
-    Returns
-    -------
-    distributed.security.Security
-        A self-signed certificate and key made now, for every role, with
-        encryption required (``Security.temporary()``).
-    """
-    from distributed.security import Security
-
-    return Security.temporary()
 
 
 def cluster_security(scheduler: str, ca_file, cert, key):

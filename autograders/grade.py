@@ -3,12 +3,13 @@
 ``python -m autograders grade ASSIGNMENT [--workers N | --scheduler tls://HOST:PORT
 --tls-ca-file CA --tls-cert CERT --tls-key KEY]`` (run in the course directory)
 grades every submission under ``submitted/*/ASSIGNMENT``. The command is the
-coordinator; the judging runs on Dask: a LocalCluster of N single-threaded
-worker processes by default, or an existing cluster. Only the grade command
-reaches its workers: every connection of the cluster is Dask's TLS, both ends
-showing a certificate (:mod:`autograders.cluster`): for the LocalCluster,
-credentials made in memory for this command; for a cluster, the certificates
-``python -m autograders cluster-certs`` makes (a ``tcp://`` address is
+coordinator; the judging runs on Dask: a cluster of N single-threaded worker
+processes made here by default, or an existing cluster. Only the grade
+command reaches its workers: the cluster made here talks over Unix sockets in
+a fresh folder only this account can open, where its scratch and temporary
+files go too (:mod:`autograders.private_cluster`); every connection of an
+existing cluster is Dask's TLS, both ends showing a certificate of the
+cluster's own authority (:mod:`autograders.cluster`; a ``tcp://`` address is
 refused). For one student:
 
 1. here, the coordinator reads the submission folder's files and sends them,
@@ -46,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import os
 import sys
 import time
@@ -72,7 +72,7 @@ def grade_class(
     """Grade every submission of ``assignment``; return the summary as a dict.
 
     Each student is one Dask task (:func:`autograders.task.grade_submission`)
-    on a LocalCluster of ``workers`` processes, or on the cluster at
+    on a private cluster of ``workers`` processes made here, or on the cluster at
     ``scheduler`` (``tls://`` only, with ``tls``: the CA file, certificate
     and key of :func:`autograders.cluster.cluster_security`); the task gets
     the course and the submission as data and
@@ -188,7 +188,8 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
             for name, kind in (("autograded", Autograde), ("feedback", GenerateFeedback))
         }
         with dask_client(workers, scheduler, security) as client:
-            watch_cluster(client)  # every connection refused for want of credentials is named
+            if scheduler:  # every connection refused for want of credentials is named
+                watch_cluster(client)  # (the cluster made here has no port to reach)
             shared = client.scatter([course_data(config, course, assignment)], broadcast=True)[0]
             queue, pending = list(reversed(todo)), {}
 
@@ -226,7 +227,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
                         done(*record(config, course, assignment, student, result, modes))
                     except Exception as exc:
                         done(student, False, [*result["notes"], f"recording failed: {exc}"])
-            intruders = summary_lines(cluster_refusals(client))
+            intruders = summary_lines(cluster_refusals(client)) if scheduler else []
     bar.close()
     summary = summarize(
         config, course, assignment, everyone, outcomes, skipped, time.monotonic() - started
@@ -252,13 +253,13 @@ def in_flight(client) -> int:
 
 @contextlib.contextmanager
 def dask_client(workers: int, scheduler: str | None = None, security=None):
-    """A Dask client: on ``scheduler`` (an address) if given, else on a LocalCluster here.
+    """A Dask client: on ``scheduler`` (an address) if given, else on a private cluster here.
 
     Parameters
     ----------
     workers : int
-        Single-threaded worker processes of the LocalCluster; it ends with
-        the command.
+        Single-threaded worker processes of the cluster made here; it ends
+        with the block.
     scheduler : str, optional
         The address of a running cluster's scheduler, reached with ``security``
         (:func:`autograders.cluster.cluster_security`).
@@ -268,17 +269,15 @@ def dask_client(workers: int, scheduler: str | None = None, security=None):
     Yields
     ------
     distributed.Client
-        A client of a cluster that refuses every peer without its
-        credentials: the LocalCluster's scheduler, nannies and workers
-        listen on ``tls://`` loopback addresses only, with credentials made
-        in memory for it (:func:`autograders.cluster.local_security`). The
-        HTTP servers Dask starts beside the scheduler and each worker (plain
-        HTTP: dashboard, task and worker pages, metrics) serve nothing.
+        A client of ``scheduler``'s cluster, which refuses every peer without
+        its credentials; or of a cluster made here that no other account can
+        reach (:func:`autograders.private_cluster.private_cluster`: Unix
+        sockets, scratch and temporary files in a fresh folder of mode 0700,
+        removed when the block ends; no port, no HTTP server).
     """
-    import dask
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    from autograders.cluster import NO_HTTP, local_security
+    from autograders.private_cluster import private_cluster
 
     if scheduler:
         if security is None:  # never a cluster without credentials: this refuses
@@ -288,21 +287,7 @@ def dask_client(workers: int, scheduler: str | None = None, security=None):
         with Client(scheduler, security=security) as client:
             yield client
         return
-    security = local_security()
-    with (
-        dask.config.set(NO_HTTP),  # the nannies hand it on to the worker processes
-        LocalCluster(
-            n_workers=max(1, workers),
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            protocol="tls://",
-            security=security,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        Client(cluster, security=security) as client,
-    ):
+    with private_cluster(workers) as client:
         yield client
 
 
@@ -316,7 +301,7 @@ def main(argv=None) -> int:
         "--workers",
         type=int,
         default=os.cpu_count() or 1,
-        help="worker processes of the LocalCluster (default: one per core)",
+        help="worker processes of the cluster made here (default: one per core)",
     )
     p.add_argument(
         "--scheduler",
