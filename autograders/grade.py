@@ -153,7 +153,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
     from autograders.secret import read_key
     from autograders.summary import summarize
     from autograders.task import grade_submission
-    from autograders.watch import cluster_refusals, summary_lines, watch_cluster
+    from autograders.watch import check_cluster, cluster_refusals, summary_lines
 
     if sandboxed:
         sandbox.check()
@@ -188,8 +188,9 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
             for name, kind in (("autograded", Autograde), ("feedback", GenerateFeedback))
         }
         with dask_client(workers, scheduler, security) as client:
-            if scheduler:  # every connection refused for want of credentials is named
-                watch_cluster(client)  # (the cluster made here has no port to reach)
+            # a cluster of several machines: every member guarded and private, or no grading;
+            # the connections it refuses meanwhile are named (the one made here has no port)
+            token = check_cluster(client) if scheduler else None
             shared = client.scatter([course_data(config, course, assignment)], broadcast=True)[0]
             queue, pending = list(reversed(todo)), {}
 
@@ -227,7 +228,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
                         done(*record(config, course, assignment, student, result, modes))
                     except Exception as exc:
                         done(student, False, [*result["notes"], f"recording failed: {exc}"])
-            intruders = summary_lines(cluster_refusals(client)) if scheduler else []
+            intruders = summary_lines(cluster_refusals(client, token)) if scheduler else []
     bar.close()
     summary = summarize(
         config, course, assignment, everyone, outcomes, skipped, time.monotonic() - started

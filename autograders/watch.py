@@ -1,109 +1,127 @@
-"""Connections the grading cluster refused, counted where they were refused, for the summary.
+"""What the grade command asks a grading cluster's members: guarded, private, what they refused.
 
-Every listener of the grading cluster speaks Dask's TLS and asks each peer
-for a certificate of the cluster's authority (:mod:`autograders.cluster`):
-a peer without one is refused during the TLS handshake, and Dask logs it
-("Listener on …: TLS handshake failed with remote …"). :func:`watch`,
-run in the scheduler's and every nanny's and worker's process, keeps those
-lines; :func:`refused` reads them back from each process at the end of a
-grade run, so that the summary names every attempt to reach the workers
-without the credentials (from where, to which member).
+Every member of a cluster of several machines runs :mod:`autograders.guard`
+(the README's ``--preload autograders.guard``): it refuses and keeps every
+connection without the cluster's credentials, or that waits too long or
+comes too often, and knows whether its scratch folder and ``sys.path`` are
+private. :func:`check_cluster` asks every member when a grade run starts
+and refuses a cluster where one is not guarded or is exposed;
+:func:`cluster_refusals` asks again at the end, so that the summary names
+every connection the cluster refused meanwhile (from where, to which
+member, why). (The cluster the grade command makes on its own machine has
+no port: :mod:`autograders.private_cluster`.)
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
-import re
+import uuid
 
-__all__ = ["cluster_refusals", "refused", "summary_lines", "watch", "watch_cluster"]
-
-#: Dask's logger for TCP and TLS listeners.
-LOGGER = "distributed.comm.tcp"
-_FAILED = re.compile(r"Listener on '?([^' ]+)'?: TLS handshake failed with remote '?([^' ]+)'?")
-_SEEN: list = []
-#: At most this many refusals are kept per process (a scan could make thousands).
-KEEP = 1000
+__all__ = ["check_cluster", "cluster_refusals", "summary_lines"]
 
 
-class _Refusals(logging.Handler):
-    """Keeps the listener's handshake failures; hands on to Dask's handlers what is an error."""
+def _reports(client, token: str) -> dict:
+    """``{(kind, address): report or the error that replaced it}`` for every member."""
+    from autograders import guard
 
-    def emit(self, record: logging.LogRecord) -> None:
-        match = _FAILED.search(record.getMessage())
-        if match and len(_SEEN) < KEEP:
-            _SEEN.append((match.group(1), match.group(2)))
-        if record.levelno >= logging.ERROR:
-            logging.getLogger("distributed").handle(record)
+    found = {}
+    for kind, run in (
+        ("worker", lambda: client.run(guard.report, token, on_error="return")),
+        ("nanny", lambda: client.run(guard.report, token, nanny=True, on_error="return")),
+    ):
+        with contextlib.suppress(ValueError):  # a cluster without nannies
+            found.update({(kind, a): r for a, r in run().items()})
+    try:
+        found[("scheduler", client.scheduler.address)] = client.run_on_scheduler(
+            guard.report, token
+        )
+    except Exception as exc:
+        found[("scheduler", client.scheduler.address)] = exc
+    return found
 
 
-def watch() -> bool:
-    """Start keeping, in this process, the connections Dask's listeners refuse (idempotent).
+def check_cluster(client) -> str:
+    """Refuse a cluster with a member that is not guarded or is exposed; the run's token.
 
     Returns
     -------
-    bool
-        True (so that ``Client.run`` has a value to return).
+    str
+        The grade run's token, for :func:`cluster_refusals`.
+
+    Raises
+    ------
+    autograders.cluster.InsecureCluster
+        Naming each member and what is wrong with it.
     """
-    logger = logging.getLogger(LOGGER)
-    if not any(isinstance(h, _Refusals) for h in logger.handlers):
-        logger.addHandler(_Refusals(logging.WARNING))
-        logger.setLevel(logging.WARNING)  # the cluster's silenced logs would drop them
-        logger.propagate = False  # kept here, not printed; errors are handed on
-    return True
+    from autograders.cluster import InsecureCluster
+    from autograders.ids import shown
+
+    token = uuid.uuid4().hex
+    problems = []
+    for (kind, address), report in sorted(_reports(client, token).items()):
+        if isinstance(report, BaseException) or not isinstance(report, dict):
+            problems.append(f"the {kind} at {shown(address)} cannot say ({report!r:.200})")
+            continue
+        if not report["guarded"]:
+            problems.append(
+                f"the {kind} at {shown(address)} was not started with --preload "
+                "autograders.guard (a worker's nanny: --preload-nanny autograders.guard)"
+            )
+        problems += [f"the {kind} at {shown(address)}: {e}" for e in report["exposures"]]
+    if problems:
+        raise InsecureCluster(
+            "the cluster is not private to the grading account: "
+            + "; ".join(problems)
+            + " (see the README, 'Grading on a cluster')."
+        )
+    return token
 
 
-def refused() -> list:
-    """``[(listener address, remote address), …]`` this process refused since :func:`watch`."""
-    return list(_SEEN)
+def cluster_refusals(client, token: str) -> list:
+    """Every connection the cluster's members refused since :func:`check_cluster` gave ``token``.
 
-
-def _everywhere(client, fn) -> list:
-    """``fn()`` in the scheduler's, every worker's and every nanny's process (where it runs)."""
-    out = []
-    for kwargs in ({}, {"nanny": True}):
-        with contextlib.suppress(Exception):  # a member that cannot run it says nothing
-            out += list(client.run(fn, **kwargs).values())
-    with contextlib.suppress(Exception):
-        out.append(client.run_on_scheduler(fn))
-    return out
-
-
-def watch_cluster(client) -> None:
-    """:func:`watch` in every member of ``client``'s cluster (this process too)."""
-    watch()
-    _everywhere(client, watch)
-
-
-def cluster_refusals(client) -> list:
-    """Every connection the members of ``client``'s cluster refused, each once, sorted."""
-    found = {tuple(pair) for pairs in _everywhere(client, refused) for pair in pairs}
-    return sorted(found | set(refused()))
+    Returns
+    -------
+    list of (str, str, str, int)
+        ``(listener, remote, reason, count)``, sorted; refusals a member no
+        longer keeps (it keeps the last thousand) are counted under "(not
+        kept)".
+    """
+    found = {}
+    for report in _reports(client, token).values():
+        if not isinstance(report, dict):
+            continue
+        kept = report["refused"]["kept"]
+        for _, listener, remote, reason in kept:
+            key = (listener, remote, reason)
+            found[key] = found.get(key, 0) + 1
+        lost = report["refused"]["all"] - len(kept)
+        if lost > 0:
+            key = ("(not kept)", "(not kept)", "refused, not kept in detail")
+            found[key] = found.get(key, 0) + lost
+    return sorted((*key, n) for key, n in found.items())
 
 
 def summary_lines(found: list) -> list[str]:
-    """The summary's lines for the refusals ``found`` (``(listener, remote)`` pairs), grouped.
-
-    Parameters
-    ----------
-    found : list of (str, str)
-        Every refused connection, from every member of the cluster.
+    """The summary's lines for the refusals ``found`` (:func:`cluster_refusals`), grouped.
 
     Returns
     -------
     list of str
-        One line per remote host: how many connections without the
-        cluster's credentials it tried, and to which members' ports.
+        One line per remote host and reason: how many connections it tried
+        and to which members' ports.
     """
     from autograders.ids import shown
 
-    by_host: dict = {}
-    for listener, remote in found:
+    groups: dict = {}
+    for listener, remote, reason, n in found:
         host = str(remote).split("://")[-1].rsplit(":", 1)[0]
-        by_host.setdefault(host, []).append(str(listener).rsplit(":", 1)[-1])
+        entry = groups.setdefault((host, reason), [0, set()])
+        entry[0] += n
+        entry[1].add(str(listener).rsplit(":", 1)[-1])
     return [
-        f"{len(ports)} connection(s) from {shown(host)} to the grading cluster without its "
-        f"credentials (refused: TLS handshake failed), to port(s) "
-        f"{', '.join(sorted(set(ports), key=str))}: someone tried to reach the workers"
-        for host, ports in sorted(by_host.items())
+        f"{n} connection(s) from {shown(host)} to the grading cluster refused ({reason}), "
+        f"to port(s) {', '.join(sorted(ports))}: someone without the cluster's credentials "
+        "tried to reach the workers"
+        for (host, reason), (n, ports) in sorted(groups.items())
     ]

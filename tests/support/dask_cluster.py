@@ -24,11 +24,15 @@ NO_HTTP = {
 
 
 def _start(args, cwd: Path, log: Path, env: dict | None = None) -> subprocess.Popen:
+    """``dask ARGS`` as the README starts a member: guarded, its scratch in a folder of mode 0700."""
     cwd.mkdir(parents=True, exist_ok=True)
+    scratch = cwd / "scratch"
+    scratch.mkdir(mode=0o700, exist_ok=True)
+    private = {"DASK_TEMPORARY_DIRECTORY": str(scratch)}
     return subprocess.Popen(
-        [DASK, *args],
+        [DASK, *args[:1], "--preload", "autograders.guard", *args[1:]],
         cwd=cwd,
-        env={**nc.env(), **NO_HTTP, **(env or {})},
+        env={**nc.env(), **NO_HTTP, **private, **(env or {})},
         stdout=open(log, "w"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -109,8 +113,6 @@ def cluster(tmp: Path, allowed_failures: int = 3):
                     "--nworkers",
                     "1",
                     "--no-nanny",
-                    "--local-directory",
-                    str(tmp / f"worker{k}" / "space"),
                     "--no-dashboard",
                     *tls,
                 ],
