@@ -12,8 +12,8 @@ whole class and in the steady state (each command also grades the first
 half of the class alone; the difference is the second half's time, without
 start-up or warm-up), the sandbox's cost per student, and the overhead of
 going through Dask per task: the same grading task (one student's whole
-submission, as data) called directly and through a one-worker LocalCluster,
-one task after another, alternately, medians (goal: <= 5% of the grading
+submission, as data) called directly and through the grade command's own
+one-worker cluster, one task after another, alternately, medians (goal: <= 5% of the grading
 time).
 Run: python benchmarks/bench_grading.py [--students 40] [--serial-students 6]
 """
@@ -75,8 +75,8 @@ def _result_of_size(size: int) -> dict:
 
 
 def dask_overhead(tmp: Path, tasks: int = 9) -> tuple[float, float, float, int]:
-    """Seconds per grading task called directly, through a one-worker LocalCluster,
-    and for a task that does nothing but return a result of the same size; that size.
+    """Seconds per grading task called directly, through the grade command's own cluster
+    of one worker, and for a task that does nothing but return a result of the same size; that size.
 
     The task is one honest student's whole grading (all notebooks, sandboxed:
     judging, nbgrader's records and the feedback), as the grade command sends it.

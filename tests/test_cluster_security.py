@@ -1,19 +1,25 @@
-"""Issue 31: only the grade command reaches its Dask workers.
+"""Issues 31 and 45: only the grade command reaches its Dask workers, and a run shares nothing.
 
 A Dask scheduler, nanny or worker runs whatever a connected peer sends, as
-the account that started it. Every listening port of the grade command's
-LocalCluster, and of a cluster set up as the README says, is Dask's TLS
-with both ends showing a certificate of the cluster's authority: a peer
-without the credentials (another account during a grade run, here
-``nobody``) is refused each way it tries (:mod:`tests.support.dask_attack`), while
-the very same attack with the credentials gets in (the control: the attack
-is real), as it does on a LocalCluster set up as before. Dask's HTTP servers
-(plain HTTP, outside TLS) serve nothing. The grade command refuses a
-``tcp://`` cluster, and ``cluster-certs`` writes files only their owner reads.
+the account that started it. The grade command's own cluster has no port:
+Unix sockets in a fresh folder of mode 0700, where its scratch and
+temporary files go too, so another account (here ``nobody``) can neither
+connect nor plant a module on its path, while a stock LocalCluster does
+both (the controls). Every listening port of a cluster set up as the README
+says is Dask's TLS with both ends showing a certificate of the cluster's
+authority, each member guarded (``--preload autograders.guard``): a peer
+without the credentials is refused each way it tries
+(:mod:`tests.support.dask_attack`) and named, while the very same attack
+with the credentials gets in. Dask's HTTP servers (plain HTTP, outside TLS)
+serve nothing. The grade command refuses a ``tcp://`` cluster and an
+unguarded member, and ``cluster-certs`` writes files only their owner reads.
+A real grade run beside ``nobody`` is inventoried: sockets, files, module
+paths, processes (:mod:`tests.support.exposure`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -22,8 +28,8 @@ import re
 import stat
 import subprocess
 import sys
+import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -31,8 +37,16 @@ import pytest
 from tests.support import nbgrader_course as nc
 from tests.support.accounts import home_of, need_root, run_as, shared_folder
 from tests.support.dask_attack import attack
+from tests.support.exposure import (
+    attempts_as,
+    exposed,
+    holding,
+    probe_env,
+    process_tree,
+    reports,
+    sockets,
+)
 
-ATTACK = Path(__file__).parent / "support" / "dask_attack.py"
 slow = pytest.mark.slow  # real Dask processes (and, for the grade run, real grading)
 #: The attack's refused Clients are collected unclosed (their loop has ended): Dask warns.
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
@@ -41,15 +55,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptio
 # --------------------------------------------------------------------------
 # what listens: the sockets of a process tree, as root (or its owner) sees them
 # --------------------------------------------------------------------------
-def process_tree(pid: int) -> list:
-    """``pid`` and every process it started, as pids."""
-    import psutil
-
-    with contextlib.suppress(psutil.NoSuchProcess):
-        return [pid, *(p.pid for p in psutil.Process(pid).children(recursive=True))]
-    return []
-
-
 def listening(pids: list) -> dict:
     """``{port: pid}`` for every TCP socket in LISTEN state that one of ``pids`` holds.
 
@@ -75,14 +80,6 @@ def listening(pids: list) -> dict:
 
 def port_of(address: str) -> int:
     return int(address.rsplit(":", 1)[1])
-
-
-def members(client) -> dict:
-    """``{port: address}`` of the cluster's scheduler, workers and nannies, as Dask says."""
-    info = client.scheduler_info(n_workers=-1)
-    addresses = [client.scheduler.address, *info["workers"]]
-    addresses += [w["nanny"] for w in info["workers"].values() if w.get("nanny")]
-    return {port_of(a): a for a in addresses}
 
 
 def breaches(report: dict) -> list:
@@ -165,8 +162,29 @@ def test_the_grade_command_refuses_a_key_other_accounts_can_read(tmp_path):
 
 
 # --------------------------------------------------------------------------
-# the grade command's LocalCluster, from this account
+# the grade command's own cluster, from this account and from another
 # --------------------------------------------------------------------------
+#: Planted by another account where Dask made its scratch space before issue 45: a package
+#: named like the course's, which says so when imported.
+PLANTED = 'open(__file__ + ".IMPORTED", "w").close()\n'
+
+
+def plant(folder: Path) -> Path:
+    """As ``nobody``: make ``folder/dask-scratch-space/autograders`` (Dask's fixed name) first."""
+    scratch = folder / "dask-scratch-space"
+    script = (
+        "import os, sys\n"
+        "p = os.path.join(sys.argv[1], 'dask-scratch-space', 'autograders')\n"
+        "os.makedirs(p)\n"
+        "os.chmod(os.path.dirname(p), 0o777)\n"
+        f"open(os.path.join(p, '__init__.py'), 'w').write({PLANTED!r})\n"
+    )
+    home = home_of("nobody", folder)
+    proc = run_as("nobody", [sys.executable, "-c", script, folder], home)
+    assert proc.returncode == 0, proc.stderr
+    return scratch / "autograders" / "__init__.py"
+
+
 @slow
 def test_an_unprotected_local_cluster_runs_the_attackers_code(tmp_path):
     """The control: the LocalCluster as the grade command made it before issue 31."""
@@ -199,69 +217,100 @@ def test_an_unprotected_local_cluster_runs_the_attackers_code(tmp_path):
 
 
 @slow
-def test_the_local_cluster_is_tls_and_refuses_every_peer_without_its_credentials(tmp_path):
-    """Every port the grade command's cluster listens on, found by the kernel, not by Dask."""
+def test_a_stock_local_cluster_imports_another_accounts_package_and_the_grade_commands_does_not(
+    tmp_path,
+):
+    """Issue 45's first attack, as a control and against the grade command's cluster.
+
+    ``nobody`` makes Dask's scratch folder first in a temporary folder that
+    every account can write (as ``/tmp``): a stock LocalCluster then
+    imports its ``autograders`` on the workers, as this account; the grade
+    command's cluster, given the same temporary folder, never looks there.
+    """
+    import dask
+    from distributed import Client, LocalCluster
+
     from autograders.grade import dask_client
 
-    before = set(listening(process_tree(os.getpid())))
-    with dask_client(2) as client:
-        ports = members(client)
-        assert len(ports) == 5, ports  # a scheduler, two nannies, two workers
-        assert all(a.startswith("tls://127.0.0.1:") for a in ports.values()), ports
-        found = {
-            p: pid for p, pid in listening(process_tree(os.getpid())).items() if p not in before
-        }
-        http = sorted(set(found) - set(ports))
-        assert set(ports) <= set(found), (ports, found)
-        assert len(http) == 3, found  # Dask's HTTP servers: the scheduler's, each worker's
-        report = attack(sorted(found))
-        control = attack(sorted(ports), security=client.security)
-    assert breaches(report) == [], "\n".join(breaches(report))
-    for port, entry in report.items():
-        assert entry["live before"] and entry["live after"], (port, entry)
-    for port in ports:  # the attack is real: with the cluster's credentials it gets in
-        (result,) = control[port]["attempts"].values()
-        assert result.startswith("BREACH: ") and "ran os.getuid" in result, (port, result)
+    def where_autograders_comes_from() -> str:  # sent by value: it imports nothing of ours
+        import importlib
+
+        return importlib.import_module("autograders").__file__
+
+    need_root()
+    with shared_folder() as shared:
+        shared.chmod(0o1777)  # as /tmp
+        planted = plant(shared)
+        with (
+            dask.config.set({"temporary-directory": str(shared)}),
+            LocalCluster(n_workers=1, processes=True, dashboard_address=None) as stock,
+            Client(stock) as client,
+        ):
+            found = client.submit(where_autograders_comes_from, pure=False).result(timeout=120)
+        assert found == str(planted), found  # the control: the attack is real
+        Path(f"{planted}.IMPORTED").unlink()
+        saved = os.environ.get("TMPDIR")
+        os.environ["TMPDIR"] = str(shared)
+        tempfile.tempdir = None  # read TMPDIR again
+        try:
+            with dask_client(2) as client:
+                found = client.gather(
+                    [client.submit(where_autograders_comes_from, pure=False) for _ in range(4)]
+                )
+        finally:
+            os.environ.pop("TMPDIR") if saved is None else os.environ.update(TMPDIR=saved)
+            tempfile.tempdir = None
+        assert set(found) == {str(nc.ROOT / "autograders" / "__init__.py")}, found
+        assert not Path(f"{planted}.IMPORTED").exists()
 
 
 @slow
-def test_the_local_clusters_credentials_touch_disk_only_in_a_folder_of_the_owner(tmp_path):
-    """Dask loads in-memory credentials through files in a fresh 0700 folder, removed at once.
+def test_the_grade_commands_cluster_listens_on_no_port_and_no_other_account_connects(tmp_path):
+    """Every socket of the grade command's cluster, found by the kernel, not by Dask.
 
-    Seen here for this process's listeners and connections (an audit hook
-    sees every ``open``); the worker processes run the same code.
+    No TCP or UDP port; Unix sockets only, all in one folder of mode 0700
+    that ``nobody`` cannot list, write into or connect through. The control:
+    the same connection from this account runs code on a worker, so the
+    folder's mode is what keeps the others out. The folder is gone after.
     """
     from autograders.grade import dask_client
+    from tests.support.dask_attack import _wire
 
-    seen, recording = [], [True]
+    need_root()
+    before = sockets(process_tree(os.getpid()))
+    with dask_client(2) as client, shared_folder() as shared:
+        addresses = members(client)
+        assert len(addresses) == 5, addresses  # a scheduler, two nannies, two workers
+        held = sockets(process_tree(os.getpid()))
+        assert held["tcp listening"] == before["tcp listening"], held
+        assert held["udp bound"] == before["udp bound"], held
+        paths = set(held["unix listening"]) - set(before["unix listening"])
+        assert {f"unix://{p}" for p in paths} >= set(addresses.values()), (paths, addresses)
+        (folder,) = {Path(p).parent for p in paths}
+        info = folder.lstat()
+        assert (stat.S_IMODE(info.st_mode), info.st_uid) == (0o700, os.geteuid())
+        tried = attempts_as("nobody", [folder, *paths], shared)
+        assert tried == {}, tried
+        control = asyncio.run(_wire(client.scheduler.address))
+        assert control.startswith("BREACH: a Scheduler ran os.getuid"), control
+    assert not folder.exists()
 
-    def hook(event, args):
-        if recording and event == "open" and isinstance(args[0], str):
-            path = Path(args[0])
-            if path.name in ("dask.crt", "dask.pem") and "w" in str(args[1]):
-                try:
-                    info = path.parent.stat()
-                    seen.append((path, stat.S_IMODE(info.st_mode), info.st_uid))
-                except OSError as exc:
-                    seen.append((path, exc, None))
 
-    sys.addaudithook(hook)
-    try:
-        with dask_client(1) as client:
-            client.submit(sum, [1, 2]).result()
-    finally:
-        recording.clear()
-    assert seen, "no credentials written: Dask loads them some other way now; recheck"
-    for path, mode, uid in seen:
-        assert (mode, uid) == (0o700, os.geteuid()), (path, oct(mode), uid)
-        assert not path.parent.exists(), path
+def members(client) -> dict:
+    """``{port or path: address}`` of the cluster's scheduler, workers and nannies, as Dask says."""
+    info = client.scheduler_info(n_workers=-1)
+    addresses = [client.scheduler.address, *info["workers"]]
+    addresses += [w["nanny"] for w in info["workers"].values() if w.get("nanny")]
+    return {a if a.startswith("unix://") else port_of(a): a for a in addresses}
 
 
 # --------------------------------------------------------------------------
 # a cluster set up as the README says
 # --------------------------------------------------------------------------
 @slow
-def test_a_tls_dask_cluster_refuses_every_peer_without_the_certificate(tmp_path):
+def test_a_tls_dask_cluster_refuses_every_peer_without_the_certificate_and_names_each(tmp_path):
+    """The README's cluster: guarded members, every attempt refused and named at the end."""
+    from autograders.watch import check_cluster, cluster_refusals
     from tests.support.dask_cluster import cluster, security
 
     with cluster(tmp_path / "dask") as (address, workers, tls, scheduler):
@@ -269,20 +318,75 @@ def test_a_tls_dask_cluster_refuses_every_peer_without_the_certificate(tmp_path)
 
         with Client(address, security=security(tls), timeout=60) as client:
             ports = members(client)
-        found = listening([pid for p in (scheduler, *workers) for pid in process_tree(p.pid)])
-        assert set(ports) <= set(found) and len(ports) == 3, (ports, found)
-        assert all(a.startswith("tls://127.0.0.1:") for a in ports.values()), ports
-        report = attack(sorted(found))
-        control = attack(sorted(ports), security=security(tls))
+            token = check_cluster(client)  # guarded and private, or this raises
+            found = listening([pid for p in (scheduler, *workers) for pid in process_tree(p.pid)])
+            assert set(ports) <= set(found) and len(ports) == 3, (ports, found)
+            assert all(a.startswith("tls://127.0.0.1:") for a in ports.values()), ports
+            report = attack(sorted(found))
+            control = attack(sorted(ports), security=security(tls))
+            refused = cluster_refusals(client, token)
     assert len(found) == 6, found  # and the HTTP servers of the scheduler and each worker
     assert breaches(report) == [], "\n".join(breaches(report))
     for port in ports:
         (result,) = control[port]["attempts"].values()
         assert result.startswith("BREACH: ") and "ran os.getuid" in result, (port, result)
+    # four ways over TLS or Dask's wire per member port, each refused during its handshake
+    named = {
+        port: sum(n for listener, _, _, n in refused if port_of(listener) == port) for port in ports
+    }
+    assert all(n >= 4 for n in named.values()), (named, refused)
+
+
+@slow
+def test_the_grade_command_refuses_a_cluster_member_without_the_guard(tmp_path):
+    """A scheduler started without ``--preload autograders.guard``: not graded there, said why."""
+    from tests.support.dask_cluster import DASK, certificates
+
+    course = nc.make_course(tmp_path / "course")
+    nc.generate(course)
+    nc.submit(course, "ada", {s: nc.student_notebook(s, "solution") for s in SOME[:1]})
+    tls = certificates(tmp_path / "certs")
+    info = tmp_path / "scheduler.json"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir(mode=0o700)
+    scheduler = subprocess.Popen(
+        [
+            DASK,
+            "scheduler",
+            "--host",
+            "127.0.0.1",
+            "--protocol",
+            "tls",
+            "--port",
+            "0",
+            "--no-dashboard",
+            "--scheduler-file",
+            str(info),
+            *tls,
+        ],
+        env={**nc.env(), "DASK_TEMPORARY_DIRECTORY": str(scratch)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        address = json.loads(info.read_text())["address"]
+        proc = nc.grade(course, "--scheduler", address, *tls, check=False)
+    finally:
+        scheduler.kill()
+        scheduler.wait()
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("not grading: the cluster is not private"), proc.stderr
+    assert f"the scheduler at '{address}' was not started with --preload autograders.guard" in (
+        proc.stderr
+    ), proc.stderr
+    assert not (course / "autograded").exists()
 
 
 # --------------------------------------------------------------------------
-# another account during a real grade run
+# another account during a real grade run: what the run exposes
 # --------------------------------------------------------------------------
 SOME = ["01_input", "07_softmax", "09_multi_head"]
 #: Six notebooks whose answer cells loop: each holds the worker for its cells' time budget.
@@ -299,98 +403,115 @@ def stalled_submission() -> dict:
     return out
 
 
-def wait_for_cluster(grade: subprocess.Popen, count: int, seconds: float = 600) -> dict:
-    """The grade command's listening ports once there are ``count``; fails if it ends first."""
+def wait_for_sandbox(grade: subprocess.Popen, seconds: float = 600) -> None:
+    """Return once the grade command's tree runs a sandbox (a student is being graded)."""
+    import psutil
+
     deadline = time.monotonic() + seconds
-    found = {}
-    while len(found) < count:
+    while True:
         if grade.poll() is not None:
             out, err = grade.communicate()
             raise AssertionError(
-                f"the grade command ended (exit {grade.returncode}) before its cluster's "
-                f"{count} ports were seen listening (saw {found}):\n{out}\n{err}"
+                f"the grade command ended (exit {grade.returncode}):\n{out}\n{err}"
             )
-        if time.monotonic() > deadline:
-            raise AssertionError(
-                f"after {seconds} s, {count} listening ports expected, saw {found}"
-            )
-        time.sleep(0.05)
-        found = listening(process_tree(grade.pid))
-    return found
+        names = []
+        for pid in process_tree(grade.pid):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                names.append(psutil.Process(pid).name())
+        if "bwrap" in names:
+            return
+        assert time.monotonic() < deadline, f"no sandbox after {seconds} s: {names}"
+        time.sleep(0.1)
+
+
+def files_under(folder: Path) -> set:
+    """Every path under ``folder`` (itself included), not following links."""
+    out = {folder}
+    for root, dirs, files in os.walk(folder):
+        out.update(Path(root) / n for n in dirs + files)
+    return out
 
 
 @slow
-def test_another_account_cannot_reach_the_workers_during_a_grade_run(tmp_path):
-    """``nobody`` attacks every port the grade command listens on, while it grades.
+def test_a_grade_run_exposes_nothing_to_another_account(tmp_path):
+    """Issue 45's exposure test: a real grade run, beside ``nobody``, inventoried as root.
 
-    The ports are found as root, from the sockets the grade command's
-    process tree holds (``/proc/PID/fd`` against ``/proc/net/tcp``), and
-    handed to the attacker: a student could list the same ports in
-    ``/proc/net/tcp`` (it names their owner's uid), but a scan of every
-    listening port would also hit other programs on a shared machine (their
-    failure or success says nothing here, and attacking them is not this
-    test's business). The attacker is started first and waits for the
-    ports; they are handed over once all five listen (the scheduler and its
-    HTTP server, the nanny, the worker and its HTTP server: ``--workers 1``).
-
-    Not a race: the first student graded (``a-stuck``, first in sorted
-    order; one worker grades one student at a time) has answer cells that
-    loop in six notebooks, each held for its cells' time budget (10 s,
-    counted by the grader's clock): the cluster outlives the attack (its
-    attempts run at once, 10 s at most) by about a minute however fast the
-    machine; and the attacker checks with a plain TCP connect, before and
-    after its attempts, that the ports were listening all along. The grade
-    summary names the refused connections.
+    The course lies in a folder every account can traverse (only its own
+    modes protect it), the grade command's temporary folder is one every
+    account can write (as ``/tmp``), and ``nobody`` has made Dask's scratch
+    folder there first, with a package named ``autograders`` in it. While
+    the first student (``a-stuck``, whose answer cells loop in six
+    notebooks, each held for its cells' time budget: about a minute however
+    fast the machine) is graded, root takes the inventory: every socket the
+    run's processes hold, every file and folder they wrote or made (the
+    probe's audit hooks, and everything new under the course and the
+    temporary folder), every ``sys.path`` entry an import of theirs searched
+    (the probe). ``nobody`` then tries to read, list, write into and connect
+    to each path; the rule of :func:`tests.support.exposure.exposed` judges
+    the module paths. After the run: no process of it is alive, its own
+    folder is gone, the planted package was never imported, and the honest
+    students have their fair scores.
     """
+    import uuid
+
     need_root()
-    course = nc.make_course(tmp_path / "course")
-    nc.generate(course)
-    nc.submit(course, "a-stuck", stalled_submission())
-    nc.submit(course, "perfect", {s: nc.student_notebook(s, "solution") for s in SOME})
-    nc.submit(course, "stub", {s: nc.student_notebook(s) for s in SOME})
-    with shared_folder() as shared, ThreadPoolExecutor(1) as pool:
-        home = home_of("nobody", shared)
-        ports_file = shared / "ports.json"
-        argv = [sys.executable, "-c", ATTACK.read_text(), ports_file, "900"]
-        attacker = pool.submit(run_as, "nobody", argv, home, timeout=1200)
+    token = uuid.uuid4().hex
+    with shared_folder() as shared:
+        temporary = shared / "tmp"
+        temporary.mkdir()
+        temporary.chmod(0o1777)
+        planted = plant(temporary)
+        report = tmp_path / "probe"
+        report.mkdir()
+        course = nc.make_course(shared / "course")
+        nc.generate(course)
+        nc.submit(course, "a-stuck", stalled_submission())
+        nc.submit(course, "perfect", {s: nc.student_notebook(s, "solution") for s in SOME})
+        nc.submit(course, "stub", {s: nc.student_notebook(s) for s in SOME})
+        before = files_under(shared)
+        env = {**nc.env(), **probe_env(report, token), "TMPDIR": str(temporary)}
         grade = subprocess.Popen(
-            [sys.executable, "-m", "autograders", "grade", nc.ASSIGNMENT, "--workers", "1"],
+            [sys.executable, "-m", "autograders", "grade", nc.ASSIGNMENT, "--workers", "2"],
             cwd=course,
-            env=nc.env(),
+            env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        ports = []
         try:
-            ports = sorted(wait_for_cluster(grade, 5))
-        finally:  # the attacker stops waiting, with the ports or with none
-            handover = shared / "ports.tmp"
-            handover.write_text(json.dumps(ports))
-            handover.chmod(0o644)
-            handover.rename(ports_file)
-            attacked = attacker.result()
+            wait_for_sandbox(grade)
+            tree = process_tree(grade.pid)
+            held = sockets(tree)
+            seen = reports(report)
+            made = (files_under(shared) - before) | {
+                Path(p) for p in seen["write"] | seen["mkdir"] if Path(p).exists()
+            }
+            paths = [p for p in made if not str(p).startswith(str(report))]
+            tried = attempts_as("nobody", [*paths, *held["unix listening"]], shared)
+        finally:
             out, err = grade.communicate(timeout=1800)
-    assert attacked.returncode == 0, attacked.stdout + attacked.stderr
-    report = json.loads(attacked.stdout)
-    assert sorted(map(int, report)) == ports
-    assert all(e["live before"] and e["live after"] for e in report.values()), (
-        f"a port of the grade command was closed before the attack ended: {report}"
-    )
-    assert breaches(report) == [], "\n".join(breaches(report))
+        seen = reports(report)
+        left = holding(token)
+        after = files_under(shared) - before
+        tried_after = attempts_as("nobody", sorted(after), shared)
     assert grade.returncode == 0, out + err
+    assert held["tcp listening"] == [] and held["udp bound"] == [], held
+    assert not [p for p in held["unix listening"] if not p.startswith("/")], held  # abstract
+    assert tried == {}, tried
+    assert tried_after == {}, tried_after
+    owner = os.geteuid()
+    module_paths = {e: exposed(Path(e), owner) for e in seen["sys.path"] if e}
+    assert {e: why for e, why in module_paths.items() if why} == {}, module_paths
+    assert len(seen["process"]) >= 3, seen["process"]  # the command and its two workers
+    assert left == [], f"processes of the grade run still alive: {left}"
+    assert not [p for p in after if "mhsa-grading-" in str(p)], after  # the run's folder
+    assert not Path(f"{planted}.IMPORTED").exists(), "the planted package was imported"
     assert "students: 3" in out and "failed: 0" in out, out
-    (named,) = [ln for ln in out.splitlines() if "to the grading cluster without" in ln]
-    assert named.startswith("! refused: ") and "from '127.0.0.1'" in named, named
-    assert {int(p) for p in named.split("to port(s) ")[1].split(":")[0].split(", ")} <= set(ports)
     scores = nc.scores(course)
     full = scores.pop("_max")
     assert {nb: scores["perfect"][nb][0] for nb in SOME} == {nb: full[nb] for nb in SOME}, scores
     assert {nb: scores["stub"][nb][0] for nb in SOME} == dict.fromkeys(SOME, 0), scores
     assert {nb: scores["a-stuck"][nb][0] for nb in STALLED} == dict.fromkeys(STALLED, 0), scores
-    for student in ("perfect", "stub"):  # the notebooks they did not submit, nothing else
-        (line,) = [ln for ln in out.splitlines() if ln.startswith(f"! {student}: ")]
-        assert re.fullmatch(rf"! {student}: missing notebook\(s\): [\w., ]+", line), line
 
 
 @pytest.mark.slow  # a real child process

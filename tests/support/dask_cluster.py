@@ -24,7 +24,7 @@ NO_HTTP = {
 
 
 def _start(args, cwd: Path, log: Path, env: dict | None = None) -> subprocess.Popen:
-    """``dask ARGS`` as the README starts a member: guarded, its scratch in a folder of mode 0700."""
+    """``dask ARGS`` as the README starts a member: guarded, its scratch in a 0700 folder."""
     cwd.mkdir(parents=True, exist_ok=True)
     scratch = cwd / "scratch"
     scratch.mkdir(mode=0o700, exist_ok=True)
