@@ -168,8 +168,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
     started = time.monotonic()
     outcomes, intruders = {}, []
     failed = 0
-    # students graded, failures, rate and time left; nothing shown when nothing is to do
-    bar = tqdm(total=len(todo), desc="grading", unit="student", file=out, disable=not todo)
+    bar = None  # students graded, failures, rate and time left: once grading begins
 
     def done(student, ok, reasons):
         nonlocal failed
@@ -191,6 +190,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
             # a cluster of several machines: every member guarded and private, or no grading;
             # the connections it refuses meanwhile are named (the one made here has no port)
             token = check_cluster(client) if scheduler else None
+            bar = tqdm(total=len(todo), desc="grading", unit="student", file=out)
             shared = client.scatter([course_data(config, course, assignment)], broadcast=True)[0]
             queue, pending = list(reversed(todo)), {}
 
@@ -229,7 +229,8 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
                     except Exception as exc:
                         done(student, False, [*result["notes"], f"recording failed: {exc}"])
             intruders = summary_lines(cluster_refusals(client, token)) if scheduler else []
-    bar.close()
+    if bar is not None:
+        bar.close()
     summary = summarize(
         config, course, assignment, everyone, outcomes, skipped, time.monotonic() - started
     )

@@ -291,8 +291,9 @@ def test_the_grade_commands_cluster_listens_on_no_port_and_no_other_account_conn
         assert (stat.S_IMODE(info.st_mode), info.st_uid) == (0o700, os.geteuid())
         tried = attempts_as("nobody", [folder, *paths], shared)
         assert tried == {}, tried
-        control = asyncio.run(_wire(client.scheduler.address))
-        assert control.startswith("BREACH: a Scheduler ran os.getuid"), control
+        worker = next(iter(client.scheduler_info(n_workers=-1)["workers"]))
+        control = asyncio.run(_wire(worker))
+        assert control.startswith("BREACH: a PrivateWorker ran os.getuid"), control
     assert not folder.exists()
 
 
