@@ -114,6 +114,11 @@ def test_the_readmes_commands_leave_nothing_of_the_class_open_to_other_accounts(
     released to every student anyway); each released feedback page stays
     readable by its student (``0644``, in a folder nobody lists).
     """
+    from autograders.collect import RECORD, REFUSED
+    from autograders.export import FAILURES
+    from autograders.grade import LOCK
+    from autograders.roster import MARKER
+
     course, me = readme_class["course"], os.geteuid()
     assert os.umask(os.umask(0o022)) == 0o022  # what the commands above inherited
     assert stat.S_IMODE(course.stat().st_mode) == 0o700
@@ -129,9 +134,12 @@ def test_the_readmes_commands_leave_nothing_of_the_class_open_to_other_accounts(
             if st.st_uid != me or stat.S_IMODE(st.st_mode) & 0o077:
                 open_[str(rel)] = (oct(stat.S_IMODE(st.st_mode)), st.st_uid)
     assert open_ == {}
-    made = {"submitted/alice/mhsa/07_softmax.ipynb", "autograded/bob/mhsa/07_softmax.ipynb",
-            "feedback/alice/mhsa/07_softmax.html", "grades.csv", "gradebook.db"}  # fmt: skip
-    assert all((course / rel).is_file() for rel in made) and seen > 30
+    made = {  # by collect, the grade command (its lock, marker and records) and the export
+        "submitted/alice/mhsa/07_softmax.ipynb", f"submitted/alice/mhsa/{RECORD}", REFUSED,
+        "autograded/bob/mhsa/07_softmax.ipynb", f"autograded/bob/mhsa/{MARKER}", LOCK,
+        "feedback/alice/mhsa/07_softmax.html", FAILURES, "grades.csv", "gradebook.db",
+    }  # fmt: skip
+    assert [rel for rel in sorted(made) if not (course / rel).is_file()] == [] and seen > 30
     released = list(readme_class["exchange"].glob("mhsa/feedback/*.html"))
     assert {stat.S_IMODE(p.stat().st_mode) for p in released} == {0o644}
 
