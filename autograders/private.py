@@ -16,12 +16,12 @@ converters write autograded notebooks ``0400`` and feedback pages ``0600``
 
 Before touching anything, collect and grade call :func:`check` (through
 :func:`private`): it refuses, naming each path, the mode found, the mode
-expected and the command that fixes it, a course directory whose folder,
-or any of what it holds of the class (the gradebook and :data:`HOLDS`;
-``solutions/`` and ``submitted/`` with everything in them), another account can read, write
-or enter (any permission for group or others, an access control list
-included, whose mask shows in the group's bits) or that belongs to another
-account. The course directory's own mode is what keeps every other
+expected and the command that fixes it, a course directory whose folder, or
+any of what it holds of the class (the gradebook and :data:`HOLDS`;
+``solutions/`` and ``submitted/`` with everything in them), another account
+can read, write or enter (any permission for group or others, an access
+control list included, whose mask shows in the group's bits) or that belongs
+to another account. The course directory's own mode is what keeps every other
 account out of everything in it; the modes inside are a second wall, should
 it ever be opened (say, to share it with a teaching assistant). Not
 checked: the student version of the assignment (``notebooks/``,
