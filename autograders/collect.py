@@ -39,6 +39,10 @@ What was refused is written to :data:`REFUSED` at the course root, where the
 grade command reads it for its summary and the CSV export for its status
 column. The record of who submitted and when (:data:`RECORD`) is written in
 each collected folder after the student's files, so no student can forge it.
+
+Before anything else, collect refuses a course directory that another account
+can reach (:func:`autograders.private.check`), and what it writes there is
+private (:func:`autograders.private.private_umask`).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from pathlib import Path
 from nbgrader.exchange.default.collect import ExchangeCollect
 
 from autograders.ids import ID_RULE, is_safe, shown
+from autograders.private import CourseNotPrivate, check, private_umask
 
 __all__ = [
     "MAX_ENTRIES",
@@ -265,6 +270,15 @@ def arrival_of(submission: Path) -> tuple[str | None, list[str]]:
 
 class CourseCollect(ExchangeCollect):
     """nbgrader's collect, hardened: safe ids, arrival times, and no submission stops it."""
+
+    def start(self):
+        """Refuse a course directory others can reach; else collect, writing private files."""
+        try:
+            check(Path(self.coursedir.root).resolve(), self.coursedir.db_url)
+        except CourseNotPrivate as exc:
+            self.fail(f"Refusing to collect: {exc}")
+        with private_umask():
+            super().start()
 
     def init_src(self):
         """Find every submission of the assignment in ``inbound/``; refuse and name the bad ones."""

@@ -61,6 +61,7 @@ __all__ = [
     "FEEDBACK_MODE",
     "INBOUND_MODE",
     "OUTBOUND_MODE",
+    "RELEASED_MODE",
     "ROOT_MODE",
     "SafeCollect",
     "SafeReleaseAssignment",
@@ -83,6 +84,8 @@ OUTBOUND_MODE = 0o755
 INBOUND_MODE = 0o3733
 #: Feedback: students read a file whose name they know, list nothing.
 FEEDBACK_MODE = 0o711
+#: A released feedback page: its student reads it (by a name only they can compute).
+RELEASED_MODE = 0o644
 #: The course folder's children and their modes.
 CHILDREN = {"outbound": OUTBOUND_MODE, "inbound": INBOUND_MODE, "feedback": FEEDBACK_MODE}
 
@@ -426,13 +429,41 @@ class SafeReleaseAssignment(ExchangeReleaseAssignment):
 
 
 class SafeReleaseFeedback(ExchangeReleaseFeedback):
-    """nbgrader's release_feedback, refused on an exchange with :func:`problems`."""
+    """nbgrader's release_feedback, refused on an exchange with :func:`problems`.
+
+    The feedback pages are private in the course directory
+    (:mod:`autograders.private`); nbgrader's copy keeps their mode, so each
+    released page is given :data:`RELEASED_MODE`, which stock nbgrader's
+    ``644`` pages had: its student reads it by its name, which only they can
+    compute (the folder cannot be listed).
+    """
 
     def start(self):
-        """Check the exchange, release the feedback, check again."""
+        """Check the exchange, release the feedback, make it readable, check again."""
         _refuse_if_unsafe(self, "release feedback")
         super().start()
+        self._readable()
         _refuse_if_unsafe(self, "leave the feedback released")
+
+    def _readable(self) -> None:
+        """Give every released page of ours :data:`RELEASED_MODE` (never following a link)."""
+        folder = os.path.join(self.root, self.coursedir.course_id, "feedback")
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+        top = os.open(folder, flags | os.O_DIRECTORY)
+        try:
+            for name in os.listdir(top):
+                try:
+                    fd = os.open(name, flags | os.O_NONBLOCK, dir_fd=top)
+                except OSError:  # a link, or gone
+                    continue
+                try:
+                    st = os.fstat(fd)
+                    if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+                        os.fchmod(fd, RELEASED_MODE)
+                finally:
+                    os.close(fd)
+        finally:
+            os.close(top)
 
 
 class SafeCollect(CourseCollect):

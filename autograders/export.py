@@ -129,6 +129,11 @@ def _row(gradebook, assignment, student, failed: dict) -> dict:
     return row
 
 
+def _private(path, flags):
+    """Open ``path`` as :func:`open` would, a new file readable by its owner only (``0600``)."""
+    return os.open(path, flags, 0o600)
+
+
 class GradesCsv(CsvExportPlugin):
     """nbgrader's CSV columns plus ``grading``, written with a real CSV writer."""
 
@@ -159,7 +164,8 @@ class GradesCsv(CsvExportPlugin):
                     )
         tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
         try:
-            with open(tmp, "w", newline="", encoding="utf-8") as f:
+            with open(tmp, "w", newline="", encoding="utf-8", opener=_private) as f:
+                os.fchmod(f.fileno(), 0o600)  # a temporary file left by another export, too
                 writer = csv.writer(f, quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
                 writer.writerow(COLUMNS)
                 for row in rows:

@@ -82,14 +82,17 @@ def grade_class(
     ``feedback/`` — happens here. Refuses
     (:class:`autograders.sandbox.SandboxUnavailable`) when the sandbox cannot
     be made, unless ``sandboxed`` is False, (:class:`GradingBusy`) while
-    another grade command grades the same course, and
-    (:class:`autograders.cluster.InsecureCluster`) a cluster without TLS.
+    another grade command grades the same course,
+    (:class:`autograders.cluster.InsecureCluster`) a cluster without TLS, and
+    (:class:`autograders.private.CourseNotPrivate`) a course directory that
+    another account can reach, before touching it; what it writes there is private.
     """
     from autograders.cluster import cluster_security
+    from autograders.private import private
 
     security = cluster_security(scheduler, *tls) if scheduler else None
     course = course.resolve()
-    with exclusive(course):
+    with private(course, db), exclusive(course):  # refuses a course others reach; umask 077
         return _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, security)
 
 
@@ -321,6 +324,7 @@ def main(argv=None) -> int:
     )
     a = p.parse_args(argv)
     from autograders.cluster import InsecureCluster
+    from autograders.private import CourseNotPrivate
     from autograders.sandbox import SandboxUnavailable
     from autograders.secret import MissingKey
     from autograders.summary import print_summary
@@ -336,7 +340,7 @@ def main(argv=None) -> int:
             scheduler=a.scheduler,
             tls=(a.tls_ca_file, a.tls_cert, a.tls_key),
         )
-    except (SandboxUnavailable, GradingBusy, MissingKey, InsecureCluster) as exc:
+    except (SandboxUnavailable, GradingBusy, MissingKey, InsecureCluster, CourseNotPrivate) as exc:
         print(f"not grading: {exc}", file=sys.stderr)
         return 2
     summary["sandboxed"] = not a.no_sandbox

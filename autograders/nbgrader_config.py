@@ -56,6 +56,13 @@ c.ExchangeFactory.collect = "autograders.exchange.SafeCollect"
 c.ExchangeFactory.release_assignment = "autograders.exchange.SafeReleaseAssignment"
 c.ExchangeFactory.release_feedback = "autograders.exchange.SafeReleaseFeedback"
 
+# The course directory is the instructor's alone (autograders.private): nbgrader's
+# converters write autograded notebooks and feedback pages readable by their owner
+# only (nbgrader's own 444 and 644 let every account read them wherever the folders
+# above let it in); the course's release_feedback gives each released page 0644.
+c.Autograde.permissions = 400
+c.GenerateFeedback.permissions = 600
+
 # Export: nbgrader's CSV plus whether each student's grading succeeded.
 c.ExportApp.plugin_class = "autograders.export.GradesCsv"
 

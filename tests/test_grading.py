@@ -16,6 +16,7 @@ import nbformat
 import pytest
 from nbgrader.plugins import LateSubmissionPlugin
 
+from autograders.private import close
 from tests.support import nbgrader_course as nc
 from tests.support.classes import LOOP, SOME, STUCK_LIMIT, honest_class, stuck_class_reference
 from tests.support.mistakes import HOSTILE
@@ -401,6 +402,7 @@ def test_the_grade_commands_gradebook_is_nbgrader_autogrades_field_by_field(tmp_
             gb.update_or_create_assignment(nc.ASSIGNMENT, duedate="2026-01-01 00:00:00 UTC")
         for student, stamp in stamps.items():
             (course / "submitted" / student / nc.ASSIGNMENT / "timestamp.txt").write_text(stamp)
+        close(course / "submitted")  # private, as collect writes it
     nc.nbgrader(courses[0], "autograde", nc.ASSIGNMENT, "--force")
     out = nc.grade(courses[1], "--workers", "2").stdout
     assert "students: 4" in out and "failed: 0" in out

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograders.private import close
 from autograders.secret import make_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +39,8 @@ def make_course(tmp: Path, extra: str = "") -> Path:
     """A course directory whose config is the repository's, rooted at ``tmp``.
 
     ``extra`` is appended to the configuration (a test's shorter time limit).
+    Private, as ``init-course`` makes one: collect and the grade command
+    refuse any other (:mod:`autograders.private`).
     """
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "nbgrader_config.py").write_text(
@@ -47,6 +50,7 @@ def make_course(tmp: Path, extra: str = "") -> Path:
     install_kernel()
     shutil.copytree(SOLUTIONS, tmp / "solutions" / ASSIGNMENT)
     make_key(tmp)  # as init-course does: the hidden tests' secret
+    close(tmp)
     return tmp
 
 
@@ -72,6 +76,7 @@ def generate(course: Path) -> None:
         _GENERATED.append(template)
     shutil.copytree(_GENERATED[0] / "notebooks", course / "notebooks", dirs_exist_ok=True)
     shutil.copy2(_GENERATED[0] / "gradebook.db", course / "gradebook.db")
+    close(course / "gradebook.db")
 
 
 def install_kernel() -> None:
@@ -163,7 +168,7 @@ def student_notebook(stem: str, answers: dict | None = None):
 
 
 def submit(course: Path, student: str, notebooks: dict) -> None:
-    """Place notebooks ``{stem: nb}`` as ``student``'s submission."""
+    """Place notebooks ``{stem: nb}`` as ``student``'s submission (private, as collect does)."""
     d = course / "submitted" / student / ASSIGNMENT
     d.mkdir(parents=True, exist_ok=True)
     for stem, nb in notebooks.items():
@@ -171,6 +176,7 @@ def submit(course: Path, student: str, notebooks: dict) -> None:
             (d / f"{stem}.ipynb").write_text(nb if isinstance(nb, str) else nb.decode())
         else:
             nbformat.write(nb, str(d / f"{stem}.ipynb"))
+    close(course / "submitted")
 
 
 def scores(course: Path) -> dict:
