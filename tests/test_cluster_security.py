@@ -425,6 +425,15 @@ def wait_for_sandbox(grade: subprocess.Popen, seconds: float = 600) -> None:
         time.sleep(0.1)
 
 
+def _file_or_folder(path: Path) -> bool:
+    """True for a file or folder that exists (not a device such as ``/dev/null``, nor a link)."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+
+
 def files_under(folder: Path) -> set:
     """Every path under ``folder`` (itself included), not following links."""
     out = {folder}
@@ -457,7 +466,7 @@ def test_a_grade_run_exposes_nothing_to_another_account(tmp_path):
 
     need_root()
     token = uuid.uuid4().hex
-    with shared_folder() as shared:
+    with shared_folder() as shared, shared_folder() as attacker:  # nobody's own things apart
         temporary = shared / "tmp"
         temporary.mkdir()
         temporary.chmod(0o1777)
@@ -484,17 +493,17 @@ def test_a_grade_run_exposes_nothing_to_another_account(tmp_path):
             tree = process_tree(grade.pid)
             held = sockets(tree)
             seen = reports(report)
-            made = (files_under(shared) - before) | {
-                Path(p) for p in seen["write"] | seen["mkdir"] if Path(p).exists()
+            made = (files_under(shared) - before) | {  # written or made: files and folders
+                Path(p) for p in seen["write"] | seen["mkdir"] if _file_or_folder(Path(p))
             }
             paths = [p for p in made if not str(p).startswith(str(report))]
-            tried = attempts_as("nobody", [*paths, *held["unix listening"]], shared)
+            tried = attempts_as("nobody", [*paths, *held["unix listening"]], attacker)
         finally:
             out, err = grade.communicate(timeout=1800)
         seen = reports(report)
         left = holding(token)
         after = files_under(shared) - before
-        tried_after = attempts_as("nobody", sorted(after), shared)
+        tried_after = attempts_as("nobody", sorted(after), attacker)
     assert grade.returncode == 0, out + err
     assert held["tcp listening"] == [] and held["udp bound"] == [], held
     assert not [p for p in held["unix listening"] if not p.startswith("/")], held  # abstract
