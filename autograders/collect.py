@@ -256,6 +256,8 @@ def _copy(src: str, dest: Path, owner: int, keep, max_file: int, max_bytes: int)
 
     top = os.open(src, flags | os.O_DIRECTORY)
     try:
+        if os.fstat(top).st_uid != owner:  # another account's folder, put in its place
+            raise Refused("it was replaced by another account's folder while it was collected")
         walk(top, dest, "")
     finally:
         os.close(top)

@@ -136,6 +136,24 @@ def test_late_work_swapped_in_after_the_listing_arrives_when_it_was_made_and_is_
     assert "the folder was replaced by another" in note and "review it" in note
 
 
+def test_a_folder_replaced_by_another_accounts_is_not_collected(tmp_path):
+    accounts.need_root()
+    folder = _submission(tmp_path, "ada", {"01_input.ipynb": b"stub"}, "daemon")
+    nobody = pwd.getpwnam("nobody").pw_uid
+
+    def replace():  # daemon's moved away, and a folder of nobody's under its name
+        folder.rename(tmp_path / "moved")
+        folder.mkdir()
+        (folder / "01_input.ipynb").write_bytes(b"nobody's")
+        for path in (folder, folder / "01_input.ipynb"):
+            os.chown(path, nobody, -1)
+
+    _listed_then_copied(_collector(tmp_path), replace)
+    assert not _submitted(tmp_path, "ada").exists()
+    (entry,) = refused(tmp_path / "course", "mhsa")
+    assert entry["reason"] == "it was replaced by another account's folder while it was collected"
+
+
 def test_a_file_rewritten_after_the_listing_moves_the_arrival_and_is_named(tmp_path):
     folder = _submission(tmp_path, "ada", {"01_input.ipynb": b"stub", "sub/notes.txt": b"a"})
     listed = _latest_ctime(folder)
