@@ -268,3 +268,13 @@ def test_a_class_that_shares_an_account_is_collected_whole(many_ids):
     _listed_then_copied(_collector(many_ids, shared_account=True), lambda: None)
     assert _collected(many_ids) == ["ada", "bea", "daemon", "mate0", "mate1", "mate2", "xavier"]
     assert refused(many_ids / "course", "mhsa") == []
+
+
+def test_the_courses_collect_reads_the_option_under_the_name_the_readme_gives():
+    from autograders.exchange import SafeCollect
+
+    config = Config()
+    config.CourseCollect.shared_account = True  # as the course's nbgrader_config.py says it
+    collect = SafeCollect(coursedir=CourseDirectory(config=config), config=config)
+    assert collect.shared_account is True
+    assert SafeCollect(coursedir=CourseDirectory()).shared_account is False  # the default
