@@ -12,6 +12,14 @@ checked, and one bad entry must never stop the others:
   Where no submission of an id comes from an account of that name (a class
   sharing one account), the newest is collected and the grade command
   names the account for review (:mod:`autograders.identity`).
+* **One id per account.** An account's submissions are collected under
+  one student id only: its login name if it submitted under it, else the
+  id of its first submission to arrive; the other ids are not collected
+  and are named (one line per account), so no account fills the course
+  folder and the gradebook with made-up students. A class that shares one
+  account (JupyterHub's ``jovyan``, a lab's common login) says so with
+  ``c.CourseCollect.shared_account = True``. The instructor's own account
+  and root are not limited.
 * **Ids at the door.** A folder is taken only when its name is
   ``STUDENT+ASSIGNMENT+STAMP+RANDOM`` (what ``nbgrader submit`` makes) and
   ``STUDENT`` is a safe id (:mod:`autograders.ids`). Any other entry of the
@@ -26,14 +34,23 @@ checked, and one bad entry must never stop the others:
   review: where they disagree with the arrival by more than
   :data:`TOLERANCE`, the grade summary names it. Of a student's
   submissions, the one that arrived last is collected.
+* **The arrival is what was copied.** The folders are listed first and
+  copied after, and a student owns their folder in between: the arrival
+  recorded is the latest ``ctime`` of the listing and of everything the
+  copy read, each from the ``fstat`` of the descriptor it was read
+  through, taken after reading. Work swapped in after the listing arrives
+  when it was made, and a folder replaced, or an entry changed, between
+  the listing and the copy is recorded and named for review.
 * **Collection that never stops.** Each submission is copied on its own,
   without following a symbolic link (one could point at the solutions),
   reading only regular files (a pipe would block the copy) that the folder's
   owner owns (a hard link to another's file is not theirs), within
   nbgrader's size limits (``CourseDirectory.max_file_size`` per file,
-  ``max_dir_size`` in all) and :data:`MAX_ENTRIES` entries. An oversized,
-  unreadable or malformed submission is skipped and named; the others are
-  collected. The copy is made beside the old one and swapped in.
+  ``max_dir_size`` in all, counted as nbgrader counts them, by apparent
+  size: a sparse file counts in full, and stays sparse in the copy) and
+  :data:`MAX_ENTRIES` entries. An oversized, unreadable or malformed
+  submission is skipped and named; the others are collected. The copy is
+  made beside the old one and swapped in.
 
 What was refused is written to :data:`REFUSED` at the course root, where the
 grade command reads it for its summary and the CSV export for its status
@@ -57,6 +74,7 @@ import stat
 from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
+from traitlets import Bool
 
 from autograders.ids import ID_RULE, is_safe, shown
 from autograders.private import CourseNotPrivate, check, private_umask
@@ -118,17 +136,38 @@ def _parse_stamp(text) -> datetime.datetime | None:
     return when.replace(tzinfo=datetime.UTC) if when.tzinfo is None else when
 
 
-def _scan(folder: str, max_bytes: int) -> tuple[datetime.datetime, int]:
-    """``(arrival, owner uid)`` of a submission folder; :class:`Refused` if it cannot be taken.
+def _when(ns: int) -> datetime.datetime:
+    """The time ``ns`` nanoseconds after the epoch, rounded up to the microsecond."""
+    return _EPOCH + datetime.timedelta(microseconds=-(-ns // 1000))
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What says an entry is the one that was listed: its device, inode, change time and size."""
+    return st.st_dev, st.st_ino, st.st_ctime_ns, st.st_size
+
+
+def _scan(folder: str, max_bytes: int) -> tuple[datetime.datetime, int, dict]:
+    """``(arrival, owner uid, listed)`` of a submission folder; :class:`Refused` if not taken.
 
     The arrival is the latest ``ctime`` of the folder and of everything in
-    it, read without following a link.
+    it, read without following a link; ``listed`` is ``{relative path:
+    (device, inode, ctime, size)}`` of the folder (``""``) and of everything in
+    it, for :func:`_changes` to compare with what the copy reads. Sizes are
+    apparent sizes (``st_size``, what a copy occupies): a sparse file counts
+    in full.
     """
-    top = os.lstat(folder)
-    latest, entries, total = top.st_ctime, 0, 0
-    stack = [(folder, 0)]
+    try:
+        top = os.lstat(folder)
+    except OSError as exc:
+        raise Refused(f"it cannot be read ({exc.strerror})") from None
+    listed, entries, total = {"": _identity(top)}, 0, 0
+    latest = top.st_ctime_ns
+    stack = [(folder, "", 0)]
     while stack:
-        path, depth = stack.pop()
+        path, rel, depth = stack.pop()
         try:
             names = os.listdir(path)
         except OSError as exc:
@@ -137,29 +176,54 @@ def _scan(folder: str, max_bytes: int) -> tuple[datetime.datetime, int]:
             entries += 1
             if entries > MAX_ENTRIES:
                 raise Refused(f"it holds more than {MAX_ENTRIES} files and folders")
-            st = os.lstat(os.path.join(path, name))
-            latest = max(latest, st.st_ctime)
+            try:
+                st = os.lstat(os.path.join(path, name))
+            except OSError as exc:  # removed while it was listed
+                raise Refused(f"it changed while it was listed ({exc.strerror})") from None
+            listed[f"{rel}{name}"] = _identity(st)
+            latest = max(latest, st.st_ctime_ns)
             if stat.S_ISDIR(st.st_mode):
                 if depth + 1 >= MAX_DEPTH:
                     raise Refused(f"its folders nest deeper than {MAX_DEPTH}")
-                stack.append((os.path.join(path, name), depth + 1))
+                stack.append((os.path.join(path, name), f"{rel}{name}/", depth + 1))
             elif stat.S_ISREG(st.st_mode):
                 total += st.st_size
                 if total > max_bytes:
                     raise Refused(f"it is larger than {max_bytes / 1e6:g} MB in all")
-    return datetime.datetime.fromtimestamp(latest, datetime.UTC), top.st_uid
+    return _when(latest), top.st_uid, listed
 
 
-def _copy(src: str, dest: Path, owner: int, keep, max_file: int, max_bytes: int) -> list[str]:
-    """Copy the submission folder ``src`` to ``dest``; return what was left out, and why.
+class _Copied:
+    """What :func:`_copy` copied: what it left out, and each copied entry as its descriptor says."""
+
+    def __init__(self):
+        self.left_out: list[str] = []
+        #: ``{relative path: (device, inode, ctime, size)}`` of each folder walked and file copied,
+        #: from ``fstat`` of the opened descriptor after it was read (the folder itself: ``""``).
+        self.seen: dict[str, tuple[int, int, int, int]] = {}
+
+    @property
+    def latest(self) -> int:
+        """The latest ``ctime`` (ns) of anything copied, the folders walked included."""
+        return max(identity[2] for identity in self.seen.values())
+
+
+def _copy(src: str, dest: Path, owner: int, keep, max_file: int, max_bytes: int) -> _Copied:
+    """Copy the submission folder ``src`` to ``dest``; return what was copied and left out.
 
     Nothing is followed or opened but folders and regular files owned by
     ``owner``, each opened relative to its folder without following a link,
     so a folder swapped for a link during the copy is not followed either.
-    ``keep(name)`` says whether a name is copied (nbgrader's ignore and
-    include patterns). :class:`Refused` if the whole is over ``max_bytes``.
+    Every folder and file is read through its own descriptor, and that
+    descriptor's ``fstat``, taken after it was read, says what was copied
+    (:attr:`_Copied.seen`): the folder that was walked, the content that was
+    read, whatever was renamed or swapped meanwhile. ``keep(name)`` says
+    whether a name is copied (nbgrader's ignore and include patterns).
+    :class:`Refused` if the whole is over ``max_bytes`` (apparent sizes).
+    A sparse file stays sparse in the copy.
     """
-    left_out, total = [], 0
+    copied = _Copied()
+    total = 0
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 
     def walk(fd: int, into: Path, rel: str) -> None:
@@ -171,7 +235,7 @@ def _copy(src: str, dest: Path, owner: int, keep, max_file: int, max_bytes: int)
                 continue
             st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISLNK(st.st_mode):
-                left_out.append(f"{shown(shown_name)} is a symbolic link (left out)")
+                copied.left_out.append(f"{shown(shown_name)} is a symbolic link (left out)")
             elif stat.S_ISDIR(st.st_mode):
                 sub = os.open(name, flags | os.O_DIRECTORY, dir_fd=fd)
                 try:
@@ -179,28 +243,40 @@ def _copy(src: str, dest: Path, owner: int, keep, max_file: int, max_bytes: int)
                 finally:
                     os.close(sub)
             elif not stat.S_ISREG(st.st_mode):
-                left_out.append(f"{shown(shown_name)} is not a regular file (left out)")
+                copied.left_out.append(f"{shown(shown_name)} is not a regular file (left out)")
             elif st.st_uid != owner:
-                left_out.append(f"{shown(shown_name)} belongs to another account (left out)")
+                copied.left_out.append(f"{shown(shown_name)} belongs to another account (left out)")
             elif st.st_size > max_file:
                 too_big = f"is larger than {max_file / 1e6:g} MB"
-                left_out.append(f"{shown(shown_name)} {too_big} (left out)")
+                copied.left_out.append(f"{shown(shown_name)} {too_big} (left out)")
             else:
-                total += st.st_size
+                if total + st.st_size > max_bytes:
+                    raise Refused(f"it is larger than {max_bytes / 1e6:g} MB in all")
+                size, after = _copy_file(name, fd, into / name, max_file)
+                copied.seen[shown_name] = _identity(after)
+                total += size
                 if total > max_bytes:
                     raise Refused(f"it is larger than {max_bytes / 1e6:g} MB in all")
-                _copy_file(name, fd, into / name, max_file)
+        copied.seen[rel.removesuffix("/")] = _identity(os.fstat(fd))  # after its entries
 
     top = os.open(src, flags | os.O_DIRECTORY)
     try:
+        if os.fstat(top).st_uid != owner:  # another account's folder, put in its place
+            raise Refused("it was replaced by another account's folder while it was collected")
         walk(top, dest, "")
     finally:
         os.close(top)
-    return left_out
+    return copied
 
 
-def _copy_file(name: str, folder_fd: int, dest: Path, max_file: int) -> None:
-    """Copy one regular file, read relative to its folder, at most ``max_file`` bytes."""
+def _copy_file(name: str, folder_fd: int, dest: Path, max_file: int) -> tuple[int, os.stat_result]:
+    """Copy one regular file, read relative to its folder, at most ``max_file`` bytes.
+
+    Returns the bytes copied and the ``fstat`` of the descriptor read,
+    taken after the last read: its ``ctime`` is at least the time of every
+    write whose bytes were copied. A run of zeros (a sparse file's hole)
+    is skipped in the copy, not written.
+    """
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder_fd)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since it was looked at
@@ -211,9 +287,32 @@ def _copy_file(name: str, folder_fd: int, dest: Path, max_file: int) -> None:
                 copied += len(chunk)
                 if copied > max_file:
                     raise Refused("it grew while it was collected")
-                out.write(chunk)
+                if chunk.count(0) == len(chunk):
+                    out.seek(len(chunk), os.SEEK_CUR)
+                else:
+                    out.write(chunk)
+            out.truncate(copied)
+        return copied, os.fstat(fd)
     finally:
         os.close(fd)
+
+
+def _changes(listed: dict, seen: dict) -> list[str]:
+    """What differs between the listing of a submission and what its copy read ([] if nothing).
+
+    ``listed`` and ``seen`` are ``{relative path: (device, inode, ctime, size)}``
+    (:func:`_scan`, :class:`_Copied`). A folder's ``ctime`` changes when an
+    entry is added, removed or renamed in it, a file's when it is written.
+    """
+    if listed.get("", (None, None))[:2] != seen.get("", (None, None))[:2]:
+        return ["the folder was replaced by another"]
+    found = [
+        f"{'the folder' if rel == '' else shown(rel, 60)} "
+        f"{'changed' if rel in listed else 'appeared'}"
+        for rel, identity in sorted(seen.items())
+        if listed.get(rel) != identity
+    ]
+    return found[:5] + ([f"{len(found) - 5} more"] if len(found) > 5 else [])
 
 
 def refused(course: Path, assignment: str) -> list[dict]:
@@ -239,7 +338,9 @@ def arrival_of(submission: Path) -> tuple[str | None, list[str]]:
         read it from the file system; None for a folder not made by it.
     notes : list of str
         What collect left out of the folder (a link, a pipe, a file too
-        large …), and a sentence for the instructor when the student's own
+        large …); what changed in the folder while it was being collected
+        (for review: the arrival is then the latest change of what was
+        copied); and a sentence for the instructor when the student's own
         stamp (``timestamp.txt``, or the folder's name) disagrees with the
         arrival by more than :data:`TOLERANCE`.
     """
@@ -253,6 +354,12 @@ def arrival_of(submission: Path) -> tuple[str | None, list[str]]:
     if when is None:
         return None, []
     notes = [str(n) for n in record.get("left_out", [])][:20]
+    changed = record.get("changed_while_collected")
+    if changed and isinstance(changed, list):
+        notes.append(
+            f"changed while it was being collected: {', '.join(map(str, changed[:6]))}; "
+            f"its arrival is the latest change of what was copied ({arrival}): review it"
+        )
     for what, text in sorted(claims.items()):
         claimed = _parse_stamp(text)
         if claimed is None:
@@ -279,6 +386,16 @@ class CourseCollect(ExchangeCollect):
             self.fail(f"Refusing to collect: {exc}")
         with private_umask():
             super().start()
+
+    shared_account = Bool(
+        False,
+        help=(
+            "The class shares one account (JupyterHub's jovyan, a lab's common login): "
+            "collect any number of student ids from one account. By default an account's "
+            "submissions are collected under one student id only (its login name if it "
+            "submitted under it), and the others are named."
+        ),
+    ).tag(config=True)
 
     def init_src(self):
         """Find every submission of the assignment in ``inbound/``; refuse and name the bad ones."""
@@ -309,23 +426,69 @@ class CourseCollect(ExchangeCollect):
                 self._refuse(name, student, str(why))
                 continue
             candidates.setdefault(student, []).append(record)
-        self.src_records = []
         for student, records in sorted(candidates.items()):
             own = [r for r in records if account_of(uid=r["owner"]) == student]
             if own:  # the student's own account submitted: no other account stands in for it
                 for r in records:
-                    if r not in own:
+                    if not any(r is o for o in own):
                         self._refuse(
                             r["filename"],
                             student,
                             f"it came from account {shown(account_of(uid=r['owner']))}, "
                             f"while {student} submitted from their own account",
                         )
-                records = own
+                candidates[student] = own
+        if not self.shared_account:
+            self._one_id_per_account(candidates)
+        self.src_records = []
+        for _, records in sorted(candidates.items()):
             records.sort(key=lambda r: r["timestamp"], reverse=True)
             on_time = [r for r in records if self.duedate is None or r["timestamp"] <= self.duedate]
             self.src_records.append(on_time[0] if self.before_duedate and on_time else records[0])
             self.src_records[-1]["all"] = records
+
+    def _one_id_per_account(self, candidates: dict) -> None:
+        """Keep one student id per submitting account in ``candidates``; refuse and name the rest.
+
+        The id kept is the account's login name if it submitted under it,
+        else the id of its first submission to arrive. Submissions of the
+        instructor's account (and root's), which can write the course's
+        folders anyway, are not limited.
+        """
+        trusted = {0, os.geteuid()}
+        accounts: dict[int, dict[str, list]] = {}
+        for student, records in candidates.items():
+            for r in records:
+                if r["owner"] not in trusted:
+                    accounts.setdefault(r["owner"], {}).setdefault(student, []).append(r)
+        for uid, ids in sorted(accounts.items()):
+            if len(ids) < 2:
+                continue
+            login = account_of(uid=uid)
+            kept = (
+                login
+                if login in ids
+                else min(ids, key=lambda s: (min(r["timestamp"] for r in ids[s]), s))
+            )
+            others = sorted(set(ids) - {kept})
+            for student in others:
+                candidates[student] = [r for r in candidates[student] if r["owner"] != uid]
+                if not candidates[student]:
+                    del candidates[student]
+            folders = sum(len(ids[s]) for s in others)
+            named = ", ".join(shown(s) for s in others[:10])
+            named += f" and {len(others) - 10} more" if len(others) > 10 else ""
+            why = "its login name" if kept == login else "the first to arrive"
+            reason = (
+                f"submitted under {len(ids)} student ids, and one account's submissions are "
+                f"collected under one id only: {shown(kept)} ({why}); not collected: {named} "
+                f"({folders} folder(s)). If your class shares one account, set "
+                "c.CourseCollect.shared_account = True in the course's nbgrader_config.py "
+                "and collect again"
+            )
+            account = shown(login if login is not None else f"uid {uid}")
+            self.refusals.append({"account": account, "student": None, "reason": reason})
+            self.log.error("Not collected: account %s %s", account, reason)
 
     def _duedate(self):
         from nbgrader.api import Gradebook, MissingEntry
@@ -349,13 +512,14 @@ class CourseCollect(ExchangeCollect):
             raise Refused(f"it cannot be read ({exc.strerror})") from None
         if not stat.S_ISDIR(st.st_mode):
             raise Refused("it is not a folder")
-        received, owner = _scan(path, 1000 * self.coursedir.max_dir_size)
+        received, owner, listed = _scan(path, 1000 * self.coursedir.max_dir_size)
         return {
             "username": parts[0],
             "filename": os.path.basename(path),
             "timestamp": received,
             "owner": owner,
             "claimed_name": parts[2],
+            "listed": listed,
         }
 
     def _refuse(self, name: str, student: str, reason: str) -> None:
@@ -406,7 +570,12 @@ class CourseCollect(ExchangeCollect):
         """Copy one submission folder safely, then write :data:`RECORD` into it.
 
         The copy is made beside ``dest`` and swapped in: a failed copy
-        leaves the earlier submission as it was.
+        leaves the earlier submission as it was. The arrival recorded is the
+        latest ``ctime`` of the listing and of everything copied, as the
+        copied descriptors say after they were read (:func:`_copy`), so
+        work swapped in after the listing arrives when it was made; what
+        changed between the listing and the copy is recorded for review
+        (:func:`_changes`).
         """
         dest = Path(dest)
         if rec is None:  # called as nbgrader's do_copy: look at the folder here
@@ -416,7 +585,7 @@ class CourseCollect(ExchangeCollect):
         if new.exists():
             shutil.rmtree(new)
         try:
-            left_out = _copy(
+            copied = _copy(
                 src,
                 new,
                 rec["owner"],
@@ -424,6 +593,15 @@ class CourseCollect(ExchangeCollect):
                 1000 * self.coursedir.max_file_size,
                 1000 * self.coursedir.max_dir_size,
             )
+            arrival = max(rec["timestamp"], _when(copied.latest))
+            changed = _changes(rec.get("listed", {}), copied.seen)
+            if changed:
+                self.log.warning(
+                    "Changed while it was being collected: %s (%s): %s",
+                    shown(rec["filename"], 120),
+                    rec["username"],
+                    ", ".join(changed),
+                )
             claimed = {"folder name's time": rec["claimed_name"]}
             with contextlib.suppress(OSError):
                 claimed["timestamp.txt"] = (new / "timestamp.txt").read_text(errors="replace")[:64]
@@ -434,9 +612,11 @@ class CourseCollect(ExchangeCollect):
                     {"folder": r["filename"], "account": account_of(uid=r["owner"])}
                     for r in sorted(rec.get("all", [rec]), key=lambda r: r["timestamp"])
                 ],
-                "received": _stamp(rec["timestamp"]),
+                "received": _stamp(arrival),
+                "listed_at": _stamp(rec["timestamp"]),
                 "claimed": claimed,
-                "left_out": left_out,
+                "left_out": copied.left_out,
+                "changed_while_collected": changed,
             }
             (new / RECORD).write_text(json.dumps(record, indent=1))
         except BaseException:

@@ -10,10 +10,12 @@ the gradebook with a real CSV writer instead, plus a ``grading`` column:
 * a text cell that a spreadsheet would read as a formula (starting with
   ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading
   ``'``, so it is shown, never run;
-* ``grading``: ``ok``, ``not submitted`` or ``FAILED: <reasons>``, the
-  reasons from ``grading-failures.json``, which the grade command writes
-  at the course root (a failed grading and no submission both score 0 in
-  nbgrader's columns);
+* ``grading``: ``ok``, ``not submitted``, ``FAILED: <reasons>`` or
+  ``PARTLY GRADED: <reasons>``, the reasons from ``grading-failures.json``
+  and ``grading-partial.json``, which the grade command writes at the
+  course root (a failed grading and no submission both score 0 in
+  nbgrader's columns; a notebook the grader did not take, one over the
+  course's limit of cells or bytes say, scores 0 and the others count);
 * a student whose row cannot be made still gets one, saying so in
   ``grading``, and the file is written whole or not at all (a temporary
   file renamed into place): one student never costs the class its export.
@@ -28,9 +30,21 @@ from pathlib import Path
 
 from nbgrader.plugins.export import CsvExportPlugin
 
-__all__ = ["COLUMNS", "FAILURES", "GradesCsv", "failures", "neutral", "record_failure"]
+__all__ = [
+    "COLUMNS",
+    "FAILURES",
+    "PARTIAL",
+    "GradesCsv",
+    "failures",
+    "neutral",
+    "partly_graded",
+    "record_failure",
+    "record_partial",
+]
 
 FAILURES = "grading-failures.json"
+#: Students graded but for some notebooks (left out: over a limit, a link …), and why.
+PARTIAL = "grading-partial.json"
 
 #: The CSV's columns: nbgrader's, then whether grading succeeded.
 COLUMNS = (
@@ -49,9 +63,7 @@ COLUMNS = (
 )
 
 
-def failures(course: Path) -> dict:
-    """``{student: [reason, …]}`` of the students whose last grading failed."""
-    path = course / FAILURES
+def _read(path: Path) -> dict:
     try:
         found = json.loads(path.read_text()) if path.exists() else {}
     except ValueError:
@@ -59,16 +71,35 @@ def failures(course: Path) -> dict:
     return found if isinstance(found, dict) else {}
 
 
-def record_failure(course: Path, student: str, reasons: list | None) -> None:
-    """Record that grading ``student`` failed (``reasons``) or, with None, succeeded."""
-    found = failures(course)
+def _write(path: Path, student: str, reasons: list | None, default: str) -> None:
+    found = _read(path)
     if reasons is None:
         found.pop(student, None)
     else:
-        found[student] = list(reasons) or ["grading failed"]
-    tmp = course / (FAILURES + ".tmp")
+        found[student] = list(reasons) or [default]
+    tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(found, indent=1, sort_keys=True))
-    tmp.replace(course / FAILURES)  # atomic: a killed grader leaves the old file or the new
+    tmp.replace(path)  # atomic: a killed grader leaves the old file or the new
+
+
+def failures(course: Path) -> dict:
+    """``{student: [reason, …]}`` of the students whose last grading failed."""
+    return _read(course / FAILURES)
+
+
+def record_failure(course: Path, student: str, reasons: list | None) -> None:
+    """Record that grading ``student`` failed (``reasons``) or, with None, succeeded."""
+    _write(course / FAILURES, student, reasons, "grading failed")
+
+
+def partly_graded(course: Path) -> dict:
+    """``{student: [reason, …]}`` of the students whose last grading left notebooks out."""
+    return _read(course / PARTIAL)
+
+
+def record_partial(course: Path, student: str, reasons: list | None) -> None:
+    """Record the notebooks of ``student`` that were not graded (``reasons``), or none (None)."""
+    _write(course / PARTIAL, student, reasons, "a notebook was not graded")
 
 
 def neutral(value) -> str:
@@ -94,7 +125,7 @@ def neutral(value) -> str:
     return str(value)
 
 
-def _row(gradebook, assignment, student, failed: dict) -> dict:
+def _row(gradebook, assignment, student, failed: dict, partial: dict | None = None) -> dict:
     from nbgrader.api import MissingEntry
 
     row = {
@@ -120,10 +151,11 @@ def _row(gradebook, assignment, student, failed: dict) -> dict:
             score=max(0.0, submission.score - penalty),
         )
         submitted = True
+    partial = partial or {}
     if student.id in failed:
-        reasons = failed[student.id]
-        reasons = reasons if isinstance(reasons, list) else [str(reasons)]
-        row["grading"] = "FAILED: " + "; ".join(map(str, reasons))
+        row["grading"] = "FAILED: " + _reasons(failed[student.id])
+    elif submitted and student.id in partial:
+        row["grading"] = "PARTLY GRADED: " + _reasons(partial[student.id])
     else:
         row["grading"] = "ok" if submitted else "not submitted"
     return row
@@ -134,6 +166,10 @@ def _private(path, flags):
     return os.open(path, flags, 0o600)
 
 
+def _reasons(reasons) -> str:
+    return "; ".join(map(str, reasons if isinstance(reasons, list) else [reasons]))
+
+
 class GradesCsv(CsvExportPlugin):
     """nbgrader's CSV columns plus ``grading``, written with a real CSV writer."""
 
@@ -141,7 +177,7 @@ class GradesCsv(CsvExportPlugin):
         """Write one row per student and assignment to ``--to`` (``grades.csv`` by default)."""
         dest = Path(self.to or "grades.csv")
         course = Path(self.parent.coursedir.root) if self.parent is not None else Path(".")
-        failed = failures(course)
+        failed, partial = failures(course), partly_graded(course)
         students = {str(s) for s in self.student}
         assignments = {str(a) for a in self.assignment}
         rows = []
@@ -152,7 +188,7 @@ class GradesCsv(CsvExportPlugin):
                 if students and student.id not in students:
                     continue
                 try:
-                    rows.append(_row(gradebook, assignment, student, failed))
+                    rows.append(_row(gradebook, assignment, student, failed, partial))
                 except Exception as exc:  # this student's row says so; the others are written
                     self.log.error("export: student %r: %s", student.id, exc)
                     rows.append(

@@ -131,7 +131,7 @@ def _failed(exc: BaseException) -> str:
     """A failed handshake, in a few words: OpenSSL's reason (no certificate, unknown CA …)."""
     error = getattr(exc, "real_error", None) or exc
     reason = getattr(error, "reason", None) or type(error).__name__
-    if "EOF" in str(reason) or error is exc and "Closed" in type(exc).__name__:
+    if "EOF" in str(reason) or (error is exc and "Closed" in type(exc).__name__):
         return "closed before its TLS handshake"
     return f"TLS handshake failed: {str(reason)[:80]}"
 

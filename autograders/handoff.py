@@ -65,14 +65,27 @@ def submission_folder(config, assignment: str, student: str) -> Path:
 def submission_files(config, assignment: str, student: str) -> tuple[dict, dict]:
     """The student's submission as data for a worker: ``({name: bytes}, {name: reason})``.
 
-    The regular files of the submission folder, not its sub-folders; links
-    and files over :data:`MAX_FILE` are left out, with the reason
-    (:func:`autograders.task.files_of`).
+    The regular files of the submission folder, not its sub-folders; links,
+    files over :data:`MAX_FILE` and notebooks over the course's limits of
+    cells or bytes (:func:`autograders.limits.over_limit`: its size is
+    checked before it is read) are left out, with the reason
+    (:func:`autograders.task.files_of`). A notebook left out scores 0 and
+    is named; the others are graded.
     """
+    from autograders.limits import over_limit
     from autograders.task import files_of
 
+    def notebook_limit(name: str, size: int) -> str | None:
+        return over_limit(size) if name.endswith(".ipynb") else None
+
     folder = submission_folder(config, assignment, student)
-    return files_of(folder, recursive=False, max_bytes=MAX_FILE)
+    files, left_out = files_of(folder, recursive=False, max_bytes=MAX_FILE, limit=notebook_limit)
+    for name in [n for n in files if n.endswith(".ipynb")]:
+        why = over_limit(len(files[name]), files[name])
+        if why:
+            left_out[name] = why
+            del files[name]
+    return files, left_out
 
 
 def write_folder(dest: Path, files: dict, mode: int) -> None:
@@ -100,11 +113,15 @@ def record(config, course: Path, assignment: str, student: str, result: dict, mo
     nbgrader's own preprocessors, lateness from the submission's arrival
     (:func:`autograders.gradebook.store`); they and the feedback pages are
     written into ``autograded/`` and ``feedback/``, and last the marker
-    that says the student is done.
+    that says the student is done. A notebook that was not graded (over
+    the course's limits, say) is named in the CSV's ``grading`` column
+    (:func:`autograders.export.record_partial`) and gets a feedback page
+    saying why.
     """
     from nbgrader.coursedir import CourseDirectory
 
     from autograders.collect import arrival_of
+    from autograders.export import record_partial
     from autograders.gradebook import store
     from autograders.identity import identity_notes
 
@@ -122,15 +139,32 @@ def record(config, course: Path, assignment: str, student: str, result: dict, mo
     autograded = Path(dirs.format_path(dirs.autograded_directory, student, assignment))
     feedback = Path(dirs.format_path(dirs.feedback_directory, student, assignment))
     notes = identity_notes(submission, student) + stamp_notes + result["notes"]
+    not_graded = result.get("not_graded") or {}
+    record_partial(course, student, list(not_graded.values()) or None)
     if not result["ok"]:
         if autograded.exists():
             shutil.rmtree(autograded)  # an earlier grading's notebooks would mislead
         return student, False, notes
     write_folder(autograded, result["autograded"], modes["autograded"])
     if result["feedback"]:
-        write_folder(feedback, result["feedback"], modes["feedback"])
+        pages = {**_not_graded_pages(not_graded), **result["feedback"]}
+        write_folder(feedback, pages, modes["feedback"])
     (autograded / MARKER).write_text(submission_stamp(course, student, assignment))
     return student, True, notes
+
+
+def _not_graded_pages(not_graded: dict) -> dict:
+    """``{stem.html: page}``: a feedback page for each notebook that was not graded, saying why."""
+    import html
+
+    return {
+        f"{Path(name).stem}.html": (
+            f"<html><body><h1>{html.escape(Path(name).stem)}: this notebook was not graded</h1>"
+            f"<p>{html.escape(note)}.</p></body></html>\n"
+        ).encode()
+        for name, note in not_graded.items()
+        if "/" not in name
+    }
 
 
 def failure_feedback(course: Path, student: str, assignment: str, reasons: list) -> None:

@@ -46,8 +46,11 @@ c.OverwriteCells.add_missing_cells = True
 c.ClearHiddenTests.enabled = True
 
 # Collect: the course's (autograders.collect): safe ids only, arrival times from the file
-# system, every student collected whatever one submission holds; it records the account
-# behind every submission, so that the grade command can name one made from another id.
+# system (the latest change of what was copied), every student collected whatever one
+# submission holds; it records the account behind every submission, so that the grade
+# command can name one made from another id. One student id per submitting account: a
+# class that shares one account (JupyterHub's jovyan, a lab's common login) sets, in the
+# course directory's nbgrader_config.py, c.CourseCollect.shared_account = True
 c.ExchangeFactory.collect = "autograders.exchange.SafeCollect"
 
 # The exchange (autograders.exchange): release makes it so that no account can rename

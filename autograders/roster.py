@@ -92,8 +92,9 @@ def refused_at_collect(course: Path, assignment: str, unsafe: list) -> dict:
     ``{"students": {safe id: [reason, …]}, "lines": [str, …]}``: what the
     course's collect refused (:data:`autograders.collect.REFUSED`) under a
     safe id is told about that student; a refused folder without a safe id,
-    and a folder of ``submitted/`` whose name is not a safe id (``unsafe``),
-    is a line of its own, the name escaped.
+    an account's submissions under more student ids than one, and a folder
+    of ``submitted/`` whose name is not a safe id (``unsafe``), is a line of
+    its own, the name escaped.
     """
     from autograders.collect import refused
     from autograders.ids import ID_RULE, shown
@@ -101,7 +102,9 @@ def refused_at_collect(course: Path, assignment: str, unsafe: list) -> dict:
     students, lines = {}, []
     for entry in refused(course, assignment):
         reason = f"a submission was not collected: {entry.get('reason')}"
-        if entry.get("student"):
+        if entry.get("account"):  # an account's extra student ids, which are no students
+            lines.append(f"account {entry['account']} {entry.get('reason')}")
+        elif entry.get("student"):
             students.setdefault(entry["student"], []).append(reason)
         else:
             folder, why = entry.get("folder"), entry.get("reason")

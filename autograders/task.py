@@ -36,11 +36,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["files_of", "grade_submission", "stage", "write_files"]
+__all__ = ["files_of", "grade_submission", "left_out_note", "stage", "write_files"]
 
 
 def files_of(
-    folder: Path, ignore=(), recursive=True, max_bytes: int | None = None
+    folder: Path, ignore=(), recursive=True, max_bytes: int | None = None, limit=None
 ) -> tuple[dict[str, bytes], dict[str, str]]:
     """The regular files in ``folder`` as ``{relative/path: bytes}``, and those left out.
 
@@ -48,7 +48,9 @@ def files_of(
     ``CourseDirectory.ignore``) are skipped, and sub-folders unless
     ``recursive``. Left out, with the reason (``{name: reason}``): symbolic
     links, never followed (one could point at the solutions or at another
-    student), and files larger than ``max_bytes``.
+    student), files for which ``limit(name, size)`` gives a reason (checked
+    before the file is read, on its apparent size) and files larger than
+    ``max_bytes``.
     """
     folder = Path(folder)
     files, left_out = {}, {}
@@ -60,6 +62,8 @@ def files_of(
             left_out[rel.as_posix()] = "a symbolic link"
         elif not path.is_file():
             continue
+        elif limit is not None and (why := limit(rel.as_posix(), path.stat().st_size)):
+            left_out[rel.as_posix()] = why
         elif max_bytes is not None and path.stat().st_size > max_bytes:
             left_out[rel.as_posix()] = f"larger than {max_bytes / 2**20:g} MiB"
         else:
@@ -90,7 +94,8 @@ def stage(
     """Copy the gradable part of a submission to ``staged``; return (unreadable, notes).
 
     Unreadable notebooks and those ``left_out`` (``{name: reason}``, not
-    sent) score 0. Each notebook is rebuilt as released, from the ``source``
+    sent: a link, a notebook over the course's limits) score 0, each named
+    in the notes. Each notebook is rebuilt as released, from the ``source``
     folder, with the student's answers (:func:`autograders.integrity.restore`):
     every edit of graded cells or their metadata is undone and named, so
     nbgrader always grades the cells it released (in the ``kernel``; a
@@ -101,9 +106,7 @@ def stage(
     from autograders import integrity
 
     staged.mkdir(parents=True, exist_ok=True)
-    left_out = left_out or {}
-    bad = [name for name in left_out if name.endswith(".ipynb")]
-    notes = [f"{name} is {why} (left out)" for name, why in left_out.items()]
+    bad, notes = [], [left_out_note(name, why) for name, why in (left_out or {}).items()]
     for path in sorted(submission.iterdir()):
         if path.is_symlink() or not path.is_file():  # none arrive; and none is followed
             continue
@@ -120,6 +123,13 @@ def stage(
             notes += found
         nbformat.write(nb, str(staged / path.name))
     return sorted(bad), notes
+
+
+def left_out_note(name: str, why: str) -> str:
+    """What the instructor is told about a file that was not sent to grading, and why."""
+    if name.endswith(".ipynb"):
+        return f"{name} is {why}: not graded, scored 0"
+    return f"{name} is {why} (left out)"
 
 
 def autograde_steps() -> list:
@@ -233,7 +243,9 @@ def grade_submission(
         nbgrader recorded here: a report), and ``autograded`` and
         ``feedback``: the files nbgrader wrote for the student, as
         ``{name: bytes}``; the coordinator records the grades from
-        ``autograded`` (:func:`autograders.gradebook.store`).
+        ``autograded`` (:func:`autograders.gradebook.store`);
+        ``not_graded``: ``{name: note}`` of the notebooks of ``left_out``
+        (scored 0), for the CSV's ``grading`` column and their feedback.
     """
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
@@ -291,4 +303,9 @@ def grade_submission(
             "scores": gradebook.auto_scores(dirs.db_url, dirs.course_id, assignment, student),
             "autograded": files_of(autograded)[0] if ok else {},
             "feedback": files_of(feedback)[0] if ok and feedback.is_dir() else {},
+            "not_graded": {
+                name: left_out_note(name, why)
+                for name, why in (left_out or {}).items()
+                if name.endswith(".ipynb")
+            },
         }

@@ -87,7 +87,7 @@ def test_a_member_without_a_private_temporary_directory_is_exposed(tmp_path):
 # the guarded TLS listener, against raw connections on loopback
 # --------------------------------------------------------------------------
 def _closed_by_peer(sock: socket.socket, seconds: float = 60) -> bool:
-    """True once the listener has closed ``sock`` (reads end), False if still open after ``seconds``."""
+    """True once the listener has closed ``sock``, False if it is still open after ``seconds``."""
     sock.settimeout(seconds)
     try:
         return sock.recv(1) == b""

@@ -1,4 +1,4 @@
-"""Issue 31: what the grader trusts besides the answers: ids, times, collection, CSV, summary.
+"""Issues 31 and 45: what the grader trusts besides the answers: ids, times, collection, CSV.
 
 One class goes through a real exchange with the README's commands: nbgrader
 release, students' ``nbgrader submit`` (some as other accounts), the
@@ -8,8 +8,14 @@ answer: ids that forge CSV rows, summary lines and terminal escapes, a
 formula, a path; a late submission whose folder and ``timestamp.txt`` were
 re-dated; entries in ``inbound/`` that used to stop collection (a folder
 over nbgrader's 100 MB limit, a pipe, a symbolic link to the solutions, a
-stray file, a malformed name). Every honest student is collected and gets
-their fair score; every attempt is named; none changes a grade.
+stray file, a malformed name). Issue 45's: a student who swaps their
+on-time folder of stubs for work finished after the due date, as soon as
+collect has listed it (their own inotify watcher, as in the issue; collect
+waits at that one point for the swap to be made, :mod:`tests.support.collect_hooks`,
+so the student always wins the race), and an account that writes eight
+submissions with made-up ids, each with a sparse file, straight into
+``inbound/``. Every honest student is collected and gets their fair score;
+every attempt is named; none changes a grade.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import io
 import os
 import pwd
 import shutil
+import subprocess
 import sys
 import time
 
@@ -66,11 +73,18 @@ def _submit_as_root(tmp, exchange, student: str) -> None:
                *_exchange(exchange), check=True)  # fmt: skip
 
 
-def _submit_as(account: str, shared, exchange, *extra: str, answers="solution") -> None:
-    """The README's student commands, run by ``account`` itself, with the solutions' answers."""
+def _submit_as(
+    account: str, shared, exchange, *extra: str, answers="solution", scratch=False
+) -> subprocess.CompletedProcess:
+    """The README's student commands, run by ``account`` itself, with the solutions' answers.
+
+    With ``scratch``, the assignment folder holds an empty folder ``scratch`` too.
+    """
     home = accounts.home_of(account, shared)
     entry = pwd.getpwnam(account)
     _notebooks(home, answers)
+    if scratch:
+        (home / nc.ASSIGNMENT / "scratch").mkdir()
     for root, dirs, files in os.walk(home):
         for name in [*dirs, *files]:
             os.chown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)
@@ -78,6 +92,7 @@ def _submit_as(account: str, shared, exchange, *extra: str, answers="solution") 
         account, ["nbgrader", "submit", nc.ASSIGNMENT, *_exchange(exchange), *extra], home
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
 
 
 def _redate(account: str, shared, exchange) -> None:
@@ -103,6 +118,93 @@ for root, dirs, files in os.walk(new):
     home = accounts.home_of(account, shared)
     proc = accounts.run_as(account, [sys.executable, "-c", script], home)
     assert proc.returncode == 0, proc.stderr
+
+
+#: As the student: finish the work late, then swap it in as soon as collect has listed the folder.
+SWAP = """
+import ctypes, os, shutil, sys
+submitted, finished = sys.argv[1:]
+home = os.path.expanduser("~")
+mine = submitted.split("Destination: ", 1)[1].splitlines()[0]  # as nbgrader submit said
+late = os.path.join(home, "late")
+shutil.copytree(finished, late)  # the work, finished after the due date
+shutil.copy(os.path.join(mine, "timestamp.txt"), late)  # and the on-time stamp
+inotify = ctypes.CDLL(None, use_errno=True)
+fd = inotify.inotify_init1(os.O_CLOEXEC)
+IN_CLOSE_NOWRITE = 0x10
+if fd < 0 or inotify.inotify_add_watch(fd, os.path.join(mine, "scratch").encode(),
+                                       IN_CLOSE_NOWRITE) < 0:
+    raise OSError(ctypes.get_errno(), "inotify")
+open(os.path.join(home, "watching"), "w").close()
+os.read(fd, 4096)  # collect's listing has read the folder's last sub-folder
+os.rename(mine, os.path.join(home, "on-time"))  # the stubs out,
+os.rename(late, mine)  # the late work in, under the listed name
+open(os.path.join(home, "swapped"), "w").close()
+"""
+
+
+def _watch_and_swap(account: str, shared, submitted: subprocess.CompletedProcess):
+    """``account`` finishes its work now and waits to swap it in (:data:`SWAP`); its process.
+
+    ``submitted`` is its ``nbgrader submit``, whose output names its inbound folder.
+    """
+    finished = shared / f"finished-{account}"  # a solution, readable by every account
+    finished.mkdir()
+    stem = STEMS[-1]  # one notebook is enough to be worth points
+    nbformat.write(nc.student_notebook(stem, "solution"), str(finished / f"{stem}.ipynb"))
+    home = accounts.home_of(account, shared)
+    said = submitted.stdout + submitted.stderr
+    watcher = accounts.start_as(account, [sys.executable, "-c", SWAP, said, finished], home)
+    while not (home / "watching").exists():  # ready once its watch is set
+        if watcher.poll() is not None:
+            raise AssertionError(f"the student's watcher ended: {watcher.communicate()}")
+        time.sleep(0.02)
+    return watcher, home / "swapped"
+
+
+#: As the student: eight submissions under made-up ids, straight into inbound, each sparse.
+MANY_IDS = """
+import datetime, os, shutil, sys
+inbound, notebook = sys.argv[1:]
+for i in range(8):
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    folder = os.path.join(inbound, f"mate{i}+mhsa+{stamp}+r{i}")
+    os.mkdir(folder)
+    with open(os.path.join(folder, "timestamp.txt"), "w") as f:
+        f.write(stamp)
+    shutil.copy(notebook, folder)
+    with open(os.path.join(folder, "weights.bin"), "wb") as f:  # 240 kB on disk, 95 MB long
+        f.write(os.urandom(240_000))
+        f.truncate(95_000_000)
+"""
+
+
+def _many_ids(account: str, shared, exchange) -> None:
+    home = accounts.home_of(account, shared)
+    argv = [
+        sys.executable,
+        "-c",
+        MANY_IDS,
+        exchange / "mhsa" / "inbound",
+        nc.STUDENT / f"{STEMS[0]}.ipynb",
+    ]
+    proc = accounts.run_as(account, argv, home)
+    assert proc.returncode == 0, proc.stderr
+
+
+def _collect_pausing(course, exchange, resume_when) -> subprocess.CompletedProcess:
+    """The README's ``nbgrader collect``, waiting between its listing and its copy for a file."""
+    hook = "tests.support.collect_hooks.PausedCollect"
+    argv = ["collect", nc.ASSIGNMENT, *_exchange(exchange), f"--ExchangeFactory.collect={hook}",
+            f"--PausedCollect.resume_when={resume_when}"]  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "nbgrader", *argv],
+        cwd=course,
+        env={**nc.env(), "PYTHONPATH": str(nc.ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _inbound_traps(course, exchange) -> None:
@@ -147,6 +249,7 @@ def graded(tmp_path_factory):
         for student in HOSTILE_IDS:
             _submit_as_root(homes, exchange, student)
         _submit_as_root(homes, exchange, "zed")  # honest, after the hostile ones
+        on_time = _submit_as("man", shared, exchange, answers=None, scratch=True)  # stubs
         due = datetime.datetime.now(datetime.UTC)
         nc.nbgrader(course, "db", "assignment", "add", nc.ASSIGNMENT,
                     f"--duedate={due.strftime('%Y-%m-%d %H:%M:%S.%f UTC')}")  # fmt: skip
@@ -155,7 +258,16 @@ def graded(tmp_path_factory):
         _submit_as("sys", shared, exchange, "--ExchangeSubmit.add_random_string=False")  # late,
         _redate("sys", shared, exchange)  # and then re-dated to look on time
         _inbound_traps(course, exchange)
-        collect = nc.nbgrader(course, "collect", nc.ASSIGNMENT, *_exchange(exchange))
+        _many_ids("games", shared, exchange)
+        watcher, swapped = _watch_and_swap("man", shared, on_time)  # finished late, waits
+        try:
+            collect = _collect_pausing(course, exchange, swapped)
+            assert collect.returncode == 0, collect.stdout + collect.stderr
+            assert watcher.wait(timeout=60) == 0, watcher.communicate()
+        finally:
+            if watcher.poll() is None:
+                watcher.kill()
+                watcher.wait()
     # a folder a stock collect (or a hand) let in under an unsafe id: the grade command refuses it
     shutil.copytree(course / "submitted" / "alice", course / "submitted" / FORGE_ROW)
     proc = nc.grade(course, "--workers", "2")
@@ -177,7 +289,7 @@ def test_collection_never_stops_and_honest_students_get_their_scores(graded):
     for student in ("alice", "daemon", "zed"):
         assert _full(scores, student), (student, scores.get(student))
     assert sorted(p.name for p in (course / "submitted").iterdir() if is_safe(p.name)) == [
-        "alice", "bin", "daemon", "linker", "piper", "sys", "zed"
+        "alice", "bin", "daemon", "linker", "man", "mate0", "piper", "sys", "zed"
     ]  # fmt: skip
 
 
@@ -265,6 +377,37 @@ def test_late_is_late_whatever_the_student_wrote(graded):
     assert "reached the exchange at" in _line(summary, "sys"), summary
     assert "reached the exchange at" not in _line(summary, "bin")
     assert float(rows["daemon"]["score"]) == float(rows["daemon"]["raw_score"]) > 0  # on time
+
+
+def test_late_work_swapped_in_during_collect_is_graded_late_and_named(graded):
+    course, _, summary, scores = graded
+    rows = _rows(course)
+    assert float(rows["man"]["raw_score"]) == scores["_max"][STEMS[-1]] > 0  # the late work
+    assert float(rows["man"]["score"]) == 0.0  # and late: nbgrader's penalty from its arrival
+    line = _line(summary, "man")
+    assert "changed while it was being collected: the folder was replaced by another" in line
+    assert "its arrival is the latest change of what was copied" in line
+    assert "changed while" not in _line(summary, "daemon")  # a folder left alone: nothing said
+
+
+def test_one_account_is_collected_under_one_student_id_and_the_others_are_named(graded):
+    course, _, summary, _ = graded
+    rows = _rows(course)
+    assert "mate0" in rows and not any(f"mate{i}" in rows for i in range(1, 8)), sorted(rows)
+    assert not any((course / "submitted" / f"mate{i}").exists() for i in range(1, 8))
+    line = next(ln for ln in summary.splitlines() if ln.startswith("! refused: account 'games'"))
+    assert "submitted under 8 student ids" in line and "'mate0' (the first to arrive)" in line
+    others = ", ".join(f"'mate{i}'" for i in range(1, 8))
+    assert f"not collected: {others} (7 folder(s))" in line, line
+
+
+def test_sparse_files_cost_the_course_folder_what_they_cost_the_student(graded):
+    course = graded[0]
+    copied = course / "submitted" / "mate0" / "mhsa" / "weights.bin"
+    assert copied.stat().st_size == 95_000_000  # counted, and copied, in full
+    assert copied.stat().st_blocks * 512 < 2_000_000
+    on_disk = sum(p.lstat().st_blocks * 512 for p in (course / "submitted").rglob("*"))
+    assert on_disk < 20_000_000, on_disk  # the whole class; eight sparse ids made 764 MB before
 
 
 def test_the_export_quotes_and_neutralises_whatever_the_gradebook_holds(tmp_path):

@@ -16,6 +16,7 @@ import nbformat
 import pytest
 from nbgrader.plugins import LateSubmissionPlugin
 
+from autograders.limits import MAX_CELLS
 from autograders.private import close
 from tests.support import nbgrader_course as nc
 from tests.support.classes import LOOP, SOME, STUCK_LIMIT, honest_class, stuck_class_reference
@@ -160,6 +161,15 @@ def bad_metadata():
     return nb
 
 
+def many_cells():
+    """A correct softmax in a notebook one cell over the course's limit: not graded."""
+    nb = softmax_nb(RIGHT)
+    nb.cells += [
+        nbformat.v4.new_code_cell(f"x = {i}") for i in range(MAX_CELLS + 1 - len(nb.cells))
+    ]
+    return nb
+
+
 def with_first(nb):
     """The notebook plus a correct 01_input: the crash of one notebook must not cost it."""
     return {SOFTMAX: nb, "01_input": nc.student_notebook("01_input", "solution")}
@@ -238,6 +248,12 @@ def hostile_class(course):
             "replaced by the grading kernel",
             True,
         ),
+        "h_many_cells": (
+            lambda: with_first(many_cells()),
+            f"{SOFTMAX}.ipynb is a notebook over the course's limit of {MAX_CELLS} cells "
+            f"(it has {MAX_CELLS + 1}): not graded, scored 0",
+            False,
+        ),
     }
 
 
@@ -309,6 +325,11 @@ def test_no_submission_of_the_hostile_class_fails_grading(hostile):
     nc.nbgrader(course, "export", "--to", "grades.csv")
     with open(course / "grades.csv") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f)}
+    capped = rows.pop("h_many_cells")["grading"]  # graded but for the notebook over the limit
+    assert capped == (
+        f"PARTLY GRADED: {SOFTMAX}.ipynb is a notebook over the course's limit of {MAX_CELLS} "
+        f"cells (it has {MAX_CELLS + 1}): not graded, scored 0"
+    )
     assert {r["grading"] for r in rows.values()} == {"ok"}, rows
     most = nc.scores(course)["_max"]  # full marks in each notebook the honest student submitted
     assert float(rows["perfect"]["raw_score"]) == sum(most[s] for s in SOME) > 0
@@ -319,9 +340,19 @@ def test_grading_output_stays_small(hostile):
     assert len(summary) < 20_000
 
 
+def test_a_notebook_over_the_cell_limit_is_never_rendered_and_its_page_says_why(hostile):
+    course, _, _ = hostile
+    page = course / "feedback" / "h_many_cells" / nc.ASSIGNMENT / f"{SOFTMAX}.html"
+    text = page.read_text()
+    assert "this notebook was not graded" in text and f"limit of {MAX_CELLS} cells" in text
+    assert len(text) < 2000  # a sentence: nbgrader's page of the notebook would be 100s of kB
+    graded = course / "autograded" / "h_many_cells" / nc.ASSIGNMENT
+    assert not (graded / f"{SOFTMAX}.ipynb").exists() and (graded / "01_input.ipynb").exists()
+
+
 def test_a_crashing_notebook_costs_only_that_notebook(hostile):
     _, grades, _ = hostile
-    for student in ("h_top_bomb", "h_exit", "h_corrupt_json"):
+    for student in ("h_top_bomb", "h_exit", "h_corrupt_json", "h_many_cells"):
         first = {k: v for k, v in grades.items() if k[:2] == (student, "01_input")}
         assert first and all(v > 0 for v in first.values()), student
 

@@ -65,8 +65,9 @@ def test_a_symbolic_link_and_a_broken_notebook_score_zero_and_are_named(course):
     left_out = {"09_multi_head.ipynb": "a symbolic link"}
     got = grade_submission(course, "cy", files, left_out, sandboxed=False)
     assert got["submitted"] == ["01_input"]
-    assert "09_multi_head.ipynb is a symbolic link (left out)" in got["notes"]
-    assert any(n.startswith("unreadable notebook(s), scored 0: ") for n in got["notes"])
+    assert "09_multi_head.ipynb is a symbolic link: not graded, scored 0" in got["notes"]
+    assert "unreadable notebook(s), scored 0: 07_softmax.ipynb" in got["notes"]  # not the link
+    assert got["not_graded"] == {"09_multi_head.ipynb": got["notes"][0]}
     for stem in ("07_softmax", "09_multi_head"):
         assert all(v == 0 for v in got["scores"][stem]["grades"].values()), stem
 

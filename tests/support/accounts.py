@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["home_of", "need_root", "run_as", "shared_folder"]
+__all__ = ["home_of", "need_root", "run_as", "shared_folder", "start_as"]
 
 
 def need_root() -> None:
@@ -68,6 +68,36 @@ def run_as(
     ``home`` is the account's home (:func:`home_of`); the environment is
     this one's ``PATH`` with this interpreter's folder first, plus ``env``.
     """
+    command, environment = _as(account, argv, home, env)
+    return subprocess.run(
+        command,
+        cwd=cwd or home,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def start_as(account: str, argv: list, home: Path, env: dict | None = None) -> subprocess.Popen:
+    """Start ``argv`` as ``account``, as :func:`run_as` runs it, without waiting for it.
+
+    Its output goes to pipes (text); the caller waits for it, or ends it
+    by its process id.
+    """
+    command, environment = _as(account, argv, home, env)
+    return subprocess.Popen(
+        command,
+        cwd=home,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _as(account: str, argv: list, home: Path, env: dict | None) -> tuple[list, dict]:
+    """The command line that runs ``argv`` as ``account``, and its environment."""
     entry = pwd.getpwnam(account)
     python = Path(sys.executable)
     probe = subprocess.run(
@@ -89,11 +119,4 @@ def run_as(
         **(env or {}),
     }
     drop = _setpriv(entry, "--init-groups", "--inh-caps=-all", "--bounding-set=-all")
-    return subprocess.run(
-        [*drop, *map(str, argv)],
-        cwd=cwd or home,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return [*drop, *map(str, argv)], environment
