@@ -498,19 +498,21 @@ def test_a_grade_run_exposes_nothing_to_another_account(tmp_path):
             }
             paths = [p for p in made if not str(p).startswith(str(report))]
             tried = attempts_as("nobody", [*paths, *held["unix listening"]], attacker)
+            # every sys.path an import has searched so far, judged while its folders exist
+            module_paths = {e: exposed(Path(e), os.geteuid()) for e in seen["sys.path"] if e}
         finally:
             out, err = grade.communicate(timeout=1800)
         seen = reports(report)
         left = holding(token)
         after = files_under(shared) - before
         tried_after = attempts_as("nobody", sorted(after), attacker)
+        later = {e for e in seen["sys.path"] if e and e not in module_paths and Path(e).exists()}
+        module_paths.update({e: exposed(Path(e), os.geteuid()) for e in later})
     assert grade.returncode == 0, out + err
     assert held["tcp listening"] == [] and held["udp bound"] == [], held
     assert not [p for p in held["unix listening"] if not p.startswith("/")], held  # abstract
     assert tried == {}, tried
     assert tried_after == {}, tried_after
-    owner = os.geteuid()
-    module_paths = {e: exposed(Path(e), owner) for e in seen["sys.path"] if e}
     assert {e: why for e, why in module_paths.items() if why} == {}, module_paths
     assert len(seen["process"]) >= 3, seen["process"]  # the command and its two workers
     assert left == [], f"processes of the grade run still alive: {left}"

@@ -6,7 +6,7 @@ what it holds; the probe (``exposure_probe/sitecustomize.py``, put on
 report the ``sys.path`` its imports searched and the files, folders and
 sockets it made. Another account (``nobody``) then tries, for real, to read,
 list, write into and connect to each of them (:data:`ATTEMPTS`, run by
-:func:`attempts_as`). A path counts as exposed by the rule of
+:func:`attempts_as`); a module path counts as exposed by the rule of
 :func:`exposed`: the owner's account, root and the folders above decide.
 """
 
@@ -96,13 +96,13 @@ def sockets(pids: list) -> dict:
 
 
 def exposed(path: Path, owner: int) -> str | None:
-    """Why another account than ``owner`` and root could change or read ``path``, or None.
+    """Why another account than ``owner`` and root could change what ``path`` holds, or None.
 
-    The rule: ``path`` itself is exposed if another account owns it or it
-    has a permission for group or others, and the folders above it let
-    others through (others' execute bit on each); a folder above it that
-    others can write, without the sticky bit over something of ``owner``'s,
-    exposes it too. A missing path is exposed where others can create it.
+    The rule for a module path: ``path`` and every folder above it belong to
+    ``owner`` or root, and none can be written by group or others, except a
+    folder with the sticky bit (as ``/tmp``) over something of ``owner``'s
+    or root's: others cannot rename or replace that. A missing path is
+    exposed where others can create it.
     """
     path = Path(os.path.abspath(path))
     chain = [path, *path.parents]
@@ -113,23 +113,13 @@ def exposed(path: Path, owner: int) -> str | None:
         except FileNotFoundError:
             continue
         mode = stat.S_IMODE(info.st_mode)
-        below = chain[i - 1] if i else None
-        writable = info.st_uid not in mine or mode & 0o022
-        if i and writable:
+        if info.st_uid not in mine or mode & 0o022:
             try:
-                below_ours = os.lstat(below).st_uid in mine
+                below_ours = i > 0 and os.lstat(chain[i - 1]).st_uid in mine
             except FileNotFoundError:
                 below_ours = False
             if not (info.st_mode & stat.S_ISVTX and below_ours):
-                return f"{p} (uid {info.st_uid}, mode {mode:04o}) can be written by others"
-    reachable = all(os.stat(p).st_mode & 0o001 for p in path.parents if p.exists())
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    mode = stat.S_IMODE(info.st_mode)
-    if reachable and (info.st_uid not in mine or mode & 0o066):
-        return f"{path} (uid {info.st_uid}, mode {mode:04o}) is open to others"
+                return f"{p} (uid {info.st_uid}, mode {mode:04o}) can be changed by others"
     return None
 
 
