@@ -61,3 +61,14 @@ c.ExportApp.plugin_class = "autograders.export.GradesCsv"
 
 # Feedback: which checks failed and their hints, never the hidden tests.
 c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+
+# Feedback pages and the formgrader's view of a submission (every HTMLExporter nbgrader makes,
+# which reads this file: on the grade command's workers, in `nbgrader generate_feedback` and
+# in the instructor's Jupyter server): what a student wrote is shown as text or sanitized
+# HTML, never run (autograders.pages).
+c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.filters = {
+    "clean_html": "autograders.pages.clean_html",
+    "markdown2html": "autograders.pages.SafeMarkdown",
+}
+c.HTMLExporter.preprocessors = ["autograders.pages.ShowAsData"]
