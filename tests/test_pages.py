@@ -94,6 +94,30 @@ def test_stock_nbgrader_pages_would_run_the_same_cells():
     assert hp.MARK in " ".join(hp.active_parts(page))
 
 
+def test_an_honest_feedback_page_is_nbgraders_own_but_for_the_ids(feedback):
+    """The check sentences, a pass and a failure with <, &, quotes and √, and the whole page."""
+    from traitlets.config import Config
+
+    config = nc.course_config()
+    config.HTMLExporter = Config()
+    stock = hp.feedback_exporter(config)
+    nb = honest_notebook()
+    (test,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    passed = "✓ softmax: rows sum to 1 (where j > i & 'masked': √d_k)\n"
+    failed = 'softmax: "A" differs from <the reference> & 1/√d_k · Kᵀ'
+    test.outputs = [  # a pass and a failure, as WriteVerdicts writes each
+        new_output("stream", name="stdout", text=passed),
+        new_output("error", ename="CheckFailed", evalue=failed, traceback=[failed]),
+    ]
+    want = hp.render(stock, nb)
+    got = hp.render(feedback, nb)
+    assert got.replace(pages.ID_PREFIX, "") == want
+    from bs4 import BeautifulSoup
+
+    text = BeautifulSoup(got, "html.parser").get_text()
+    assert passed.strip() in text and f"CheckFailed: {failed}" in text  # as written, once
+
+
 def test_the_course_markdown_renders_as_before_but_for_the_ids(feedback):
     """Every markdown cell of the course: what nbconvert renders, ids prefixed, nothing else."""
     safe = feedback.environment.filters["markdown2html"]
