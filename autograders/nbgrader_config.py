@@ -13,6 +13,7 @@ from nbgrader.preprocessors import GetGrades
 from autograders.execute import autograde_preprocessors
 from autograders.feedback import HideHiddenTests
 from autograders.kernel import KERNEL_NAME
+from autograders.pages import configure as sanitize_pages
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
@@ -65,10 +66,5 @@ c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPre
 # Feedback pages and the formgrader's view of a submission (every HTMLExporter nbgrader makes,
 # which reads this file: on the grade command's workers, in `nbgrader generate_feedback` and
 # in the instructor's Jupyter server): what a student wrote is shown as text or sanitized
-# HTML, never run (autograders.pages).
-c.HTMLExporter.sanitize_html = True
-c.HTMLExporter.filters = {
-    "clean_html": "autograders.pages.clean_html",
-    "markdown2html": "autograders.pages.SafeMarkdown",
-}
-c.HTMLExporter.preprocessors = ["autograders.pages.ShowAsData"]
+# HTML, never run. The environment's etc/jupyter/nbgrader_config.py says so too.
+sanitize_pages(c)

@@ -27,6 +27,12 @@ Every other piece of a notebook reaches those templates as text that nbconvert
 or nbgrader escapes (code through Pygments, streams and errors through
 ``ansi2html``, LaTeX escaped and typeset by MathJax with its ``Safe``
 extension), or not at all.
+
+:func:`configure` sets all of it. The course's ``nbgrader_config.py`` calls it,
+and so does the ``nbgrader_config.py`` the course installs into the
+environment (``etc/jupyter``), which every nbgrader of the environment reads
+wherever it runs: the formgrader makes its exporter once, when the Jupyter
+server starts, from the configuration it finds then.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ __all__ = [
     "SafeMarkdown",
     "ShowAsData",
     "clean_html",
+    "configure",
     "shown_output",
 ]
 
@@ -261,3 +268,19 @@ class ShowAsData(Preprocessor):
             outputs = (shown_output(o) for o in cell.get("outputs") or [] if isinstance(o, dict))
             cell["outputs"] = [o for o in outputs if o is not None]
         return cell, resources
+
+
+def configure(c) -> None:
+    """Make every ``HTMLExporter`` that reads ``c`` render pages as this module says.
+
+    Parameters
+    ----------
+    c : traitlets.config.Config
+        An nbgrader configuration (``get_config()`` in an ``nbgrader_config.py``).
+    """
+    c.HTMLExporter.sanitize_html = True
+    c.HTMLExporter.filters = {
+        "clean_html": "autograders.pages.clean_html",
+        "markdown2html": "autograders.pages.SafeMarkdown",
+    }
+    c.HTMLExporter.preprocessors = ["autograders.pages.ShowAsData"]

@@ -63,6 +63,20 @@ def test_the_formgrader_exporter_of_a_course_directory_sanitizes(formgrader):
     assert_sanitizing(formgrader)
 
 
+def test_a_formgrader_started_outside_the_course_sanitizes(tmp_path, monkeypatch):
+    """The environment's nbgrader_config.py (jupyter-config/, installed with the course) suffices.
+
+    The formgrader makes its exporter once, from what it reads when the server
+    starts: here a folder with no nbgrader_config.py of its own.
+    """
+    installed = nc.ROOT / "jupyter-config" / "etc" / "jupyter"
+    assert (installed / "nbgrader_config.py").is_file()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "no-user-config"))
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(installed))
+    assert_sanitizing(hp.formgrader_exporter(tmp_path))
+
+
 def honest_notebook():
     return nc.student_notebook(STEM, "solution")
 

@@ -279,7 +279,7 @@ def look(browser, url: str, root: str = "#notebook-container", screenshot: Path 
         page.goto(url, wait_until="load")
         # MathJax typesets after load: wait until its queue is empty (a broken page may never)
         try:
-            page.wait_for_function(TYPESET, timeout=30_000)
+            page.wait_for_function(TYPESET, timeout=60_000)
         except PlaywrightTimeout:
             pass  # seen.typeset says how much was typeset
         page.wait_for_timeout(500)
