@@ -11,7 +11,10 @@ postBuild) puts ``jupyter-config/`` into the environment's prefix:
   it is read after nbgrader's own ``nbgrader.json``, which turns them on, and
   before what ``jupyter server extension enable --sys-prefix`` writes;
 * ``share/jupyter/lab/settings/overrides.d/mhsa-course.json``: no news
-  pop-up, no update check.
+  pop-up, no update check;
+* ``etc/jupyter/nbgrader_config.py``: every nbgrader of the environment (the
+  formgrader of a server started in any folder too) shows a student's
+  notebook as text or sanitized HTML (:mod:`autograders.pages`).
 
 Validate and the Assignments list stay. ``python -m autograders instructor-ui``
 gives an instructor the other side back in this environment (``student-ui``

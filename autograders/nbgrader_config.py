@@ -13,6 +13,7 @@ from nbgrader.preprocessors import GetGrades
 from autograders.execute import autograde_preprocessors
 from autograders.feedback import HideHiddenTests
 from autograders.kernel import KERNEL_NAME
+from autograders.pages import configure as sanitize_pages
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
@@ -71,3 +72,9 @@ c.ExportApp.plugin_class = "autograders.export.GradesCsv"
 
 # Feedback: which checks failed and their hints, never the hidden tests.
 c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+
+# Feedback pages and the formgrader's view of a submission (every HTMLExporter nbgrader makes,
+# which reads this file: on the grade command's workers, in `nbgrader generate_feedback` and
+# in the instructor's Jupyter server): what a student wrote is shown as text or sanitized
+# HTML, never run. The environment's etc/jupyter/nbgrader_config.py says so too.
+sanitize_pages(c)

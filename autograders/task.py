@@ -36,7 +36,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["files_of", "grade_submission", "left_out_note", "stage", "write_files"]
+__all__ = ["NBGRADER_FILES", "files_of", "grade_submission", "left_out_note", "stage", "write_files"]
+
+#: The files of a submission besides its notebooks that nbgrader reads (lateness;
+#: ``release_feedback``'s names for the pages): the only others that are graded.
+NBGRADER_FILES = frozenset({"timestamp.txt", "submission_secret.txt"})
 
 
 def files_of(
@@ -100,6 +104,10 @@ def stage(
     every edit of graded cells or their metadata is undone and named, so
     nbgrader always grades the cells it released (in the ``kernel``; a
     deleted answer gets ``stub``, nbgrader's ``ClearSolutions.code_stub``).
+    Of the other files only nbgrader's own (:data:`NBGRADER_FILES`) are
+    staged; every other is named and left out: nbgrader copies a submission's
+    files into its feedback folder, and ``release_feedback`` hands out every
+    page there, so a student's own ``.html`` would be released as feedback.
     """
     import nbformat
 
@@ -111,7 +119,10 @@ def stage(
         if path.is_symlink() or not path.is_file():  # none arrive; and none is followed
             continue
         if path.suffix != ".ipynb":
-            shutil.copy(path, staged / path.name)  # timestamp.txt and the like
+            if path.name in NBGRADER_FILES:
+                shutil.copy(path, staged / path.name)
+            elif not path.name.startswith("."):  # the course's own records (collect's)
+                notes.append(f"{path.name} is not a notebook (left out of grading and feedback)")
             continue
         nb = integrity.read(path)
         if nb is None:

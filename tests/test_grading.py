@@ -7,10 +7,12 @@ import copy
 import csv
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -18,6 +20,8 @@ from nbgrader.plugins import LateSubmissionPlugin
 
 from autograders.limits import MAX_CELLS
 from autograders.private import close
+from tests.support import hostile_pages as hp
+from tests.support import lab_harness as lab
 from tests.support import nbgrader_course as nc
 from tests.support.classes import LOOP, SOME, STUCK_LIMIT, honest_class, stuck_class_reference
 from tests.support.mistakes import HOSTILE
@@ -254,7 +258,19 @@ def hostile_class(course):
             f"(it has {MAX_CELLS + 1}): not graded, scored 0",
             False,
         ),
+        # script in every part of a notebook, in a notebook's name and in a page of its own
+        # (HOSTILE_PAGE): none reaches a page that runs it (test_feedback_pages_...)
+        "h_script": (
+            lambda: {SOFTMAX: hp.hostile_notebook(softmax_nb(RIGHT)), SCRIPT_NAME: softmax_nb()},
+            f"{HOSTILE_PAGE} is not a notebook (left out of grading and feedback)",
+            True,
+        ),
     }
+
+
+#: A notebook's name and a page a student adds to the submission, script in each.
+SCRIPT_NAME = f"<img src=x onerror={hp.js('notebook-name')}>"
+HOSTILE_PAGE = "feedback.html"
 
 
 HOSTILE_STUDENTS = sorted(hostile_class(nc.ROOT))
@@ -268,6 +284,9 @@ def hostile(tmp_path_factory):
     nc.submit(course, "perfect", {s: nc.student_notebook(s, "solution") for s in SOME})
     for student, (make, _, _) in hostile_class(course).items():
         nc.submit(course, student, make())
+    (course / "submitted" / "h_script" / nc.ASSIGNMENT / HOSTILE_PAGE).write_text(
+        hp.script("own-page")
+    )
     proc = nc.grade(course, "--workers", "2")
     # No wait for the daemon's wake-up (20 s): test_nothing_outlives_grading_or_escapes_the_sandbox
     # finds no process of it once grading is over, so none is left to write later.
@@ -365,6 +384,80 @@ def test_feedback_hides_hidden_tests_and_shows_hints(hostile):
     assert "check_hidden" not in text and "BEGIN HIDDEN TESTS" not in text
     assert "hidden tests: not shown" in text
     assert "softmax(Z) is all zeros" in text  # the parent's verdict, as the test's output
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(lab.CHROMIUM).exists():
+        pytest.fail(f"{lab.CHROMIUM} is missing: .ci/run installs Debian's chromium")
+    if not hp.MATHJAX.is_dir():
+        pytest.fail(f"{hp.MATHJAX} is missing: .ci/run installs Debian's libjs-mathjax")
+    with lab.chromium_browser() as b:
+        yield b
+
+
+def verdicts(notebook: Path) -> list[str]:
+    """The check sentences of a graded notebook, as its test cells' outputs hold them."""
+    lines = []
+    for cell in nbformat.read(str(notebook), 4).cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("points"):
+            for out in cell.outputs:
+                text = out.get("text") or f"{out.get('ename')}: {out.get('evalue')}"
+                lines.append(text.strip())
+    return lines
+
+
+def assert_runs_nothing(seen: hp.Seen, sentences: list, where: str) -> None:
+    """Nothing ran, nothing can, the check sentences and the math are shown, and so is the text."""
+    assert seen.ran == [], f"{where}: student script ran: {seen.ran}"
+    assert seen.live == [], f"{where}: could run: {seen.live}"
+    assert seen.offsite == [], f"{where}: requests off this machine: {seen.offsite}"
+    assert sentences and all(s in seen.text for s in sentences), (where, sentences)
+    assert hp.script("md-script") in seen.text, f"{where}: the student's markdown is not shown"
+    assert seen.typeset > 10, f"{where}: the math is not typeset ({seen.typeset})"
+
+
+def test_feedback_pages_and_the_formgrader_run_no_student_script(hostile, browser, tmp_path):
+    """Each page a student's notebook reaches, opened in Chromium: no payload runs.
+
+    The grade command's feedback page; then, in a copy of the course whose
+    autograded notebook also holds outputs of every type (as stock ``nbgrader
+    autograde``, the formgrader's button, leaves the outputs of the student's
+    code), ``nbgrader generate_feedback``'s page and the formgrader's view of
+    the submission, in a Jupyter server started in the course directory.
+    """
+    course, _, _ = hostile
+    out = lab.ROOT / "test-output" / "feedback-pages"
+    out.mkdir(parents=True, exist_ok=True)
+    folder = course / "feedback" / "h_script" / nc.ASSIGNMENT
+    assert sorted(p.name for p in folder.iterdir()) == [f"{SOFTMAX}.html"]  # nothing of theirs
+    graded = course / "autograded" / "h_script" / nc.ASSIGNMENT / f"{SOFTMAX}.ipynb"
+    sentences = verdicts(graded)
+    seen = hp.look(browser, (folder / f"{SOFTMAX}.html").as_uri(), screenshot=out / "grade.png")
+    assert_runs_nothing(seen, sentences, "the grade command's feedback page")
+
+    copy_ = tmp_path / "course"
+    shutil.copytree(course, copy_)
+    config = copy_ / "nbgrader_config.py"
+    config.write_text(config.read_text().replace(repr(str(course)), repr(str(copy_))))
+    planted = copy_ / "autograded" / "h_script" / nc.ASSIGNMENT / f"{SOFTMAX}.ipynb"
+    graded_nb = nbformat.read(str(graded), 4)
+    # GetGrades reads a grade id from the gradebook: no invented one for generate_feedback
+    nbformat.write(hp.hostile_notebook(graded_nb, marked=False), str(planted))
+    nc.nbgrader(copy_, "generate_feedback", nc.ASSIGNMENT, "--student", "h_script", "--force")
+    page = copy_ / "feedback" / "h_script" / nc.ASSIGNMENT / f"{SOFTMAX}.html"
+    seen = hp.look(browser, page.as_uri(), screenshot=out / "generate_feedback.png")
+    assert_runs_nothing(seen, sentences, "nbgrader generate_feedback's page")
+
+    nbformat.write(hp.hostile_notebook(graded_nb), str(planted))
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{copy_ / 'gradebook.db'}") as gb:
+        sid = gb.find_submission_notebook(SOFTMAX, nc.ASSIGNMENT, "h_script").id
+    with lab.formgrader_server(copy_, tmp_path / "server") as base:
+        url = f"{base}/formgrader/submissions/{sid}/"
+        seen = hp.look(browser, url, screenshot=out / "formgrader.png")
+    assert_runs_nothing(seen, sentences, "the formgrader's view")
 
 
 def gradebook_rows(course) -> dict:

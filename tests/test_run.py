@@ -172,6 +172,24 @@ def test_staging_leaves_out_the_corrupt_notebook_and_names_duplicated_cells(tmp_
     assert ids.count("attention_head_weights_then_values") == 1
 
 
+def test_staging_keeps_notebooks_and_nbgraders_files_only(tmp_path):
+    """A student's own page would be released as feedback: it is left out, and named."""
+    from autograders.task import stage
+
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    for name in ("timestamp.txt", "submission_secret.txt", "evil.html", "notes.py", ".hidden.svg"):
+        (sub / name).write_text("<script>alert(1)</script>")
+    nbformat.write(nc.student_notebook("07_softmax"), str(sub / "07_softmax.ipynb"))
+    bad, notes = stage(sub, tmp_path / "staged", nc.SOLUTIONS, "mhsa-grader", STUB)
+    staged = sorted(p.name for p in (tmp_path / "staged").iterdir())
+    assert staged == ["07_softmax.ipynb", "submission_secret.txt", "timestamp.txt"]
+    assert bad == [] and notes == [
+        "evil.html is not a notebook (left out of grading and feedback)",
+        "notes.py is not a notebook (left out of grading and feedback)",
+    ]
+
+
 #: nbgrader's stub of a cleared answer cell.
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 

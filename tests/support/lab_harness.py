@@ -368,6 +368,70 @@ def lab_in_environment(python: Path, cwd: Path, env: dict, tmp: Path, timeout: f
 
 
 @contextmanager
+def formgrader_server(course: Path, tmp: Path, timeout: float = 60):
+    """Run ``jupyter server`` in ``course`` with nbgrader's formgrader on; yield its base URL.
+
+    As an instructor starts it from the course directory (the formgrader reads
+    nbgrader_config.py there), this interpreter's environment, the formgrader
+    turned on in a user configuration of its own (``instructor-ui`` turns it on
+    for the environment), no token.
+    """
+    config = tmp / "jupyter-config"
+    config.mkdir(parents=True, exist_ok=True)
+    extension = {"nbgrader.server_extensions.formgrader": True}
+    (config / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": extension}})
+    )
+    env = dict(os.environ)
+    env.update(
+        HOME=str(tmp),
+        JUPYTER_CONFIG_DIR=str(config),
+        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+        PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
+    )
+    port = free_port()
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "server",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        f"--ServerApp.root_dir={course}",
+    ]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log_path = tmp / "jupyter-server.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            cmd, cwd=course, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"jupyter server exited: {log_path.read_text()}")
+                try:
+                    _get(f"{base}/api/status")
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(
+                            f"jupyter server did not answer in {timeout:.0f} s: "
+                            + log_path.read_text()
+                        ) from None
+                    time.sleep(0.2)
+            yield base
+        finally:
+            stop(proc)
+
+
+@contextmanager
 def chromium_browser():
     """Debian's Chromium through Playwright; pages come from ``browser.new_page()``."""
     from playwright.sync_api import sync_playwright
