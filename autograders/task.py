@@ -36,7 +36,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["NBGRADER_FILES", "files_of", "grade_submission", "left_out_note", "stage", "write_files"]
+__all__ = [
+    "NBGRADER_FILES",
+    "files_of",
+    "grade_submission",
+    "left_out_note",
+    "stage",
+    "write_files",
+]
 
 #: The files of a submission besides its notebooks that nbgrader reads (lateness;
 #: ``release_feedback``'s names for the pages): the only others that are graded.
