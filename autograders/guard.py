@@ -103,6 +103,7 @@ class GuardedTLSListener(TLSListener):
     """
 
     async def _prepare_stream(self, stream, address):
+        here = self.listen_address  # while it listens: it may stop during the handshake
         host = parse_host_port(address.split("://", 1)[-1])[0]
         same = [s for h, s in _waiting if h == host]
         if len(same) >= PER_ADDRESS:
@@ -122,7 +123,7 @@ class GuardedTLSListener(TLSListener):
         finally:
             _waiting.remove(entry)
             _dropped.pop(id(stream), None)
-        _refuse(self.listen_address, address, why)
+        _refuse(here, address, why)
         stream.close()
         return None
 
