@@ -506,6 +506,7 @@ def test_a_grade_run_exposes_nothing_to_another_account(tmp_path):
         left = holding(token)
         after = files_under(shared) - before
         tried_after = attempts_as("nobody", sorted(after), attacker)
+        scores = nc.scores(course) if grade.returncode == 0 else {}
         later = {e for e in seen["sys.path"] if e and e not in module_paths and Path(e).exists()}
         module_paths.update({e: exposed(Path(e), os.geteuid()) for e in later})
     assert grade.returncode == 0, out + err
@@ -519,7 +520,6 @@ def test_a_grade_run_exposes_nothing_to_another_account(tmp_path):
     assert not [p for p in after if "mhsa-grading-" in str(p)], after  # the run's folder
     assert not Path(f"{planted}.IMPORTED").exists(), "the planted package was imported"
     assert "students: 3" in out and "failed: 0" in out, out
-    scores = nc.scores(course)
     full = scores.pop("_max")
     assert {nb: scores["perfect"][nb][0] for nb in SOME} == {nb: full[nb] for nb in SOME}, scores
     assert {nb: scores["stub"][nb][0] for nb in SOME} == dict.fromkeys(SOME, 0), scores
