@@ -2,7 +2,9 @@
 
 The cluster is set up as the README says: TLS with the certificates
 ``python -m autograders cluster-certs`` makes, on every ``dask`` command and
-the grade command.
+the grade command, each member guarded (``--preload autograders.guard``)
+with its scratch in a private folder; another account's probe during the
+run is named in the summary.
 
 Each worker runs in a temporary directory of its own, apart from the course
 directory: the tasks carry the course and the submission as data. Grades
@@ -22,19 +24,22 @@ import time
 import pytest
 
 from tests.support import nbgrader_course as nc
+from tests.support.accounts import home_of, need_root, run_as, shared_folder
 from tests.support.classes import STUCK_LIMIT, honest_class, stuck_class_reference
 from tests.support.dask_cluster import cluster, security
 
 pytestmark = pytest.mark.slow  # real Dask processes, real grading
 
 
-def grade_killing_the_stuck_students_worker(tmp_path, allowed_failures):
+def grade_killing_the_stuck_students_worker(tmp_path, allowed_failures, probe=False):
     """Grade the honest class on the cluster; kill the worker grading the stuck student.
 
     The stuck student's softmax loops until its time budget, so its task
     outlasts the others: the kill lands while it runs alone on its worker
-    (a worker's queued tasks would die with it). Returns the command's
-    output and the course.
+    (a worker's queued tasks would die with it). With ``probe``, first
+    ``nobody`` opens 8 connections to the scheduler's port and closes each
+    at once (a student's probe, issue 45). Returns the command's output and
+    the course.
     """
     course = nc.make_course(tmp_path / "course", STUCK_LIMIT)
     honest_class(course, stuck=True)
@@ -65,18 +70,37 @@ def grade_killing_the_stuck_students_worker(tmp_path, allowed_failures):
                 time.sleep(0.1)
             assert victim is not None, "the stuck student's task was never seen running alone"
             pid = client.run(os.getpid, workers=[victim])[victim]
+            if probe:  # during the run: the grade command has checked the cluster
+                host, port = address.split("://")[1].rsplit(":", 1)
+                with shared_folder() as shared:
+                    knock = [sys.executable, "-c", PROBE.format(host=host, port=port)]
+                    done = run_as("nobody", knock, home_of("nobody", shared))
+                assert done.returncode == 0 and done.stdout.strip() == "8", done
         os.kill(pid, signal.SIGKILL)
         out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, out + err
     return out, course
 
 
+#: A student's probe: 8 connections to the scheduler's port, each closed at once.
+PROBE = (
+    "import socket\n"
+    "for _ in range(8):\n"
+    "    socket.create_connection(({host!r}, {port})).close()\n"
+    "print(8)\n"
+)
+
 markers = lambda course: sorted(course.glob("autograded/*/mhsa/.mhsa-graded"))  # noqa: E731
 
 
 def test_on_a_separate_cluster_grades_equal_serial_and_survive_a_killed_worker(tmp_path):
-    out, course = grade_killing_the_stuck_students_worker(tmp_path, allowed_failures=3)
+    """And a probe of the cluster by another account meanwhile is named, every connection."""
+    need_root()
+    out, course = grade_killing_the_stuck_students_worker(tmp_path, allowed_failures=3, probe=True)
     assert "students: 4" in out and "failed: 0" in out, out
+    refused = [ln for ln in out.splitlines() if ln.startswith("! refused: ")]
+    assert refused and all(" to the grading cluster refused (" in ln for ln in refused), out
+    assert sum(int(ln.split()[2]) for ln in refused if "from '127.0.0.1'" in ln) == 8, refused
     assert len(markers(course)) == 4
     assert nc.grades(course) == stuck_class_reference()
     for student in ("perfect", "partial"):  # written here from what the workers returned
