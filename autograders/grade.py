@@ -83,7 +83,9 @@ def grade_class(
     (:class:`autograders.sandbox.SandboxUnavailable`) when the sandbox cannot
     be made, unless ``sandboxed`` is False, (:class:`GradingBusy`) while
     another grade command grades the same course,
-    (:class:`autograders.cluster.InsecureCluster`) a cluster without TLS, and
+    (:class:`autograders.cluster.InsecureCluster`) a cluster without TLS or
+    with a member that is not guarded or is exposed
+    (:func:`autograders.watch.check_cluster`), and
     (:class:`autograders.private.CourseNotPrivate`) a course directory that
     another account can reach, before touching it; what it writes there is private.
     """
