@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import re
@@ -55,27 +54,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptio
 # --------------------------------------------------------------------------
 # what listens: the sockets of a process tree, as root (or its owner) sees them
 # --------------------------------------------------------------------------
-def listening(pids: list) -> dict:
-    """``{port: pid}`` for every TCP socket in LISTEN state that one of ``pids`` holds.
-
-    A socket is matched by its inode: the links of ``/proc/PID/fd`` against
-    ``/proc/net/tcp`` and ``tcp6``, so another program's port never counts.
-    """
-    inodes = {}
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                with contextlib.suppress(OSError):
-                    link = os.readlink(f"/proc/{pid}/fd/{fd}")
-                    if link.startswith("socket:["):
-                        inodes[link[len("socket:[") : -1]] = pid
-    ports = {}
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
-                ports[int(fields[1].rsplit(":", 1)[1], 16)] = inodes[fields[9]]
-    return ports
+def listening(pids: list) -> set:
+    """Every TCP port in LISTEN state that one of ``pids`` holds, by the kernel's tables."""
+    return set(sockets(pids)["tcp listening"])
 
 
 def port_of(address: str) -> int:
@@ -341,43 +322,18 @@ def test_a_tls_dask_cluster_refuses_every_peer_without_the_certificate_and_names
 @slow
 def test_the_grade_command_refuses_a_cluster_member_without_the_guard(tmp_path):
     """A scheduler started without ``--preload autograders.guard``: not graded there, said why."""
-    from tests.support.dask_cluster import DASK, certificates
+    from tests.support.dask_cluster import certificates, scheduler
 
     course = nc.make_course(tmp_path / "course")
     nc.generate(course)
     nc.submit(course, "ada", {s: nc.student_notebook(s, "solution") for s in SOME[:1]})
     tls = certificates(tmp_path / "certs")
-    info = tmp_path / "scheduler.json"
-    scratch = tmp_path / "scratch"
-    scratch.mkdir(mode=0o700)
-    scheduler = subprocess.Popen(
-        [
-            DASK,
-            "scheduler",
-            "--host",
-            "127.0.0.1",
-            "--protocol",
-            "tls",
-            "--port",
-            "0",
-            "--no-dashboard",
-            "--scheduler-file",
-            str(info),
-            *tls,
-        ],
-        env={**nc.env(), "DASK_TEMPORARY_DIRECTORY": str(scratch)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    unguarded, address = scheduler(tmp_path, tls, guarded=False)
     try:
-        deadline = time.monotonic() + 120
-        while not info.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        address = json.loads(info.read_text())["address"]
         proc = nc.grade(course, "--scheduler", address, *tls, check=False)
     finally:
-        scheduler.kill()
-        scheduler.wait()
+        unguarded.kill()
+        unguarded.wait()
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.startswith("not grading: the cluster is not private"), proc.stderr
     assert f"the scheduler at '{address}' was not started with --preload autograders.guard" in (

@@ -23,20 +23,38 @@ NO_HTTP = {
 }
 
 
-def _start(args, cwd: Path, log: Path, env: dict | None = None) -> subprocess.Popen:
+def _start(
+    args, cwd: Path, log: Path, env: dict | None = None, guarded: bool = True
+) -> subprocess.Popen:
     """``dask ARGS`` as the README starts a member: guarded, its scratch in a 0700 folder."""
     cwd.mkdir(parents=True, exist_ok=True)
     scratch = cwd / "scratch"
     scratch.mkdir(mode=0o700, exist_ok=True)
     private = {"DASK_TEMPORARY_DIRECTORY": str(scratch)}
+    guard = ["--preload", "autograders.guard"] if guarded else []
     return subprocess.Popen(
-        [DASK, *args[:1], "--preload", "autograders.guard", *args[1:]],
+        [DASK, *args[:1], *guard, *args[1:]],
         cwd=cwd,
         env={**nc.env(), **NO_HTTP, **private, **(env or {})},
         stdout=open(log, "w"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+
+def scheduler(tmp: Path, tls: list, env: dict | None = None, guarded: bool = True):
+    """A TLS ``dask scheduler`` on loopback, as the README starts it: (process, address)."""
+    info = tmp / "scheduler.json"
+    args = ["scheduler", "--host", "127.0.0.1", "--protocol", "tls", "--port", "0"]
+    args += ["--no-dashboard", "--scheduler-file", str(info), *tls]
+    proc = _start(args, tmp / "scheduler", tmp / "scheduler.log", env, guarded)
+    deadline = time.monotonic() + 120
+    while not info.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    if not info.exists():
+        proc.kill()
+        raise AssertionError(f"no scheduler: {(tmp / 'scheduler.log').read_text()}")
+    return proc, json.loads(info.read_text())["address"]
 
 
 def certificates(folder: Path) -> list:
@@ -75,34 +93,13 @@ def cluster(tmp: Path, allowed_failures: int = 3):
     how many workers may die running one task before Dask gives up on it
     (3 is Dask's default).
     """
-    info = tmp / "scheduler.json"
     tmp.mkdir(parents=True, exist_ok=True)
     tls = certificates(tmp / "certs")
-    procs = [
-        _start(
-            [
-                "scheduler",
-                "--host",
-                "127.0.0.1",
-                "--protocol",
-                "tls",
-                "--port",
-                "0",
-                "--no-dashboard",
-                "--scheduler-file",
-                str(info),
-                *tls,
-            ],
-            tmp / "scheduler",
-            tmp / "scheduler.log",
-            {"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)},
-        )
-    ]
+    first, address = scheduler(
+        tmp, tls, {"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)}
+    )
+    procs = [first]
     try:
-        deadline = time.monotonic() + 120
-        while not info.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        address = json.loads(info.read_text())["address"]
         workers = [
             _start(
                 [
