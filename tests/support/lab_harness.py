@@ -43,6 +43,69 @@ def _get(url: str, timeout: float = 5.0):
 
 
 @contextmanager
+def _jupyter(python, app, root: Path, env, log_path: Path, timeout: float, extra=(), cwd=...):
+    """``python -m jupyter APP`` serving ``root`` on a free loopback port, no token; its base URL.
+
+    It runs in ``cwd`` (default: ``root``; None: this process's folder).
+
+    Waits until the server answers (``/api/status``); raises with the server's
+    log if it exits first or does not answer in ``timeout`` seconds; stops
+    its kernels, then the server, after.
+    """
+    port = free_port()
+    cmd = [
+        str(python),
+        "-m",
+        "jupyter",
+        app,
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        f"--ServerApp.root_dir={root}",
+        *extra,
+    ]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=root if cwd is ... else cwd,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"jupyter {app} exited: {log_path.read_text()}")
+                try:
+                    _get(f"{base}/api/status")
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(
+                            f"jupyter {app} did not answer in {timeout:.0f} s: "
+                            + log_path.read_text()
+                        ) from None
+                    time.sleep(0.2)
+            yield base
+        finally:
+            try:  # stop the kernels, then the server
+                for k in _get(f"{base}/api/kernels"):
+                    req = urllib.request.Request(f"{base}/api/kernels/{k['id']}", method="DELETE")
+                    urllib.request.urlopen(req, timeout=10).close()
+            except OSError:
+                pass
+            stop(proc)
+
+
+@contextmanager
 def jupyterlab(tmp: Path, notebooks: Path):
     """Run JupyterLab on a copy of ``notebooks``; yield its base URL; stop everything after."""
     home = tmp / "home"
@@ -64,50 +127,10 @@ def jupyterlab(tmp: Path, notebooks: Path):
         JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
         PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
     )
-    port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyter",
-        "lab",
-        "--no-browser",
-        "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}",
-        "--ServerApp.port_retries=0",
-        "--IdentityProvider.token=",
-        "--ServerApp.password=",
-        f"--ServerApp.root_dir={root}",
-        "--LabApp.expose_app_in_browser=True",
-    ]
-    if os.geteuid() == 0:
-        cmd.append("--allow-root")
-    log = open(tmp / "jupyterlab.log", "w")
-    proc = subprocess.Popen(
-        cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited: {(tmp / 'jupyterlab.log').read_text()}")
-            try:
-                _get(f"{base}/api/status")
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("JupyterLab did not answer on /api/status in 90 s") from None
-                time.sleep(0.3)
+    extra = ["--LabApp.expose_app_in_browser=True"]
+    log_path = tmp / "jupyterlab.log"
+    with _jupyter(sys.executable, "lab", root, env, log_path, 90, extra, cwd=None) as base:
         yield base
-    finally:
-        try:  # stop the kernels, then the server
-            for k in _get(f"{base}/api/kernels"):
-                req = urllib.request.Request(f"{base}/api/kernels/{k['id']}", method="DELETE")
-                urllib.request.urlopen(req, timeout=10).close()
-        except OSError:
-            pass
-        stop(proc)
-        log.close()
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -318,53 +341,9 @@ def lab_in_environment(python: Path, cwd: Path, env: dict, tmp: Path, timeout: f
         JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
     )
     (tmp / "home").mkdir(exist_ok=True)
-    port = free_port()
-    cmd = [
-        str(python),
-        "-m",
-        "jupyter",
-        "lab",
-        "--no-browser",
-        "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}",
-        "--ServerApp.port_retries=0",
-        "--IdentityProvider.token=",
-        "--ServerApp.password=",
-        f"--ServerApp.root_dir={cwd}",
-        "--LabApp.expose_app_in_browser=True",
-    ]
-    if os.geteuid() == 0:
-        cmd.append("--allow-root")
-    log_path = tmp / "jupyterlab.log"
-    log = open(log_path, "w")
-    proc = subprocess.Popen(
-        cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited: {log_path.read_text()}")
-            try:
-                _get(f"{base}/api/status")
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"JupyterLab did not answer in {timeout:.0f} s: {log_path.read_text()}"
-                    ) from None
-                time.sleep(0.3)
+    extra = ["--LabApp.expose_app_in_browser=True"]
+    with _jupyter(python, "lab", cwd, env, tmp / "jupyterlab.log", timeout, extra) as base:
         yield base
-    finally:
-        try:
-            for k in _get(f"{base}/api/kernels"):
-                req = urllib.request.Request(f"{base}/api/kernels/{k['id']}", method="DELETE")
-                urllib.request.urlopen(req, timeout=10).close()
-        except OSError:
-            pass
-        stop(proc)
-        log.close()
 
 
 @contextmanager
@@ -389,46 +368,9 @@ def formgrader_server(course: Path, tmp: Path, timeout: float = 60):
         JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
         PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
     )
-    port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyter",
-        "server",
-        "--no-browser",
-        "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}",
-        "--ServerApp.port_retries=0",
-        "--IdentityProvider.token=",
-        "--ServerApp.password=",
-        f"--ServerApp.root_dir={course}",
-    ]
-    if os.geteuid() == 0:
-        cmd.append("--allow-root")
     log_path = tmp / "jupyter-server.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            cmd, cwd=course, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"jupyter server exited: {log_path.read_text()}")
-                try:
-                    _get(f"{base}/api/status")
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise RuntimeError(
-                            f"jupyter server did not answer in {timeout:.0f} s: "
-                            + log_path.read_text()
-                        ) from None
-                    time.sleep(0.2)
-            yield base
-        finally:
-            stop(proc)
+    with _jupyter(sys.executable, "server", course, env, log_path, timeout) as base:
+        yield base
 
 
 @contextmanager
