@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from autograders.private import close  # noqa: E402
 from tests.support import nbgrader_course as nc  # noqa: E402
 from tests.support.environments import build_readme_env  # noqa: E402
 from tests.support.kernels import execute_notebooks  # noqa: E402
@@ -91,6 +92,7 @@ def main() -> None:
             "4. nbgrader generate_assignment",
             lambda: nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force"),
         )
+        close(course / "gradebook.db")  # made with this shell's umask: the grade command refuses
         stems = sorted(p.stem for p in nc.SOLUTIONS.glob("*.ipynb"))
         nc.submit(course, "perfect", {s: nc.student_notebook(s, "solution") for s in stems})
         total += timed(

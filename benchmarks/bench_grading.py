@@ -36,7 +36,7 @@ from tests.support.mistakes import MISTAKES
 
 
 def synthetic_class(course: Path, n: int) -> int:
-    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(course)  # the release, its gradebook private
     stems = sorted(p.stem for p in nc.SOLUTIONS.glob("*.ipynb"))
     _, name, source, _ = MISTAKES["softmax_wrong_axis"]
     for i in range(n):
@@ -87,7 +87,7 @@ def dask_overhead(tmp: Path, tasks: int = 9) -> tuple[float, float, float, int]:
     from autograders.task import files_of, grade_submission
 
     course = nc.make_course(tmp / "overhead")
-    nc.nbgrader(course, "generate_assignment", nc.ASSIGNMENT, "--force")
+    nc.generate(course)  # the release, its gradebook private
     nc.submit(
         course,
         "ada",
