@@ -16,10 +16,11 @@ worker's nanny), this module, imported before the member listens:
   connection refused (no or a wrong certificate, no handshake in time, over
   a limit, closed before its handshake) is kept, with its time, where it
   came from, the listener and why (:func:`refusals`);
-* refuses to start a member whose scratch folder (Dask's
-  ``temporary-directory``, where it puts its work and which it puts first
-  on ``sys.path``) or any folder on ``sys.path`` another account can write
-  or replace (:func:`exposures`), and sends its temporary files there.
+* ends a member whose scratch folder (Dask's ``temporary-directory``,
+  where it puts its work and which it puts first on ``sys.path``) or any
+  folder on ``sys.path`` another account can write or replace
+  (:func:`exposures`) as it starts, saying why; else sends its temporary
+  files there.
 
 The grade command asks every member for :func:`report` when it starts
 (it refuses a member without the guard or with an exposure) and again when
@@ -228,19 +229,21 @@ def exposures(server=None) -> list[str]:
 
 
 def dask_setup(server) -> None:
-    """Dask's preload hook: refuse to start an exposed member; its temporary files go private.
+    """Dask's preload hook: an exposed member ends here; else its temporary files go private.
 
-    Raises
-    ------
-    RuntimeError
-        :func:`exposures` found something (the member does not start).
+    Dask logs and goes past an exception raised in a preload's hook, so an
+    exposed member (:func:`exposures`) writes why on its standard error and
+    ends at once, with exit status 3, before it runs anything for anyone.
     """
     found = exposures(server)
     if found:
-        raise RuntimeError(
-            "autograders.guard: this grading cluster member is exposed to other accounts: "
-            + "; ".join(found)
+        print(
+            "autograders.guard: not starting this grading cluster member, which other "
+            "accounts could reach: " + "; ".join(found),
+            file=sys.stderr,
+            flush=True,
         )
+        os._exit(3)
     private = Path(dask.config.get("temporary-directory")) / f"tmp-{os.getpid()}"
     private.mkdir(mode=0o700, exist_ok=True)
     tempfile.tempdir = str(private)

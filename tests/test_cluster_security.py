@@ -342,6 +342,38 @@ def test_the_grade_command_refuses_a_cluster_member_without_the_guard(tmp_path):
     assert not (course / "autograded").exists()
 
 
+@slow
+def test_a_guarded_member_with_its_scratch_in_tmp_does_not_start(tmp_path):
+    """``dask scheduler --preload autograders.guard``, no private scratch: it ends, saying why."""
+    from tests.support.dask_cluster import DASK, certificates
+
+    tls = certificates(tmp_path / "certs")
+    env = {k: v for k, v in nc.env().items() if k != "DASK_TEMPORARY_DIRECTORY"}
+    proc = subprocess.run(
+        [
+            DASK,
+            "scheduler",
+            "--protocol",
+            "tls",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            *tls,
+            "--no-dashboard",
+            "--preload",
+            "autograders.guard",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "autograders.guard: not starting this grading cluster member" in proc.stderr
+    assert "set DASK_TEMPORARY_DIRECTORY to a folder of mode 0700" in proc.stderr, proc.stderr
+
+
 # --------------------------------------------------------------------------
 # another account during a real grade run: what the run exposes
 # --------------------------------------------------------------------------
