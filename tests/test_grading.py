@@ -284,9 +284,9 @@ def hostile(tmp_path_factory):
     nc.submit(course, "perfect", {s: nc.student_notebook(s, "solution") for s in SOME})
     for student, (make, _, _) in hostile_class(course).items():
         nc.submit(course, student, make())
-    (course / "submitted" / "h_script" / nc.ASSIGNMENT / HOSTILE_PAGE).write_text(
-        hp.script("own-page")
-    )
+    page = course / "submitted" / "h_script" / nc.ASSIGNMENT / HOSTILE_PAGE
+    page.write_text(hp.script("own-page"))
+    close(page)  # private, as collect writes it
     proc = nc.grade(course, "--workers", "2")
     # No wait for the daemon's wake-up (20 s): test_nothing_outlives_grading_or_escapes_the_sandbox
     # finds no process of it once grading is over, so none is left to write later.
