@@ -9,7 +9,8 @@ another account:
 
 * one run folder, made fresh by :func:`tempfile.mkdtemp` (a new, unguessable
   name, mode 0700, created atomically: no account can make it first or
-  swap it) and removed when the run ends, whatever happened;
+  swap it) and removed when the run ends (one that a killed run left is
+  removed by the next, :func:`sweep`);
 * every connection of the cluster (client, scheduler, nannies, workers) is a
   Unix socket in that folder (the ``unix://`` scheme of :class:`UnixBackend`),
   so no other account can open one, let alone send a byte: no port
@@ -59,12 +60,16 @@ __all__ = [
     "UnixBackend",
     "private_cluster",
     "run_folder",
+    "sweep",
 ]
 
 #: The address scheme of the cluster's Unix sockets: ``unix:///run/folder/NAME.sock``.
 SCHEME = "unix"
 #: The longest socket path Linux takes (``sun_path`` is 108 bytes, the last a NUL).
 MAX_PATH = 107
+#: A run folder's name begins so; it holds the id of the process that made it in PID_FILE.
+PREFIX = "mhsa-grading-"
+PID_FILE = "pid"
 
 
 class PrivateFolderError(RuntimeError):
@@ -79,17 +84,50 @@ def run_folder(parent: str | None = None) -> Path:
     parent : str, optional
         Where to make it (default: :func:`tempfile.gettempdir`). A parent
         whose path would leave no room for a socket's name gives way to
-        ``/tmp``.
+        ``/tmp``. The folders that killed runs of this account left there
+        are removed first (:func:`sweep`).
 
     Returns
     -------
     Path
-        The folder; the caller removes it.
+        The folder, holding ``PID_FILE`` (this process's id); the caller
+        removes it.
     """
     parent = parent or tempfile.gettempdir()
     if len(os.fsencode(parent)) > MAX_PATH - 60:
         parent = "/tmp"
-    return Path(tempfile.mkdtemp(prefix="mhsa-grading-", dir=parent))
+    sweep(Path(parent))
+    folder = Path(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
+    (folder / PID_FILE).write_text(f"{os.getpid()}\n")
+    return folder
+
+
+def sweep(parent: Path) -> list:
+    """Remove the run folders in ``parent`` that runs of this account left when killed.
+
+    A run folder is this account's own (mode 0700, not a link) and names
+    the process that made it (``PID_FILE``); it is left when that process
+    still lives, or when it names none.
+
+    Returns
+    -------
+    list of Path
+        The folders removed.
+    """
+    removed = []
+    for folder in parent.glob(f"{PREFIX}*"):
+        try:
+            info = folder.lstat()
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+                continue
+            pid = int((folder / PID_FILE).read_text())
+            os.kill(pid, 0)  # alive (ours or not): its folder stays
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+        except (OSError, ValueError):
+            continue  # not a run folder, or not ours to judge
+    return removed
 
 
 def check_private(folder: Path) -> Path:

@@ -13,14 +13,17 @@ from __future__ import annotations
 import asyncio
 import os
 import pwd
+import shutil
 import socket
 import ssl
 import stat
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from autograders import guard
-from autograders.private_cluster import PrivateFolderError, check_private, run_folder
+from autograders.private_cluster import PID_FILE, PrivateFolderError, check_private, run_folder
 from autograders.watch import summary_lines
 from tests.support.accounts import need_root
 
@@ -209,16 +212,56 @@ def test_the_summary_names_each_host_and_reason_escaped():
 # the grade command's own cluster: its run folder
 # --------------------------------------------------------------------------
 def test_the_run_folder_is_new_private_and_refused_when_not(tmp_path):
-    folder = run_folder(str(tmp_path))
+    parent = tmp_path / "t"  # pytest's own folder names are too long for a socket's path
+    parent.symlink_to(tempfile.mkdtemp(dir="/tmp", prefix="rf-"))
+    try:
+        _run_folder_checks(Path(os.readlink(parent)))
+    finally:
+        shutil.rmtree(os.readlink(parent))
+
+
+def _run_folder_checks(parent: Path):
+    folder = run_folder(str(parent))
+    assert folder.parent == parent, folder  # where it was asked for
     info = folder.lstat()
     assert (stat.S_IMODE(info.st_mode), info.st_uid) == (0o700, os.geteuid())
     assert check_private(folder) == folder
-    assert run_folder(str(tmp_path)) != folder  # never the same name twice
+    assert run_folder(str(parent)) != folder  # never the same name twice
     folder.chmod(0o755)
     with pytest.raises(PrivateFolderError, match=r"expected a folder of uid \d+ with mode 0700"):
         check_private(folder)
-    link = tmp_path / "link"
+    link = parent / "link"
     link.symlink_to(folder)
     folder.chmod(0o700)
     with pytest.raises(PrivateFolderError, match="found not a folder"):
         check_private(link)
+
+
+def test_a_run_folder_a_killed_run_left_is_removed_by_the_next_and_no_other(tmp_path):
+    """Its process gone: removed. A live run's, another account's, one naming no process: kept."""
+    import subprocess
+    import sys
+
+    need_root()
+    parent = tmp_path / "t"
+    parent.symlink_to(tempfile.mkdtemp(dir="/tmp", prefix="rf-"))
+    parent = Path(os.readlink(tmp_path / "t"))
+    try:
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        left = run_folder(str(parent))
+        (left / PID_FILE).write_text(f"{dead.pid}\n")  # as a run killed before its cleanup
+        (left / "scratch").mkdir()
+        live = run_folder(str(parent))  # this process's: alive
+        theirs = parent / "mhsa-grading-theirs"
+        theirs.mkdir(mode=0o700)
+        (theirs / PID_FILE).write_text(f"{dead.pid}\n")
+        nobody = pwd.getpwnam("nobody")
+        os.chown(theirs, nobody.pw_uid, nobody.pw_gid)
+        unnamed = parent / "mhsa-grading-unnamed"
+        unnamed.mkdir(mode=0o700)
+        new = run_folder(str(parent))
+        assert not left.exists()
+        assert live.exists() and theirs.exists() and unnamed.exists() and new.exists()
+    finally:
+        shutil.rmtree(parent)
