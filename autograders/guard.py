@@ -213,13 +213,12 @@ def exposures(server=None) -> list[str]:
             "DASK_TEMPORARY_DIRECTORY to a folder of mode 0700)"
         )
     else:
-        info = os.stat(scratch) if os.path.exists(scratch) else None
-        if info is None or info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077:
-            mode = f"mode {stat.S_IMODE(info.st_mode):04o}" if info else "missing"
-            found.append(
-                f"Dask's temporary-directory {scratch} is not this account's folder of mode "
-                f"0700 ({mode}): `mkdir -p -m 700 {scratch}`"
-            )
+        from autograders.private_cluster import PrivateFolderError, check_private
+
+        try:
+            check_private(Path(scratch), "Dask's temporary-directory")
+        except PrivateFolderError as exc:
+            found.append(f"{exc} (`mkdir -p -m 700 {scratch}`)")
     places = [getattr(server, "local_directory", None), *sys.path]
     for entry in dict.fromkeys(p for p in places if p):
         why = _exposure(Path(entry))

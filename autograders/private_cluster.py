@@ -46,7 +46,7 @@ from pathlib import Path
 import dask
 from distributed import Nanny, Scheduler, SpecCluster, Worker
 from distributed.comm import registry
-from distributed.comm.core import BaseListener, Comm, Connector, FatalCommClosedError
+from distributed.comm.core import BaseListener, Comm, CommClosedError, Connector
 from distributed.comm.tcp import MAX_BUFFER_SIZE, TCP, _close_comm
 from tornado import netutil
 from tornado.iostream import IOStream, StreamClosedError
@@ -130,22 +130,28 @@ def sweep(parent: Path) -> list:
     return removed
 
 
-def check_private(folder: Path) -> Path:
+def check_private(folder: Path, what: str = "the grading cluster's sockets") -> Path:
     """``folder`` if it is a real folder of this account with mode 0700, else refuse.
 
     Raises
     ------
     PrivateFolderError
-        Not a folder (a link included), another owner, or any access for
-        group or others.
+        Missing, not a folder (a link included), another owner, or any
+        access for group or others; the message names ``what`` it is for.
     """
-    info = os.lstat(folder)
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        raise PrivateFolderError(
+            f"{folder}: expected a folder of uid {os.geteuid()} with mode 0700 for {what}, "
+            "found none."
+        ) from None
     mode = stat.S_IMODE(info.st_mode)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or mode & 0o077:
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a folder"
         raise PrivateFolderError(
-            f"{folder}: expected a folder of uid {os.geteuid()} with mode 0700 for the "
-            f"grading cluster's sockets, found {kind} of uid {info.st_uid} with mode {mode:04o}."
+            f"{folder}: expected a folder of uid {os.geteuid()} with mode 0700 for {what}, "
+            f"found {kind} of uid {info.st_uid} with mode {mode:04o}."
         )
     return folder
 
@@ -180,8 +186,8 @@ class UnixConnector(Connector):
         stream = IOStream(sock, max_buffer_size=MAX_BUFFER_SIZE)
         try:
             await stream.connect(address)
-        except StreamClosedError as exc:
-            raise FatalCommClosedError(f"cannot reach {SCHEME}://{address}: {exc}") from exc
+        except StreamClosedError as exc:  # not (yet) listening: Dask's connect tries again
+            raise CommClosedError(f"cannot reach {SCHEME}://{address}: {exc}") from exc
         return UnixComm(stream, f"{SCHEME}://{address}", f"{SCHEME}://{address}", deserialize)
 
 
@@ -219,7 +225,7 @@ class UnixListener(BaseListener):
         comm = UnixComm(stream, self.contact_address, f"{SCHEME}://peer", self.deserialize)
         try:
             await self.on_connection(comm)
-        except Exception:  # a peer that left before Dask's own handshake
+        except CommClosedError:  # a peer that left before Dask's own handshake
             comm.abort()
             return
         await self.comm_handler(comm)

@@ -80,7 +80,7 @@ def test_a_member_without_a_private_temporary_directory_is_exposed(tmp_path):
     shared.chmod(0o755)
     with dask.config.set({"temporary-directory": str(shared)}):
         (found,) = [e for e in guard.exposures() if "temporary-directory" in e]
-    assert "(mode 0755)" in found and f"mkdir -p -m 700 {shared}" in found, found
+    assert "with mode 0755" in found and f"mkdir -p -m 700 {shared}" in found, found
     shared.chmod(0o700)
     with dask.config.set({"temporary-directory": str(shared)}):
         assert [e for e in guard.exposures() if "temporary-directory" in e] == []
