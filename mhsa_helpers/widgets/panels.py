@@ -1,0 +1,186 @@
+"""The extensions' widgets: every state of their controls computed at once, drawn in the page.
+
+A :class:`PanelsWidget` names its controls (:meth:`~PanelsWidget.control_specs`) and
+computes the picture and words of one state (:meth:`~PanelsWidget.state`); it sends
+every state once (they are small: a few panels of T × T), and ``front/panels.js``
+shows the one the controls choose, without the kernel.
+
+The learner's function is drawn only while its check passes, or when the box "draw
+my failing functions anyway" is ticked (never a stub); a function that raises or
+returns other shapes is replaced by the course's, and the notes say why.
+"""
+
+from __future__ import annotations
+
+import itertools
+from html import escape
+
+import numpy as np
+import traitlets
+
+from .. import reference as ref
+from ..learner import as_html, check_sentence, warn
+from .base import REFERENCE, REFERENCE_STATUS, PictureWidget, encode, esm
+
+__all__ = ["Panel", "PanelsWidget", "same_structure", "slider"]
+
+NOT_WRITTEN = "not written yet"
+
+
+def Panel(M, title, rows, cols, kinds=("row", "column"), *, blocked=None, links=None, **kw):
+    """One matrix of a picture, as the page draws it (``front/draw.js`` ``panel``).
+
+    ``kinds`` name what rows and columns are ("query", "key", "token" link the cells of
+    several panels); ``blocked``: booleans of M's shape, hatched like a mask's −∞;
+    other keywords: ``colour`` (a frame), ``highlight`` (a row), ``blocks`` (head runs
+    ``[first, end, colour, label]``), ``neutral`` (a mask: white and hatched),
+    ``pending`` (what −∞ means when not blocked: dotted grey), ``meaning``.
+    """
+    link = {"query": "q", "key": "k", "token": "t"}
+    return {
+        "M": encode(M),
+        "title": title,
+        "rows": [str(r) for r in rows],
+        "cols": [str(c) for c in cols],
+        "kinds": list(kinds),
+        "blocked": None if blocked is None else np.asarray(blocked, bool).tolist(),
+        "links": list(links) if links is not None else [link.get(k) for k in kinds],
+        **kw,
+    }
+
+
+def slider(name: str, label: str, values, buttons=()) -> dict:
+    """A control choosing among ``values`` (``[label, value]`` pairs, or values)."""
+    options = [list(v) if isinstance(v, tuple | list) else [str(v), v] for v in values]
+    return {"name": name, "label": label, "kind": "slider", "options": options, "buttons": list(buttons)}
+
+
+def same_structure(got, expected) -> bool:
+    """Whether ``got`` has the reference's structure: same tuple length, same array shapes."""
+    if isinstance(expected, tuple):
+        return (
+            isinstance(got, tuple | list)
+            and len(got) == len(expected)
+            and all(same_structure(g, e) for g, e in zip(got, expected, strict=True))
+        )
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return got.shape == np.shape(expected)
+
+
+def _floats(result):
+    if isinstance(result, tuple | list):
+        return tuple(np.asarray(r, dtype=float) for r in result)
+    return np.asarray(result, dtype=float)
+
+
+class PanelsWidget(PictureWidget):
+    """A widget whose every state is computed at once and shown by the page.
+
+    Subclasses set :attr:`name` (the learner's function drawn) and define
+    :meth:`control_specs` and :meth:`state`.
+
+    Attributes
+    ----------
+    values : dict
+        The controls' values now (the page sets them).
+    states : list of dict
+        Every state: ``{key, picture: {panels, label, fixed, bar, axes}, status, notes,
+        title, options}``.
+    anyway : bool
+        "draw my failing functions anyway".
+    failing : bool
+        Whether the learner's function (written, not a stub) fails its check.
+    """
+
+    _esm = esm("panels.js")
+    controls = traitlets.List().tag(sync=True)
+    values = traitlets.Dict().tag(sync=True)
+    states = traitlets.List().tag(sync=True)
+    anyway = traitlets.Bool(False).tag(sync=True)
+    failing = traitlets.Bool(False).tag(sync=True)
+    name: str = ""
+
+    def __init__(self, functions=None, **values):
+        self._source, self._cache = functions, {}
+        super().__init__()
+        self.controls = self.control_specs()
+        self.values = {c["name"]: values.get(c["name"], c["options"][0][1]) for c in self.controls}
+        self.observe(lambda _: self.refresh(), names="anyway")
+        self.refresh()
+
+    def control_specs(self) -> list[dict]:
+        """The controls, in order (:func:`slider`)."""
+        raise NotImplementedError
+
+    def state(self, **values) -> dict:
+        """``{picture, status, notes}`` (and ``title``, ``options``) for ``values``."""
+        raise NotImplementedError
+
+    def combinations(self):
+        """Every combination of the controls' values (a subclass may drop impossible ones)."""
+        names = [c["name"] for c in self.controls]
+        for combo in itertools.product(*([o[1] for o in c["options"]] for c in self.controls)):
+            yield dict(zip(names, combo, strict=True))
+
+    def refresh(self) -> None:
+        """Compute every state with the learner's function as it is now, and send them."""
+        self.states = [{"key": key, **self.state(**key)} for key in self.combinations()]
+
+    def current(self) -> dict:
+        """The state the controls show now."""
+        return next(s for s in self.states if s["key"] == self.values)
+
+    # ------------------------------------------------------------------ the learner's rule
+    def choose(self) -> tuple:
+        """``(function, status line, notes)``: the learner's where its check passes, or when
+        the box is ticked (never a stub); the course's otherwise, with why."""
+        course = getattr(ref, self.name)
+        self.failing = False
+        if self._source is REFERENCE:
+            return course, REFERENCE_STATUS, []
+        mine = dict(self._source or {}).get(self.name)
+        code = f"<code>{self.name}</code>"
+        if not callable(mine):
+            return course, f"Drawn with the course's {code}: yours is {NOT_WRITTEN}.", [
+                f"Once your {code} is defined above, run this cell again to draw with it."
+            ]
+        failed = check_sentence(self.name, mine, self._cache)
+        if failed is None:
+            return mine, f"Drawn with <b>your</b> {code} (its check passes).", []
+        if "not implemented yet" in failed:
+            return course, f"Drawn with the course's {code}: yours is {NOT_WRITTEN}.", [
+                f"Once your {code} is written and its check passes, run this cell again."
+            ]
+        self.failing = True
+        if self.anyway:
+            return mine, warn(f"Drawn with your failing {code} (its check fails: see below)."), [
+                warn(f"Drawn with your failing {code} (its check: {as_html(failed)})")
+            ]
+        return course, warn(f"Drawn with the course's {code} instead of yours (its check fails: see below)."), [
+            warn(f"Why not yours: the check of your {code} fails: {as_html(failed)}")
+        ]
+
+    def draw_with(self, *args, when: str = "here") -> tuple:
+        """``(result, status line, notes)``: the chosen function on ``args``; the course's
+        where the learner's raises or returns other shapes than the reference's."""
+        course = getattr(ref, self.name)
+        expected = course(*args)
+        fn, line, notes = self.choose()
+        if fn is course:
+            return _floats(expected), line, notes
+        try:
+            with np.errstate(all="ignore"):
+                got = fn(*args)
+        except Exception as exc:  # told to the learner, then the reference is drawn
+            said = f"raised {type(exc).__name__}: {escape(str(exc))}"
+        else:
+            if same_structure(got, expected):
+                return _floats(got), line, notes
+            said = "returned a different shape than the reference"
+        whose = "your failing" if self.failing else "your"
+        return _floats(expected), warn(
+            f"Drawn with the course's <code>{self.name}</code> instead of yours (see below)."
+        ), [warn(f"Why not yours: {whose} <code>{self.name}</code> {said} {when}.")]
