@@ -104,7 +104,7 @@ class PictureWidget(anywidget.AnyWidget):
     """A picture drawn in the page: the look it draws with, and one line for viewers
     without JavaScript or without the live widget (a notebook reopened, a static page)."""
 
-    style = traitlets.Dict(STYLE).tag(sync=True)
+    look = traitlets.Dict(STYLE).tag(sync=True)  # not "style": a DOMWidget's style is a widget
     #: What a viewer that cannot run the widget is told.
     where = "Run this cell in JupyterLab to draw the picture (it is drawn in the page)."
 

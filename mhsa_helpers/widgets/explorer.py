@@ -153,7 +153,7 @@ class Explorer(PictureWidget):
         exercises = names()
         return {n: f for n, f in dict(self._source).items() if n in exercises and callable(f)}
 
-    def set_state(self, **changes) -> None:
+    def change_state(self, **changes) -> None:
         """Change the data state (``example``, ``heads``, ``mask``, ``length``) as the page does."""
         self.state = {**self.state, **changes}
 

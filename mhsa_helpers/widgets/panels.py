@@ -1,7 +1,7 @@
 """The extensions' widgets: every state of their controls computed at once, drawn in the page.
 
 A :class:`PanelsWidget` names its controls (:meth:`~PanelsWidget.control_specs`) and
-computes the picture and words of one state (:meth:`~PanelsWidget.state`); it sends
+computes the picture and words of one state (:meth:`~PanelsWidget.compute_state`); it sends
 every state once (they are small: a few panels of T × T), and ``front/panels.js``
 shows the one the controls choose, without the kernel.
 
@@ -80,7 +80,7 @@ class PanelsWidget(PictureWidget):
     """A widget whose every state is computed at once and shown by the page.
 
     Subclasses set :attr:`name` (the learner's function drawn) and define
-    :meth:`control_specs` and :meth:`state`.
+    :meth:`control_specs` and :meth:`compute_state`.
 
     Attributes
     ----------
@@ -115,7 +115,7 @@ class PanelsWidget(PictureWidget):
         """The controls, in order (:func:`slider`)."""
         raise NotImplementedError
 
-    def state(self, **values) -> dict:
+    def compute_state(self, **values) -> dict:
         """``{picture, status, notes}`` (and ``title``, ``options``) for ``values``."""
         raise NotImplementedError
 
@@ -127,7 +127,7 @@ class PanelsWidget(PictureWidget):
 
     def refresh(self) -> None:
         """Compute every state with the learner's function as it is now, and send them."""
-        self.states = [{"key": key, **self.state(**key)} for key in self.combinations()]
+        self.states = [{"key": key, **self.compute_state(**key)} for key in self.combinations()]
 
     def current(self) -> dict:
         """The state the controls show now."""

@@ -40,7 +40,7 @@ class SlidingWindowWidget(PanelsWidget):
     def control_specs(self):
         return [slider("window", "window", range(1, self.example.T + 1))]
 
-    def state(self, window):
+    def compute_state(self, window):
         e, w = self.example, window
         M, line, notes = self.draw_with(e.T, w)  # (T, T)
         _, A = ref.attention_head(*self._qkv, M)  # (T, d_k), (T, T)

@@ -150,7 +150,7 @@ export default {
       const d = model.get("data"), texts = model.get("texts"), st = model.get("state");
       if (!d || !d.arrays) return;
       if (!cache || cache.d !== d) cache = { d, a: decode(d.arrays) }, tall = 0;
-      const a = cache.a, style = model.get("style");
+      const a = cache.a, style = model.get("look");
       const view = model.get("view"), step = model.get("step");
       const q = Math.min(model.get("query"), d.tokens.length - 1);
       const seen = {};
@@ -159,7 +159,7 @@ export default {
       ui.heads.set(st.heads, d.head_choices.map((n) => [String(n), n]));
       ui.mask.set(st.mask, MASKS);
       ui.length.set(st.length, Array.from({ length: d.tokens.length }, (_, i) => [String(i + 1), i + 1]), st.mask !== "padding");
-      ui.length.style.visibility = st.mask === "padding" ? "visible" : "hidden";
+      ui.length.hidden = st.mask !== "padding";
       ui.query.set(q, tokens);
       ui.view.set(view);
       ui.step.set(step, null, view === "query");

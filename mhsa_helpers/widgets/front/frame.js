@@ -3,6 +3,7 @@
 // picture, its tooltip, and the notes. Sized so the whole widget fits the screen it is on.
 
 const CSS = `
+.mhsa-w [hidden]{display:none!important}
 .mhsa-w{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;color:#111;max-width:100%;min-width:0}
 .mhsa-w .mhsa-controls{display:flex;flex-wrap:wrap;gap:4px 12px;align-items:center;margin:2px 0 6px}
 .mhsa-w .mhsa-control{display:inline-flex;align-items:center;gap:4px;flex:0 1 auto;min-width:0;max-width:100%}

@@ -64,7 +64,7 @@ export default {
       f.notes.innerHTML = (s.notes || []).join("<br>");
       anyway.set(model.get("anyway"));
       anyway.hidden = !model.get("failing") && !model.get("anyway");
-      const style = model.get("style");
+      const style = model.get("look");
       const picture = (st) => {
         if (!decoded.has(st)) decoded.set(st, st.picture.panels.map((p) => ({ ...p, M: decode(p.M) })));
         const panels = decoded.get(st).map((p) => ({ ...p }));
