@@ -164,11 +164,21 @@ export function measure(pic, room) {
   const below = (sameCols ? 0 : band) + top - 10;
   const foot = band + (pic.axes ? 22 : 0) + 30;
   const dims = panels.map((p) => ({ rows: p.M.length, cols: p.M[0].length }));
-  const { ncol, cell } = layout(dims, {
-    width: room.width - 10 - (each ? 0 : SIZE.bar), height: room.height - top - foot, shared,
-    extra: each ? SIZE.bar : 0, below,
-  });
+  const inner = room.height - top - foot, wide = room.width - 10 - (each ? 0 : SIZE.bar);
+  const side = (shared ? 0 : SIZE.labels) + SIZE.gap + (each ? SIZE.bar : 0);
+  let { ncol, cell } = layout(dims, { width: wide, height: inner, shared, extra: each ? SIZE.bar : 0, below });
   const nr = Math.max(...dims.map((d) => d.rows)), nc = Math.max(...dims.map((d) => d.cols));
+  if (cell === SIZE.minCell && digitsFor(finiteOf(panels.filter((p) => !p.neutral).map((p) => p.M)), cell) === null) {
+    // no number would fit a readable cell anyway: the largest cells that fit the whole room
+    const fit = (k) => Math.min((wide - SIZE.labels - k * side) / (k * nc), (inner - (Math.ceil(panels.length / k) - 1) * below) / (Math.ceil(panels.length / k) * nr), SIZE.maxCell);
+    const k = dims.map((_, i) => i + 1).reduce((a, b) => (fit(b) > fit(a) ? b : a));
+    if (fit(k) >= 14) ncol = k, cell = Math.floor(fit(k));
+  }
+  // too small a room for readable cells: the fewest columns whose rows fit its height (the
+  // box scrolls sideways, never down: the notes below stay on the screen)
+  const tall = (k) => Math.ceil(panels.length / k) * (nr * cell + below) - below > inner;
+  while (cell === SIZE.minCell && ncol < panels.length && tall(ncol)) ncol++;
+  if (tall(ncol)) cell = Math.max(10, Math.floor(inner / nr)); // one row, as tall as it fits
   const stepX = nc * cell + (shared ? 0 : SIZE.labels) + SIZE.gap + (each ? SIZE.bar : 0);
   const stepY = nr * cell + below;
   const nrow = Math.ceil(panels.length / ncol);
@@ -191,7 +201,7 @@ export function grid(pic, room, style) {
     const scale = pic.scales[p.scale || 0];
     const opt = { digits, rowLabels: !m.shared || col === 0, colLabels: !m.sameCols || k + m.ncol >= pic.panels.length };
     panel(svg, p, x, y, m.cell, scale, style, opt).forEach((kind) => kinds.add(kind));
-    if (m.each && !p.neutral) colourbar(svg, scale, scale.label || "", x + p.M[0].length * m.cell + 12, y, p.M.length * m.cell, style, 3);
+    if (m.each && !p.neutral) colourbar(svg, scale, "", /* named by its panel's title */ x + p.M[0].length * m.cell + 12, y, p.M.length * m.cell, style, 3);
   });
   if (!m.each) {
     const s = pic.scales[0];

@@ -4,7 +4,7 @@
 // a change of step, query or view is answered here, without the kernel.
 import { SIZE, decode, fmt, ink, scaleOf } from "./picture.js";
 import { canvas, grid, interact, legend, measure, panel, scalesFor, svgEl } from "./draw.js";
-import { button, control, frame, room, show } from "./frame.js";
+import { button, control, frame, room, screenHeight, show } from "./frame.js";
 
 export const STEPS = [
   "1. Input embeddings X",
@@ -71,19 +71,28 @@ function linksOf(kinds) {
   return [k[kinds[0]] || null, k[kinds[1]] || null];
 }
 
+/** The query's view's measures in room `r` ({width, height}): its Q, K, V cells `s`, the
+ * heads' columns `ncol`, the space between two keys' lines `ls`, its width and height. */
+export function queryMeasure(d, r) {
+  const T = d.tokens.length, nf = d.features.length, h = d.h;
+  const ncol = Math.min(h, Math.max(1, Math.floor(r.width / 220))), nrow = Math.ceil(h / ncol);
+  const free = r.height - 58 - 64 - 40; // Q, K, V's title band, their column labels, the key
+  let s = Math.min(44, (r.width - 20 - 3 * (SIZE.labels + SIZE.gap)) / (3 * nf));
+  s = Math.max(12, Math.min(s, (free - nrow * (28 + 15 * T)) / T)); // no numbers: tooltips
+  const ls = Math.max(12, Math.min(15, ((free - T * s) / nrow - 28) / T));
+  const bandH = 28 + ls * T, top = 58 + T * s + 64;
+  const width = Math.max(r.width, 10 + 3 * (nf * s + SIZE.labels + SIZE.gap), ncol * 220);
+  return { s, ncol, nrow, bandH, top, width: Math.ceil(width), height: Math.ceil(top + nrow * bandH + 40) };
+}
+
 /** The query's view: Q, K, V by head, then for each head a line from the query to every key
  * as wide as its weight (a blocked key dashed grey, no number). */
 export function queryPicture(d, a, q, r, style) {
   const { tokens: tok, features: feat, h } = d;
   const T = tok.length, dk = feat.length / h;
-  const ncol = Math.min(h, Math.max(1, Math.floor(r.width / 220)));
-  const bandH = 28 + 15 * T, nrow = Math.ceil(h / ncol);
+  const { s, ncol, bandH, top, width, height } = queryMeasure(d, r);
   const qkv = ["Q", "K", "V"].map((n) => ({ M: a[n], title: n, rows: tok, cols: feat, kinds: ["token", "column"], highlight: q, blocks: blocksOf(h, dk, style.heads), meaning: d.meaning[n], links: [n === "Q" ? "q" : "k", null] }));
-  const s = Math.max(SIZE.minCell, Math.min(44, (r.width - 20 - 3 * (SIZE.labels + SIZE.gap)) / (3 * feat.length)));
-  const top = 58 + T * s + 64;
-  const width = Math.max(r.width, 10 + 3 * (feat.length * s + SIZE.labels + SIZE.gap), ncol * 220);
-  const height = top + nrow * bandH + 40;
-  const svg = canvas(Math.ceil(width), Math.ceil(height), `${d.title}, the query's view`, style);
+  const svg = canvas(width, height, `${d.title}, the query's view`, style);
   qkv.forEach((p, k) => panel(svg, p, 10 + SIZE.labels + k * (feat.length * s + SIZE.labels + SIZE.gap), 58, s, scaleOf([p.M]), style, { digits: null, rowLabels: true, colLabels: true }));
   const pw = (width - 40) / ncol, kinds = new Set();
   for (let i = 0; i < h; i++) {
@@ -144,12 +153,51 @@ export default {
     const anyway = control({ name: "anyway", label: "draw my failing functions anyway", kind: "check" }, (v) => { model.set("anyway", v); model.save_changes(); });
     f.side.appendChild(anyway);
     let cache = null; // the decoded arrays of the data state drawn
-    let tall = 0; // the picture box's height for this data state: steady while stepping
+    let fit = null; // the picture's room for this data state at this width: steady while stepping
+
+    /** The title, status and notes of step `step` (or the query's view) with query `q`. */
+    function say(d, view, step, q) {
+      const st = model.get("state"), texts = model.get("texts");
+      const words = texts[(view === "query" ? 7 : step) - 1] || { status: "", notes: [] };
+      f.status.innerHTML = words.status;
+      f.status.title = words.full || "";
+      f.notes.innerHTML = words.notes.join("<br>");
+      const h = d.h, mask = st.mask === "padding" ? `padding (length ${st.length} of ${d.tokens.length})` : st.mask;
+      const b = document.createElement("b");
+      b.textContent = view === "query" ? "The query's view (steps 3\u20137)" : `Step ${STEPS[step - 1]}`;
+      f.title.replaceChildren(b, ` \u00b7 h = ${h} head${h > 1 ? "s" : ""} of d_k = ${d.features.length / h} \u00b7 mask: ${mask} \u00b7 query: '${d.tokens[q]}'`);
+    }
+
+    /** The room of this data state: the words of every step tried once, so that the tallest
+     * keep their place; the picture's box as tall as the tallest picture that fits. */
+    function prepare(d, a, q, style) {
+      const parts = [f.title, f.status.parentElement, f.notes];
+      parts.forEach((p) => { p.style.minHeight = ""; });
+      f.box.style.minHeight = "";
+      const most = parts.map(() => 0);
+      for (let k = 1; k <= 10; k++) {
+        say(d, k > 9 ? "query" : "matrices", Math.min(k, 9), q);
+        parts.forEach((p, i) => { most[i] = Math.max(most[i], p.offsetHeight); });
+      }
+      parts.forEach((p, i) => { p.style.minHeight = `${most[i]}px`; });
+      const sizes = (r) => [queryMeasure(d, r), ...STEPS.map((_, i) => measure(stepPicture(d, a, i + 1, q, style), r))];
+      f.scroll.reserved = false;
+      f.scroll.hidden = true;
+      let r = room(f), all = sizes(r);
+      if (all.some((m) => m.width > r.width + 1)) { // some picture scrolls: its sign keeps its place
+        f.scroll.reserved = true;
+        f.scroll.hidden = false;
+        r = room(f), all = sizes(r);
+      }
+      // each picture fits the room; the box keeps the tallest's height whichever is shown
+      f.box.style.minHeight = `${Math.min(r.height, Math.max(...all.map((m) => m.total || m.height)))}px`;
+      return { width: r.width, height: r.height, screen: screenHeight(f), box: f.box.clientWidth };
+    }
 
     function draw() {
       const d = model.get("data"), texts = model.get("texts"), st = model.get("state");
       if (!d || !d.arrays) return;
-      if (!cache || cache.d !== d) cache = { d, a: decode(d.arrays) }, tall = 0;
+      if (!cache || cache.d !== d || cache.texts !== texts) cache = { d, texts, a: decode(d.arrays) }, fit = null;
       const a = cache.a, style = model.get("look");
       const view = model.get("view"), step = model.get("step");
       const q = Math.min(model.get("query"), d.tokens.length - 1);
@@ -165,30 +213,15 @@ export default {
       ui.step.set(step, null, view === "query");
       prev.disabled = view === "query" || step === 1;
       next.disabled = view === "query" || step === 9;
-      const shownStep = view === "query" ? 7 : step;
-      const words = texts[shownStep - 1] || { status: "", notes: [] };
-      f.status.innerHTML = words.status;
-      f.status.title = words.full || "";
-      f.notes.innerHTML = words.notes.join("<br>");
       anyway.set(model.get("anyway"));
       anyway.hidden = !texts.some((t) => t.failing) && !model.get("anyway");
-      const h = d.h, mask = st.mask === "padding" ? `padding (length ${st.length} of ${d.tokens.length})` : st.mask;
-      f.title.innerHTML = "";
-      const b = document.createElement("b");
-      b.textContent = view === "query" ? "The query's view (steps 3\u20137)" : `Step ${STEPS[step - 1]}`;
-      f.title.append(b, ` \u00b7 h = ${h} head${h > 1 ? "s" : ""} of d_k = ${d.features.length / h} \u00b7 mask: ${mask} \u00b7 query: '${d.tokens[q]}'`);
-      const r = room(f);
-      if (!tall) { // the tallest picture of this state at this width: the box keeps it
-        const heights = STEPS.map((_, i) => measure(stepPicture(d, a, i + 1, q, style), r).total);
-        tall = Math.min(r.height, Math.max(...heights));
-        f.box.style.minHeight = `${tall}px`;
-      }
-      const svg = view === "query" ? queryPicture(d, a, q, r, style) : grid(stepPicture(d, a, step, q, style), { width: r.width, height: tall }, style);
+      if (!fit) fit = prepare(d, a, q, style);
+      say(d, view, step, q);
+      const svg = view === "query" ? queryPicture(d, a, q, fit, style) : grid(stepPicture(d, a, step, q, style), fit, style);
       interact(svg, f.tip);
       show(f, svg);
     }
-    let width = 0;
-    const redraw = () => { if (f.box.clientWidth !== width) width = f.box.clientWidth, tall = 0, draw(); };
+    const redraw = () => { if (fit && (f.box.clientWidth !== fit.box || screenHeight(f) !== fit.screen)) fit = null, draw(); };
     for (const k of ["data", "texts", "step", "query", "view", "anyway"]) model.on(`change:${k}`, draw);
     const resize = new ResizeObserver(() => requestAnimationFrame(redraw));
     resize.observe(f.root);

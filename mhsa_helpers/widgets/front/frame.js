@@ -69,17 +69,24 @@ export function show(f, svg) {
   if (old) old.replaceWith(svg);
   else f.box.insertBefore(svg, f.tip);
   f.tip.hidden = true;
-  f.scroll.hidden = svg.width.baseVal.value <= f.box.clientWidth + 1;
+  const over = svg.width.baseVal.value > f.box.clientWidth + 1;
+  f.scroll.hidden = !over && !f.scroll.reserved; // reserved: kept in place, shown only when true
+  f.scroll.style.visibility = over ? "" : "hidden";
 }
 
-/** The height the screen leaves the picture: the visible height of the notebook (or the
- * window) less the frame's other parts, as they are now. */
+/** The visible height of the notebook the frame is in (JupyterLab), else of the window. */
+export function screenHeight(f) {
+  const area = f.root.closest(".jp-WindowedPanel-outer") || f.root.closest(".jp-Notebook");
+  const h = window.innerHeight || 800;
+  return area && area.clientHeight > 200 ? Math.min(area.clientHeight, h) : h;
+}
+
+/** The room the screen leaves the picture: the frame's width, and the visible height less
+ * the frame's other parts as they are now (and their margins). */
 export function room(f) {
-  const area = f.root.closest(".jp-WindowedPanel-outer, .jp-Notebook, .jp-OutputArea-output");
-  const screen = Math.min(area && area.clientHeight > 200 ? area.clientHeight : Infinity, window.innerHeight || 800);
   const parts = [f.controls, f.title, f.status.parentElement, f.scroll, f.notes];
   const used = parts.reduce((h, p) => h + (p.hidden ? 0 : p.offsetHeight), 0);
-  return { width: Math.max(f.box.clientWidth, 280), height: Math.max(200, screen - used - 40) };
+  return { width: Math.max(f.box.clientWidth, 280), height: Math.max(200, screenHeight(f) - used - 24) };
 }
 
 /**
@@ -88,7 +95,8 @@ export function room(f) {
  * element with `set(value, options, disabled)` to show a new state without calling `input`.
  */
 export function control(spec, input) {
-  const wrap = document.createElement("label");
+  // a toggle's buttons in a <label> would all answer a click on its words: a group instead
+  const wrap = document.createElement(spec.kind === "toggle" ? "div" : "label");
   wrap.className = `mhsa-control mhsa-${spec.name}`;
   const label = document.createElement("span");
   label.className = "mhsa-label";
