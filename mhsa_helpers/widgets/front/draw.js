@@ -2,7 +2,7 @@
 // of special values, and what pointing at or focusing a cell does (its tooltip, linked cells
 // lit). One module for every widget, in JupyterLab and in the book.
 import {
-  SIZE, colourAt, digitsFor, finiteOf, fmt, ink, layout, linkKeys, placeTip, scaleOf, textWidth, washedOut,
+  SIZE, colourAt, digitsFor, finiteOf, fmt, ink, layout, linkKeys, placeTip, rowsOf, scaleOf, textWidth, washedOut,
 } from "./picture.js";
 
 const NS = "http://www.w3.org/2000/svg";
@@ -170,21 +170,21 @@ export function measure(pic, room) {
   const nr = Math.max(...dims.map((d) => d.rows)), nc = Math.max(...dims.map((d) => d.cols));
   if (cell === SIZE.minCell && digitsFor(finiteOf(panels.filter((p) => !p.neutral).map((p) => p.M)), cell) === null) {
     // no number would fit a readable cell anyway: the largest cells that fit the whole room
-    const fit = (k) => Math.min((wide - SIZE.labels - k * side) / (k * nc), (inner - (Math.ceil(panels.length / k) - 1) * below) / (Math.ceil(panels.length / k) * nr), SIZE.maxCell);
+    const fit = (k) => Math.min((wide - SIZE.labels - k * side) / (k * nc), (inner - (Math.ceil(panels.length / k) - 1) * below) / rowsOf(dims, k), SIZE.maxCell);
     const k = dims.map((_, i) => i + 1).reduce((a, b) => (fit(b) > fit(a) ? b : a));
     if (fit(k) >= 14) ncol = k, cell = Math.floor(fit(k));
   }
   // too small a room for readable cells: the fewest columns whose rows fit its height (the
   // box scrolls sideways, never down: the notes below stay on the screen)
-  const tall = (k) => Math.ceil(panels.length / k) * (nr * cell + below) - below > inner;
+  const tall = (k) => rowsOf(dims, k) * cell + (Math.ceil(panels.length / k) - 1) * below > inner;
   while (cell === SIZE.minCell && ncol < panels.length && tall(ncol)) ncol++;
   if (tall(ncol)) cell = Math.max(10, Math.floor(inner / nr)); // one row, as tall as it fits
   const stepX = nc * cell + (shared ? 0 : SIZE.labels) + SIZE.gap + (each ? SIZE.bar : 0);
-  const stepY = nr * cell + below;
-  const nrow = Math.ceil(panels.length / ncol);
-  const height = nrow * stepY - below;
+  const rowY = [0]; // each row of panels as tall as its tallest
+  for (let i = 0; i < panels.length; i += ncol) rowY.push(rowY.at(-1) + rowsOf(dims.slice(i, i + ncol), ncol) * cell + below);
+  const height = rowY.at(-1) - below;
   const width = 10 + SIZE.labels + Math.min(ncol, panels.length) * stepX + (each ? 0 : SIZE.bar);
-  return { ncol, cell, shared, sameCols, top, band, foot, stepX, stepY, height, each,
+  return { ncol, cell, shared, sameCols, top, band, foot, stepX, rowY, height, each,
     width: Math.ceil(width), total: Math.ceil(Math.max(top + height + foot, top + 132)) };
 }
 
@@ -197,7 +197,7 @@ export function grid(pic, room, style) {
   const kinds = new Set();
   pic.panels.forEach((p, k) => {
     const row = Math.floor(k / m.ncol), col = k % m.ncol;
-    const x = 10 + SIZE.labels + col * m.stepX, y = m.top + row * m.stepY;
+    const x = 10 + SIZE.labels + col * m.stepX, y = m.top + m.rowY[row];
     const scale = pic.scales[p.scale || 0];
     const opt = { digits, rowLabels: !m.shared || col === 0, colLabels: !m.sameCols || k + m.ncol >= pic.panels.length };
     panel(svg, p, x, y, m.cell, scale, style, opt).forEach((kind) => kinds.add(kind));

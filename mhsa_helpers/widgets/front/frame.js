@@ -47,6 +47,11 @@ export function frame(el) {
   };
   el.replaceChildren();
   const root = div("mhsa-w", el);
+  // the keys of the controls and cells are theirs, not the notebook's (JupyterLab's arrows
+  // would move between cells); with Ctrl, Alt or Meta, or Escape, they are JupyterLab's
+  root.addEventListener("keydown", (e) => {
+    if (!e.ctrlKey && !e.metaKey && !e.altKey && e.key !== "Escape") e.stopPropagation();
+  });
   const f = { root, controls: div("mhsa-controls", root), title: div("mhsa-title", root) };
   const line = div("mhsa-statusline", root);
   f.status = div("mhsa-status", line);

@@ -90,21 +90,28 @@ export function ink(hex) {
  */
 export function layout(panels, room) {
   const n = panels.length;
-  const nr = Math.max(...panels.map((p) => p.rows));
   const nc = Math.max(...panels.map((p) => p.cols));
   const side = (room.shared ? 0 : SIZE.labels) + SIZE.gap + (room.extra || 0);
   const sizes = [];
   for (let ncol = 1; ncol <= n; ncol++) {
     const nrow = Math.ceil(n / ncol);
     const across = (room.width - SIZE.labels - ncol * side) / (ncol * nc);
-    const down = (room.height - (nrow - 1) * room.below) / (nrow * nr);
+    const down = (room.height - (nrow - 1) * room.below) / rowsOf(panels, ncol);
     const cell = Math.min(across, down, SIZE.maxCell);
-    sizes.push({ ncol, cell, height: nrow * nr * cell + (nrow - 1) * room.below });
+    sizes.push({ ncol, cell, height: rowsOf(panels, ncol) * cell + (nrow - 1) * room.below });
   }
   const best = Math.max(...sizes.map((s) => s.cell));
   const near = sizes.filter((s) => s.cell >= best - 0.15 * Math.abs(best));
   near.sort((a, b) => a.height / a.cell - b.height / b.cell || b.cell - a.cell);
   return { ncol: near[0].ncol, cell: Math.max(SIZE.minCell, Math.floor(near[0].cell)) };
+}
+
+/** The cells down a grid of `panels` ({rows}) in `ncol` columns: each row of panels as tall
+ * as its tallest. */
+export function rowsOf(panels, ncol) {
+  let sum = 0;
+  for (let i = 0; i < panels.length; i += ncol) sum += Math.max(...panels.slice(i, i + ncol).map((p) => p.rows));
+  return sum;
 }
 
 /** Where a tooltip of `size` [w, h] goes beside `anchor` [x, y, w, h] inside `bounds` [w, h]:
