@@ -166,9 +166,14 @@ def chromium_page(pixel_ratio: float = 1, viewport: tuple[int, int] = (1600, 100
             browser.close()
 
 
-def open_and_run_all(page, base: str, notebook: str, timeout_ms: int = 180_000) -> None:
-    """Open a notebook in JupyterLab, wait for its kernel, run all cells, wait until idle."""
-    page.goto(f"{base}/lab/tree/{notebook}")
+def open_and_run_all(
+    page, base: str, notebook: str, timeout_ms: int = 180_000, reset: bool = False
+) -> None:
+    """Open a notebook in JupyterLab, wait for its kernel, run all cells, wait until idle.
+
+    ``reset``: JupyterLab's workspace reset first (no notebook of before reopened, one area).
+    """
+    page.goto(f"{base}/lab/tree/{notebook}" + ("?reset" if reset else ""))
     page.wait_for_function(  # this notebook in front (a restored workspace may open others)
         "(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " return w && w.context && w.context.path.endsWith(name) && w.sessionContext"
@@ -239,41 +244,79 @@ def click_and_time(page, control, figure) -> float:
 CURRENT = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 
-def explorer_box(page, index: int = -1):
-    """The explorer's whole widget (its controls, status and figure)."""
-    return page.locator(f"{CURRENT} .widget-vbox", has=page.locator(".mhsa-status")).nth(index)
+class Explorer:
+    """An explorer drawn in the page (``.mhsa-w``): its parts and controls, as a learner has
+    them. ``panel``: a CSS selector of the notebook panel it is in (default: the front one)."""
 
+    def __init__(self, page, index: int = 0, panel: str = CURRENT):
+        page.wait_for_function(  # JupyterLab renders the cells in view only
+            "([i, panel]) => { const all = document.querySelectorAll(panel + ' .mhsa-w');"
+            " const w = all[i < 0 ? all.length + i : i];"
+            " if (!w || !w.querySelector('.mhsa-box svg')) return false;"
+            " w.closest('.jp-Cell').scrollIntoView(); return true; }",
+            arg=[index, panel],
+            timeout=120_000,
+        )
+        self.page = page
+        self.w = page.locator(f"{panel} .mhsa-w").nth(index)
+        self.figure = self.w.locator(".mhsa-box")  # the picture's box: its SVG is replaced
+        self.svg = self.figure.locator("svg")
+        self.status = self.w.locator(".mhsa-status")
+        self.notes = self.w.locator(".mhsa-notes")
+        self.prev = self.w.get_by_role("button", name="\u25c0 Prev")
+        self.next = self.w.get_by_role("button", name="Next \u25b6")
 
-def explorer_parts(page, index: int = -1):
-    """Locators of an explorer in the page: its figure, status and a control's button.
+    def button(self, control: str, label: str):
+        """The button ``label`` of the toggle ``control`` (heads, mask, view)."""
+        return self.w.locator(f".mhsa-{control}").get_by_role("button", name=label, exact=True)
 
-    Waits until the explorer is drawn and scrolls it into view (JupyterLab
-    does not render the content of cells out of view).
-    """
-    page.wait_for_function(
-        "([i, current]) => { const all = document.querySelectorAll(current + ' svg.mhsa-figure');"
-        " const s = all[i < 0 ? all.length + i : i]; if (!s) return false;"
-        " s.closest('.jp-Cell').scrollIntoView(); return true; }",
-        arg=[index, CURRENT],
-        timeout=120_000,
-    )
-    status = page.locator(f"{CURRENT} .mhsa-status").nth(index)
-    box = explorer_box(page, index)
-    figure = box.locator(".widget-html", has=page.locator("svg.mhsa-figure")).first
+    def select(self, control: str):
+        """The ``<select>`` of ``control`` (example, query)."""
+        return self.w.locator(f".mhsa-{control} select")
 
-    def button(control: str, label: str):
-        group = box.locator(".widget-toggle-buttons", has=page.locator("label", has_text=control))
-        return group.get_by_role("button", name=label, exact=True)
+    def slider(self, control: str):
+        """The range input of ``control`` (step, length)."""
+        return self.w.locator(f".mhsa-{control} input[type=range]")
 
-    return figure, status, button
+    def press(self, control: str, key: str) -> None:
+        """Press ``key`` on the slider ``control``, as a learner with the keyboard does."""
+        self.slider(control).focus()
+        self.page.keyboard.press(key)
 
+    def step_to(self, k: int) -> None:
+        """Move the step slider to step ``k`` (one key press per step)."""
+        now = int(self.w.locator(".mhsa-step output").inner_text())
+        for _ in range(abs(k - now)):
+            self.press("step", "ArrowRight" if k > now else "ArrowLeft")
 
-def dropdown(box, control: str):
-    """The ``<select>`` of the dropdown labelled ``control`` in a widget's ``box``."""
-    page = box.page
-    return box.locator(".widget-dropdown", has=page.locator("label", has_text=control)).locator(
-        "select"
-    )
+    def top(self) -> None:
+        """Scroll the notebook so that the explorer's top is at the top of its view."""
+        self.page.evaluate("(el) => el.scrollIntoView({block: 'start'})", self.w.element_handle())
+
+    def read(self) -> dict:
+        """What it shows (tests/support/pictures.py ``READ``)."""
+        from tests.support.pictures import READ
+
+        return self.page.evaluate(READ, self.w.element_handle())
+
+    def shows(self, example, heads: int, mask: str) -> None:
+        """Wait until the page draws the data state the kernel computed for ``example``
+        (:class:`mhsa_helpers.examples` object), ``heads`` and ``mask``, and the kernel is idle
+        (every update it sent has arrived)."""
+        self.page.wait_for_function(
+            "([w, tokens, words]) => { const t = w.querySelector('.mhsa-title').textContent;"
+            " const q = [...w.querySelectorAll('.mhsa-query option')].map((o) => o.text);"
+            " return words.every((x) => t.includes(x)) && q.length === tokens.length"
+            " && q[0] === tokens[0]; }",
+            arg=[self.w.element_handle(), list(example.tokens), [f"h = {heads} head", mask]],
+            timeout=60_000,
+        )
+        self.page.wait_for_function(
+            "() => window.jupyterapp.shell.currentWidget.sessionContext"
+            ".session.kernel.status === 'idle'",
+            timeout=60_000,
+        )
+        self.page.evaluate("() => new Promise((r) => requestAnimationFrame(() => r()))")
 
 
 def open_side_panel(page) -> None:

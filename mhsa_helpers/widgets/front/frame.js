@@ -74,6 +74,7 @@ export function show(f, svg) {
   if (old) old.replaceWith(svg);
   else f.box.insertBefore(svg, f.tip);
   f.tip.hidden = true;
+  f.root.dataset.drawnFor = f.box.clientWidth; // the width drawn for (0: in a hidden view)
   const over = svg.width.baseVal.value > f.box.clientWidth + 1;
   f.scroll.hidden = !over && !f.scroll.reserved; // reserved: kept in place, shown only when true
   f.scroll.style.visibility = over ? "" : "hidden";
