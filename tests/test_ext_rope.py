@@ -112,7 +112,7 @@ def test_the_offset_moves_the_tokens_not_the_scores():
             == S["cols"]
             == [f"{t}@{p + i}" for i, t in enumerate(SONG.tokens)]
         )
-        assert f"Positions {p} … {p + 5}." in w.current()["status"]
+        assert R["title"] == f"X rotated, positions {p} … {p + 5}"
         shown[p] = S["M"]
     for p in shown:  # what the words promise: the very numbers shown, at every offset
         assert np.array_equal(shown[p], shown[0]), p

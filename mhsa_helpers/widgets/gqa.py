@@ -65,7 +65,7 @@ class GQAWidget(PanelsWidget):
             "notes": [*notes, f"{h} query heads, {shared}: a panel's title and frame colour "
                       "name the K/V head it reads.",
                       "The figure's setting above: the question sentence, the causal mask "
-                      "(hatched where it blocks), 3·W<sub>Q</sub>, and 3·W<sub>K</sub>, "
-                      "W<sub>V</sub> of its <code>default_rng(1)</code>; at 4, 2 and 1 K/V "
-                      "heads, this picture is the figure's."],
+                      "(hatched where it blocks), the question's 3·W<sub>Q</sub>, 3·W<sub>K</sub> "
+                      "and W<sub>V</sub> drawn by its <code>default_rng(1)</code>; at 4, 2 and 1 "
+                      "K/V heads, this picture is the figure's."],
         }  # fmt: skip

@@ -48,7 +48,7 @@ class RopeWidget(PanelsWidget):
         return {
             "picture": {"panels": panels, "label": f"offset {p}",
                         "fixed": [-self.vmax, self.vmax], "bar": "value"},
-            "status": f"{line} {where.capitalize()}.",
+            "status": line,
             "notes": [*notes, "The rotated rows change with the offset; their dot products, "
                       "the scores, do not: they depend only on m − n, how far apart two "
                       "positions are."],
