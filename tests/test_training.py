@@ -45,7 +45,7 @@ def test_the_shipped_x_is_the_layer_input_of_its_sequence(shipped):
 def test_the_explorer_accepts_the_trained_example():
     ex = Explorer(example="trained", step=7)
     assert ex.data["head_choices"] == [model.N_HEADS] and ex.state["heads"] == model.N_HEADS
-    assert np.shape(ex.data["arrays"]["A"]) == (model.N_HEADS, task.SEQ_LEN, task.SEQ_LEN)
+    assert np.shape(ex.data["arrays"]["A"]) == (model.N_HEADS, 8, 8)  # what step 7 draws
     assert ex.data["title"].startswith("Trained to reverse")
     assert "Learned: head 1: the mirror position" in " ".join(ex.texts[6]["notes"])
     ex.change_state(example="song")  # away and back: the head count follows the example
@@ -176,6 +176,6 @@ def test_layer_functions_keep_the_learners_only_where_the_check_passes():
 def test_the_explorer_says_what_each_trained_head_learned():
     ex = Explorer(example="trained", step=7)
     e = mh.get_example("trained")
-    said = " ".join(ex.texts[6]["notes"])
-    assert e.head_notes and all(note in said for note in e.head_notes)
-    assert "mirror position" in said
+    notes = " ".join(ex.texts[6]["notes"])  # under step 7's picture
+    assert e.head_notes and all(note in notes for note in e.head_notes)
+    assert "mirror position" in notes
