@@ -15,14 +15,11 @@ from mhsa_helpers.execution.saved import run_answers_here
 from mhsa_helpers.widgets.anyway import LABEL
 from mhsa_helpers.widgets.cross import CrossWidget
 from mhsa_helpers.widgets.gqa import GQAWidget
-from mhsa_helpers.widgets.kv_cache import DecodeWidget
 from mhsa_helpers.widgets.rope import RopeWidget
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
-from mhsa_helpers.widgets.tiled import TiledWidget
 from tests.support.extensions import load, picture
 from tests.support.marks import right_answer
 from tests.support.pictures import shown as cells_shown
-from tests.support.widget_answers import NOT_RESCALED, PREPENDING
 
 
 def pic(widget) -> list:
@@ -87,8 +84,6 @@ CASES = {
         WINDOW_ONE_TOO_MANY,
         "16_sliding_window",
     ),
-    "kv cache": (DecodeWidget, {"tokens": 4}, "decode_step", PREPENDING, "13_kv_cache"),
-    "tiled": (TiledWidget, {"block": 3}, "tiled_attention", NOT_RESCALED, "14_tiled"),
 }
 
 
@@ -110,12 +105,8 @@ def test_a_failing_function_shows_the_box_and_ticking_it_draws_that_function(cas
     said = w.status_w.value + w.notes_w.value
     assert f"your failing <code>{name}</code>" in said
     assert "instead of yours" not in w.status_w.value
-    if cls is TiledWidget:  # its picture is the course's online softmax: the words compare
-        assert "Compared with your failing" in w.status_w.value
-        assert "<b>differs from</b>" in w.status_w.value
-    else:
-        assert "Drawn with your failing" in w.status_w.value
-        assert pic(w) != pic(course)  # the learner's function drew it
+    assert "Drawn with your failing" in w.status_w.value
+    assert pic(w) != pic(course)  # the learner's function drew it
     assert shown(w)  # still there to untick
     w.anyway_w.value = False
     assert pic(w) == pic(course) and "instead of yours" in w.status_w.value

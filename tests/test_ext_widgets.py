@@ -1,7 +1,5 @@
 """The live companions of notebooks 11 and 16: the learner's function where its check passes."""
 
-import re
-
 import numpy as np
 
 import mhsa_helpers as mh
@@ -75,12 +73,10 @@ def test_no_picture_has_text_smaller_than_11_px():
     from mhsa_helpers.widgets.explorer import Explorer
     from mhsa_helpers.widgets.explorer_steps import STEPS
     from mhsa_helpers.widgets.gqa import GQAWidget
-    from mhsa_helpers.widgets.kv_cache import DecodeWidget
     from mhsa_helpers.widgets.reverse import TryReversal
-    from mhsa_helpers.widgets.tiled import TiledWidget
 
     pictures = [picture(w()) for w in (RopeWidget, SlidingWindowWidget, CrossWidget)]
-    pictures += [picture(w()) for w in (GQAWidget, DecodeWidget, TiledWidget, TryReversal)]
+    pictures += [picture(w()) for w in (GQAWidget, TryReversal)]
     ex = Explorer(example="simple", n_heads=8, mask="causal")
     for step in range(1, len(STEPS) + 1):
         ex.step_w.value = step
@@ -104,25 +100,3 @@ def test_rope_shows_the_same_scores_at_every_offset():
     for offset in (1, 17, 60):
         w.offset_w.value = offset
         assert scores(picture(w)) == first, offset
-
-
-def test_next_token_is_off_once_every_token_is_decoded():
-    from mhsa_helpers.widgets.kv_cache import DecodeWidget
-
-    w = DecodeWidget()
-    w.step_w.value = w.step_w.max
-    assert w.next_w.disabled
-    w.step_w.value = 1
-    assert not w.next_w.disabled
-
-
-def test_the_decoded_token_is_counted_one_way_and_its_position_says_from_where():
-    """ "token 3 of 8" counts from 1; the position (what RoPE and the mask use) says it counts
-    from 0: never two unexplained numbers for one token."""
-    from mhsa_helpers.widgets.kv_cache import DecodeWidget
-
-    w = DecodeWidget()
-    w.step_w.value = 3
-    top = re.search(r"class='mhsa-info'[^>]*>([^<]*)<", picture(w))[1]
-    token = w.example.tokens[2]
-    assert "token 3 of " in top and f"\u201c{token}\u201d (position 2, counting from 0)" in top
