@@ -255,9 +255,13 @@ class Explorer(PictureWidget):
         if code({"drawn failing"}):
             parts.append(warn(f"your failing {code({'drawn failing'})}, as asked"))
         if code({"failing", "raised", "shape"}):
-            parts.append(warn(f"the course's {code({'failing', 'raised', 'shape'})} instead of yours"))
+            parts.append(
+                warn(f"the course's {code({'failing', 'raised', 'shape'})} instead of yours")
+            )
         if code({"unwritten", "absent"}):
-            parts.append(f"the course's {'other ' if parts else ''}functions (below: which, and why)")
+            parts.append(
+                f"the course's {'other ' if parts else ''}functions (below: which, and why)"
+            )
         line = "Drawn with " + " · ".join(parts) + "."
         again = self._again()
         lines = []
@@ -311,7 +315,9 @@ class Explorer(PictureWidget):
         """The learner's function by name, and where it was read from when saved."""
         if not self._saved:
             return f"your <code>{name}</code>"
-        return f"your <code>{name}</code> (the copy saved in notebook {exercise(name).notebook[:2]})"
+        return (
+            f"your <code>{name}</code> (the copy saved in notebook {exercise(name).notebook[:2]})"
+        )
 
     def _again(self) -> str:
         return " Save it, then run this cell again." if self._saved else ""
