@@ -1,12 +1,17 @@
 """The live companions of notebooks 13 and 14: every state computed at once, the learner's
 function where its check passes, its mistakes told in words, drawn anyway when ticked."""
 
+import json
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
 import mhsa_helpers as mh
 from mhsa_helpers.checks.step13_kv_cache import NO_W_O, PREPENDED
 from mhsa_helpers.checks.step14_tiled import SUM_NOT_RESCALED
+from mhsa_helpers.widgets.base import FRONT
 from mhsa_helpers.widgets.kv_cache import DecodeWidget
 from mhsa_helpers.widgets.panels import NOT_WRITTEN
 from mhsa_helpers.widgets.tiled import TiledWidget
@@ -172,6 +177,27 @@ def test_the_block_slider_offers_the_blocks_of_each_size():
         # the one reached shows its last one (block 5 at size 1, then size 3: block 2 of 2)
         assert mine[0]["key"]["block"] == n
     drawn_as_promised(w)
+
+
+def test_a_new_block_size_keeps_the_block_reached_or_shows_its_last_block():
+    """The page's choice (``panels.js`` ``stateFor``, run by node on the widget's states): the
+    block size changed first, the block reached kept where the new size has it."""
+    node = shutil.which("node") or pytest.fail("node is not on PATH (the widgets' JavaScript)")
+    keys = json.dumps([{"key": s["key"]} for s in TiledWidget().states])
+    script = (
+        "import { stateFor } from './panels.js'; const states = JSON.parse(process.argv[1]);"
+        "const out = []; for (const size of [1, 2, 3, 4]) for (let block = 1; block <= 6; block++)"
+        " out.push(stateFor(states, { size, block }, ['size', 'block']).key);"
+        "console.log(JSON.stringify(out));"
+    )
+    run = subprocess.run(
+        [node, "--input-type=module", "-e", script, keys], cwd=FRONT, capture_output=True, text=True
+    )
+    shown = json.loads(run.stdout or run.stderr)
+    expected = [
+        {"size": b, "block": min(k, len(blocks_of(b)))} for b in (1, 2, 3, 4) for k in range(1, 7)
+    ]
+    assert shown == expected
 
 
 def test_every_block_shows_the_scores_read_and_the_running_quantities():

@@ -90,7 +90,7 @@ class DecodeWidget(PanelsWidget):
         panels = [
             Panel(ref.merge_heads(C[t]), f"cache {k}\u2032", e.tokens,
                   [f"{k.lower()}{j % d_k}" for j in range(h * d_k)], **cached,
-                  meaning=f"token's {what} for this head, cached when it was decoded: "
+                  meaning=f"this token's {what} for this head, cached when it was decoded: "
                   "the later steps read it, never change it")
             for k, C, what in (("K", Ks, "key x·W_K"), ("V", Vs, "value x·W_V"))
         ] + [
@@ -111,8 +111,9 @@ class DecodeWidget(PanelsWidget):
         return {
             "picture": {"panels": panels, "label": f"KV cache after {tokens} tokens",
                         "fixed": [-top, top], "bar": "value"},
-            "status": f"{line} Token {tokens} of {e.T}: {token} (position {t}, counting from 0); "
-            f"the cache K\u2032, V\u2032 has shape {(h, tokens, d_k)} each.",
+            "status": f"{line} Token {tokens} of {e.T}: {token} (position {t}, counting from 0), "
+            f"its rows framed dashed; the cache K\u2032, V\u2032 has shape {(h, tokens, d_k)} each "
+            "(dotted grey: not decoded yet).",
             "notes": [*notes, f"Cached decoding of token {tokens} ({token}) {verdict} row {t} of "
                       "causal <code>multi_head_self_attention</code> recomputed over the whole "
                       f"sentence: max |difference| = {diff:.1e}."],

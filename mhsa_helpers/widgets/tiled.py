@@ -97,17 +97,17 @@ class TiledWidget(PanelsWidget):
         ml[:, : k + 1] = [[st[2] for st in steps[: k + 1]], [st[3] for st in steps[: k + 1]]]
         panels = [
             Panel([read, np.where(read > -np.inf, np.exp(read - m) / l, read)], "the keys read",
-                  ["S", "weight"], e.tokens, ("", "key"), blocks=runs,
+                  ["S", "weight"], e.tokens, ("row", "key"), blocks=runs,
                   pending="not read yet: a block the loop has not reached",
                   meaning="S: the score q·k/√d_k of the query “song” for this key; weight: "
                   "exp(S − m)/ℓ with the m and ℓ of the keys read so far (final once every "
                   "block is read)"),
-            Panel(ml, "running m and ℓ", ["m", "ℓ"], range(1, n + 1), ("", "after block"),
+            Panel(ml, "running m and ℓ", ["m", "ℓ"], range(1, n + 1), ("row", "after block"),
                   blocks=[[j, j + 1, *r[2:]] for j, r in enumerate(runs)], pending="not read "
                   "yet", meaning="m: the largest score of the keys read so far, the softmax's "
                   "shift; ℓ: Σ exp(S_j − m) over them, rescaled by exp(m_old − m) when m grew"),
             Panel([O / l, out[-1], self.expected], "output of “song”",
-                  ["O/ℓ", "tiled", "full"], e.features, ("", "feature"),
+                  ["O/ℓ", "tiled", "full"], e.features, ("row", "feature"),
                   meaning="O/ℓ: the attention over the keys read so far; tiled: "
                   f"tiled_attention's output (block size {size}); full: attention_head's"),
         ]  # fmt: skip
@@ -122,7 +122,7 @@ class TiledWidget(PanelsWidget):
             "options": {"block": [[str(j), j] for j in range(1, n + 1)]},
             "picture": {"panels": panels, "label": f"online softmax, block {block} of {n}",
                         "fixed": [-self.top, self.top], "bar": "value"},
-            "status": f"{line} Block {block} of {n} ({keys}): {rescaled}.",
+            "status": f"{line} Block {block} of {n} ({keys}, framed black): {rescaled}.",
             "notes": [*notes, f"{T - end} key(s) not read yet (dotted grey): O/ℓ is the "
                       "attention over the keys read so far." if end < T else "Last block: O/ℓ "
                       "is the output.", "The running m, ℓ and O/ℓ are the course's online "
