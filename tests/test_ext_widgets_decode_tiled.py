@@ -179,25 +179,40 @@ def test_the_block_slider_offers_the_blocks_of_each_size():
     drawn_as_promised(w)
 
 
+def node(script: str, *args: str):
+    """What ``script`` (an ES module run in ``front/``) prints, read as JSON."""
+    exe = shutil.which("node") or pytest.fail("node is not on PATH (the widgets' JavaScript)")
+    run = subprocess.run(
+        [exe, "--input-type=module", "-e", script, *args], cwd=FRONT, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
 def test_a_new_block_size_keeps_the_block_reached_or_shows_its_last_block():
     """The page's choice (``panels.js`` ``stateFor``, run by node on the widget's states): the
     block size changed first, the block reached kept where the new size has it."""
-    node = shutil.which("node") or pytest.fail("node is not on PATH (the widgets' JavaScript)")
     keys = json.dumps([{"key": s["key"]} for s in TiledWidget().states])
-    script = (
+    shown = node(
         "import { stateFor } from './panels.js'; const states = JSON.parse(process.argv[1]);"
         "const out = []; for (const size of [1, 2, 3, 4]) for (let block = 1; block <= 6; block++)"
         " out.push(stateFor(states, { size, block }, ['size', 'block']).key);"
-        "console.log(JSON.stringify(out));"
+        "console.log(JSON.stringify(out));",
+        keys,
     )
-    run = subprocess.run(
-        [node, "--input-type=module", "-e", script, keys], cwd=FRONT, capture_output=True, text=True
-    )
-    shown = json.loads(run.stdout or run.stderr)
-    expected = [
-        {"size": b, "block": min(k, len(blocks_of(b)))} for b in (1, 2, 3, 4) for k in range(1, 7)
+    sizes = (1, 2, 3, 4)
+    assert shown == [
+        {"size": b, "block": min(k, len(blocks_of(b)))} for b in sizes for k in range(1, 7)
     ]
-    assert shown == expected
+
+
+def test_a_fixed_range_below_zero_is_drawn_on_a_diverging_scale():
+    """Both widgets fix one range for every state (the cached rows keep their colours)."""
+    kinds = node(
+        "import { scaleOf } from './picture.js';"
+        "console.log(JSON.stringify([[-2, 2], [0, 1]].map((f) => scaleOf([[[5]]], f))));"
+    )
+    assert kinds == [{"kind": "div", "vmin": -2, "vmax": 2}, {"kind": "seq", "vmin": 0, "vmax": 1}]
 
 
 def test_every_block_shows_the_scores_read_and_the_running_quantities():
