@@ -3,14 +3,16 @@
 The size rule and the colours are :mod:`mhsa_helpers.plot_style`'s; line
 plots are in :mod:`mhsa_helpers.line_plots`.
 
-One masking rule for every figure, the same as the explorer's SVG
-(:mod:`mhsa_helpers.widgets.svg`): a cell blocked by an attention mask (its
+One masking rule for every figure, the same as the pictures drawn in the page
+(``mhsa_helpers/widgets/front/draw.js``): a cell blocked by an attention mask (its
 score ``−∞``, its weight 0) is hatched, light grey with dark diagonal stripes,
 and carries **no number**, so that a blocked weight never reads as a learned
 weight near 0.00. A cell is blocked where the matrix itself is ``−∞`` (a mask,
 or scores with the mask added) or where the ``mask`` given with it blocks it (a
 boolean array, ``True`` = blocked, or an additive mask, ``−∞`` = blocked). A
-figure with blocked cells has a legend entry for them, :data:`BLOCKED_LABEL`.
+figure with blocked cells has a legend entry for them, :data:`BLOCKED_LABEL`. A mask
+itself (0 or ``−∞`` only) is drawn as a mask: allowed cells white with no number, no
+colour bar.
 
 Heatmaps are laid out by the cell (:func:`heatmaps`): a cell with its number
 written in it is :data:`~mhsa_helpers.plot_style.CELL_HEIGHT_PX` high and as

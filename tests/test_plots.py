@@ -388,7 +388,8 @@ def test_texts_of_two_panels_do_not_overlap(fig):
 
 # ------------------------------------------------ cells blocked by a mask
 
-#: The explorer's legend for a blocked cell (mhsa_helpers/widgets/svg.py), word for word.
+#: The pictures' legend for a blocked cell (plot_style.BLOCKED_LABEL, sent to the page), word
+#: for word.
 BLOCKED = "blocked by the mask (score \u2212\u221e, weight 0, no number)"
 ABOVE_DIAGONAL = {(r, c) for r in range(6) for c in range(6) if c > r}  # causal, T = 6
 
