@@ -76,11 +76,10 @@ def test_no_picture_has_text_smaller_than_11_px():
     from mhsa_helpers.widgets.explorer_steps import STEPS
     from mhsa_helpers.widgets.gqa import GQAWidget
     from mhsa_helpers.widgets.kv_cache import DecodeWidget
-    from mhsa_helpers.widgets.reverse import TryReversal
     from mhsa_helpers.widgets.tiled import TiledWidget
 
     pictures = [picture(w()) for w in (RopeWidget, SlidingWindowWidget, CrossWidget)]
-    pictures += [picture(w()) for w in (GQAWidget, DecodeWidget, TiledWidget, TryReversal)]
+    pictures += [picture(w()) for w in (GQAWidget, DecodeWidget, TiledWidget)]
     ex = Explorer(example="simple", n_heads=8, mask="causal")
     for step in range(1, len(STEPS) + 1):
         ex.step_w.value = step
