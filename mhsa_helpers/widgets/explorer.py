@@ -169,7 +169,7 @@ class Explorer(PictureWidget):
                 self._reset_mask, new["mask"] = new["mask"], suited  # said until changed
             if old:
                 self.query = 0
-        elif new["mask"] != old.get("mask"):
+        elif new["mask"] != old.get("mask") != self._reset_mask:  # not the mask just set aside
             self._reset_mask = None  # the learner's own choice now
         if new != change["new"]:
             self.state = new  # observed again: computed then
