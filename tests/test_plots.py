@@ -458,6 +458,28 @@ def test_scores_of_minus_infinity_are_blocked_without_being_told():
     plt.close(fig)
 
 
+def test_a_mask_is_drawn_as_a_mask_white_and_hatched_with_no_colour_bar():
+    """Notebook 16 draws sliding-window masks: allowed cells are white with no number, not
+    a colour of a weights' scale reading "0.00"; blocked cells hatched; no colour bar."""
+    masks = np.stack([mh.sliding_window_mask(6, w) for w in (1, 3)])
+    fig = heads_figure(masks, song.tokens, song.tokens, titles=["window = 1", "window = 3"])
+    assert len(fig.axes) == len(panels(fig)) == 2  # no colour bar
+    window = {(r, c) for r in range(6) for c in range(6) if c > r or c < r - 2}
+    for ax, blocked in zip(
+        panels(fig),
+        (ABOVE_DIAGONAL | {(r, c) for r in range(6) for c in range(r)}, window),
+        strict=True,
+    ):
+        assert hatched_cells(ax) == blocked and not numbers_at(ax)
+        image = ax.get_images()[0]
+        allowed = [(r, c) for r in range(6) for c in range(6) if (r, c) not in blocked]
+        assert {tuple(image.cmap(image.norm(image.get_array()[r, c]))) for r, c in allowed} == {
+            (1.0, 1.0, 1.0, 1.0)
+        }
+    assert legend_texts(fig) == ["allowed (0)", BLOCKED]
+    plt.close(fig)
+
+
 def test_a_padding_mask_of_one_row_blocks_the_same_keys_in_every_row_and_head():
     A = weights(mh.padding_mask(4, 6))
     fig = heads_figure(A, song.tokens, song.tokens, vmin=0, vmax=1, mask=mh.padding_mask(4, 6))

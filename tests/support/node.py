@@ -1,25 +1,24 @@
-"""Running the page's modules (``mhsa_helpers/widgets/front/*.js``) under Node.js in tests."""
-
-from __future__ import annotations
+"""The ``node`` command for the tests of the page's JavaScript (``mhsa_helpers/widgets/front``)."""
 
 import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-NODE_AT_LEAST = (20, 19)  # module syntax detection: a .js ES module without "type": "module"
+#: Module syntax detection: a plain ``.js`` ES module loads without a ``package.json``.
+NODE_AT_LEAST = (20, 19)
 
 
 def node() -> str:
-    """The ``node`` command, or a failure that says what is missing."""
+    """The ``node`` command, or a test failure that says what is missing."""
     found = shutil.which("node")
     if found is None:
         pytest.fail(
-            "node is not on PATH: the static book's widgets are JavaScript, and these tests run "
-            "them with Node.js 20.19 or newer (https://nodejs.org, or NodeSource's packages)."
+            "node is not on PATH: the pictures are drawn in the page by JavaScript, and these "
+            "tests run it with Node.js 20.19 or newer (https://nodejs.org, or NodeSource's "
+            "packages)."
         )
     version = subprocess.run([found, "--version"], capture_output=True, text=True).stdout.strip()
     if tuple(int(n) for n in re.findall(r"\d+", version)[:2]) < NODE_AT_LEAST:
@@ -27,11 +26,11 @@ def node() -> str:
     return found
 
 
-def run_json(script: Path, payload, timeout: float = 120):
-    """What ``script`` writes (JSON on stdout) for ``payload`` (JSON on stdin)."""
+def run_json(script, payload, timeout: float = 120):
+    """What ``script`` (a ``.mjs`` file) writes as JSON on stdout for ``payload`` on stdin."""
     run = subprocess.run(
         [node(), str(script)], input=json.dumps(payload), capture_output=True, text=True,
         timeout=timeout,
     )  # fmt: skip
-    assert run.returncode == 0, f"node {script.name} failed:\n{run.stderr}"
+    assert run.returncode == 0, f"node {getattr(script, 'name', script)} failed:\n{run.stderr}"
     return json.loads(run.stdout)
