@@ -324,7 +324,8 @@ def test_try_your_own_input(page):
     picture = box.locator("svg.mhsa-figure")
     expect(status).to_contain_text("KNPCIJBA → output A B J I C P N K", timeout=60_000)
     first = box.bounding_box()
-    assert first["width"] <= MAX_WIDTH, first
+    panel = page.locator(f"{lab.CURRENT} .jp-WindowedPanel-outer").first.bounding_box()
+    assert panel["x"] <= first["x"] and first["x"] + first["width"] <= panel["x"] + panel["width"]
 
     lines = """(el) => { const r = document.createRange(); r.selectNodeContents(el);
         return new Set([...r.getClientRects()].map((b) => Math.round(b.bottom))).size; }"""

@@ -66,8 +66,10 @@ export default {
     wrap.append(Object.assign(document.createElement("span"), { className: "mhsa-label", textContent: "letters" }), input);
     f.controls.appendChild(wrap);
     f.title.hidden = true;
-    input.addEventListener("change", () => { model.set("text", input.value); model.save_changes(); });
-    let params = null, good = null, width = 0; // the last good input: {letters, result}
+    const read = () => { if (input.value !== model.get("text")) model.set("text", input.value), model.save_changes(); };
+    input.addEventListener("change", read); // Enter, or the box left
+    input.addEventListener("keydown", (e) => { e.stopPropagation(); if (e.key === "Enter") read(); }); // not JupyterLab's keys
+    let params = null, good = null, width = 0, size = null; // good: the last good input, {letters, result}
 
     function draw() {
       const text = model.get("text");
@@ -91,12 +93,13 @@ export default {
     }
     function redraw() {
       if (!good) return;
-      const svg = grid(reversalPicture(good.letters, good.result.weights, model.get("look")), room(f), model.get("look"));
+      size = size || room(f); // one size for every input (the words' lengths vary): one height
+      const svg = grid(reversalPicture(good.letters, good.result.weights, model.get("look")), size, model.get("look"));
       interact(svg, f.tip);
       show(f, svg);
     }
     model.on("change:text", draw);
-    const resize = new ResizeObserver(() => requestAnimationFrame(() => { if (f.box.clientWidth !== width) width = f.box.clientWidth, redraw(); }));
+    const resize = new ResizeObserver(() => requestAnimationFrame(() => { if (f.box.clientWidth !== width) width = f.box.clientWidth, size = null, redraw(); }));
     resize.observe(f.root);
     draw();
     return () => resize.disconnect();
