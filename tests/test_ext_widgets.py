@@ -58,16 +58,15 @@ def test_a_passing_learner_function_is_drawn_and_a_failing_one_is_not():
 
 
 def test_the_page_draws_no_text_smaller_than_11_px():
-    """The explorer and the extensions' panels are drawn by front/draw.js: every size it
-    writes; the widgets still drawn in Python (KV cache, tiled, reversal): their SVG."""
+    """The explorer, the extensions' panels and the reversal are drawn by front/draw.js: every
+    size it writes; the widgets still drawn in Python (KV cache, tiled): their SVG."""
     from mhsa_helpers.widgets.kv_cache import DecodeWidget
-    from mhsa_helpers.widgets.reverse import TryReversal
     from mhsa_helpers.widgets.tiled import TiledWidget
 
     js = (FRONT / "draw.js").read_text()
     sizes = [float(s) for s in re.findall(r'"font-size": (\d+)', js)]
     sizes += [float(s) for s in re.findall(r"[?:] (\d+)", re.search(r"const font = (.*);", js)[1])]
-    pictures = [picture(w()) for w in (DecodeWidget, TiledWidget, TryReversal)]
+    pictures = [picture(w()) for w in (DecodeWidget, TiledWidget)]
     sizes += [float(s) for p in pictures for s in re.findall(r"font-size='([\d.]+)'", p)]
     assert sizes and min(sizes) >= 11, sorted(sizes)
 
