@@ -10,7 +10,7 @@ from mhsa_helpers.checks.step16_sliding_window import ONE_TOO_MANY
 from mhsa_helpers.examples import get_example
 from mhsa_helpers.widgets.base import FRONT
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
-from tests.support.extensions import load, panels, picture
+from tests.support.extensions import load, panels
 
 OFF_BY_ONE = """
 def sliding_window_mask(seq_len, window):
@@ -58,36 +58,22 @@ def test_a_passing_learner_function_is_drawn_and_a_failing_one_is_not():
 
 
 def test_the_page_draws_no_text_smaller_than_11_px():
-    """The explorer, the extensions' panels and the reversal are drawn by front/draw.js: every
-    size it writes; the widgets still drawn in Python (KV cache, tiled): their SVG."""
-    from mhsa_helpers.widgets.kv_cache import DecodeWidget
-    from mhsa_helpers.widgets.tiled import TiledWidget
-
+    """Every widget (the explorer, the extensions' panels, the reversal) is drawn by
+    front/draw.js: every size it writes."""
     js = (FRONT / "draw.js").read_text()
     sizes = [float(s) for s in re.findall(r'"font-size": (\d+)', js)]
     sizes += [float(s) for s in re.findall(r"[?:] (\d+)", re.search(r"const font = (.*);", js)[1])]
-    pictures = [picture(w()) for w in (DecodeWidget, TiledWidget)]
-    sizes += [float(s) for p in pictures for s in re.findall(r"font-size='([\d.]+)'", p)]
     assert sizes and min(sizes) >= 11, sorted(sizes)
 
 
-def test_next_token_is_off_once_every_token_is_decoded():
-    from mhsa_helpers.widgets.kv_cache import DecodeWidget
-
-    w = DecodeWidget()
-    w.step_w.value = w.step_w.max
-    assert w.next_w.disabled
-    w.step_w.value = 1
-    assert not w.next_w.disabled
-
-
 def test_the_decoded_token_is_counted_one_way_and_its_position_says_from_where():
-    """ "token 3 of 8" counts from 1; the position (what RoPE and the mask use) says it counts
+    """ "Token 3 of 6" counts from 1; the position (what RoPE and the mask use) says it counts
     from 0: never two unexplained numbers for one token."""
     from mhsa_helpers.widgets.kv_cache import DecodeWidget
 
-    w = DecodeWidget()
-    w.step_w.value = 3
-    top = re.search(r"class='mhsa-info'[^>]*>([^<]*)<", picture(w))[1]
+    w = DecodeWidget(tokens=3)
     token = w.example.tokens[2]
-    assert "token 3 of " in top and f"\u201c{token}\u201d (position 2, counting from 0)" in top
+    status = w.current()["status"]
+    assert (
+        "Token 3 of 6" in status and f"\u201c{token}\u201d (position 2, counting from 0)" in status
+    )

@@ -177,17 +177,18 @@ class PanelsWidget(PictureWidget):
             [warn(f"Why not yours: the check of your {code} fails: {as_html(failed)}")],
         )
 
-    def draw_with(self, *args, when: str = "here") -> tuple:
-        """``(result, status line, notes)``: the chosen function on ``args``; the course's
-        where the learner's raises or returns other shapes than the reference's."""
+    def draw_with(self, *args, when: str = "here", run=None) -> tuple:
+        """``(result, status line, notes)``: the chosen function on ``args`` (or ``run(fn)``:
+        how to call it); the course's where the learner's raises or returns other shapes."""
+        run = run or (lambda f: f(*args))
         course = getattr(ref, self.name)
-        expected = course(*args)
+        expected = run(course)
         fn, line, notes = self.choose()
         if fn is course:
             return _floats(expected), line, notes
         try:
             with np.errstate(all="ignore"):
-                got = fn(*args)
+                got = run(fn)
         except Exception as exc:  # told to the learner, then the reference is drawn
             said = f"raised {type(exc).__name__}: {escape(str(exc))}"
         else:

@@ -47,6 +47,8 @@ export function frame(el) {
   };
   el.replaceChildren();
   const root = div("mhsa-w", el);
+  // a key on a control is the control's (arrows move a slider), not a JupyterLab shortcut
+  root.addEventListener("keydown", (e) => e.target.matches("input, select, button") && e.stopPropagation());
   const f = { root, controls: div("mhsa-controls", root), title: div("mhsa-title", root) };
   const line = div("mhsa-statusline", root);
   f.status = div("mhsa-status", line);
@@ -75,7 +77,7 @@ export function show(f, svg) {
 /** The height the screen leaves the picture: the visible height of the notebook (or the
  * window) less the frame's other parts, as they are now. */
 export function room(f) {
-  const area = f.root.closest(".jp-WindowedPanel-outer, .jp-Notebook, .jp-OutputArea-output");
+  const area = [".jp-WindowedPanel-outer", ".jp-Notebook", ".jp-OutputArea-output"].map((s) => f.root.closest(s)).find(Boolean); // the notebook's view first: closest() of a list finds the nearest
   const screen = Math.min(area && area.clientHeight > 200 ? area.clientHeight : Infinity, window.innerHeight || 800);
   const parts = [f.controls, f.title, f.status.parentElement, f.scroll, f.notes];
   const used = parts.reduce((h, p) => h + (p.hidden ? 0 : p.offsetHeight), 0);
