@@ -4,14 +4,16 @@ Every notebook of the course becomes a page of ``build/site/`` (``index.html``
 at the top), in course order, with the contents sidebar, offline search and
 page-to-page links (Sphinx with myst-nb and the book theme, configured in
 ``book/conf.py``). :mod:`book.pages` runs each notebook on the course's
-reference and shows the learner's stubs; the widgets become pre-drawn
-pictures switched in the page (:mod:`book.freeze`); each page links its
-student notebook, which the site serves for download, and a Binder launch.
+reference and shows the learner's stubs; each widget is drawn in the page by the
+notebook's own module from its traits computed at build time (:mod:`book.embed`); each
+page links its student notebook, which the site serves for download, and a Binder launch.
 
 Offline: the notebooks run on this machine, MathJax and its fonts are copied
-from the ``sphinx-mathjax-offline`` package into the site, and no page loads
-anything from elsewhere. Needs the packages of ``requirements-site.txt``
-(the README's site command installs them in ``.site-venv``).
+from the ``sphinx-mathjax-offline`` package into the site, the widgets' modules from
+``mhsa_helpers/widgets/front/``, and no page loads anything from elsewhere. The widgets'
+modules are ES modules: a browser loads them from a served site (``python3 -m http.server
+-d build/site``, GitHub Pages), not from a file opened directly. Needs the packages of
+``requirements-site.txt`` (the README's site command installs them in ``.site-venv``).
 """
 
 from __future__ import annotations
@@ -32,14 +34,16 @@ import nbformat  # noqa: E402
 
 from book.pages import DOWNLOADS, STUDENT, run_all  # noqa: E402
 from mhsa_helpers.exercises import NOTEBOOKS  # noqa: E402
+from mhsa_helpers.widgets.base import FRONT  # noqa: E402
 
 #: The scratch folder: the pages Sphinx reads, MathJax, the files to download, Sphinx's cache.
 WORK = ROOT / "build" / "book"
 SPHINX = [sys.executable, "-m", "sphinx", "-b", "html", "-q"]
 
 
-def mathjax(dest: Path) -> Path:
-    """MathJax 3's CommonHTML build and its web fonts, from ``sphinx-mathjax-offline``.
+def static(dest: Path) -> Path:
+    """The site's own files for ``_static``: MathJax 3's CommonHTML build and its web fonts,
+    from ``sphinx-mathjax-offline``, and the widgets' modules, in ``mhsa/``.
 
     Only ``tex-chtml.js`` and the woff-v2 fonts are copied (1.6 MB; the
     package holds 24 MB). Returns the folder to serve as ``_static``.
@@ -59,6 +63,7 @@ def mathjax(dest: Path) -> Path:
         source / "output" / "chtml" / "fonts" / "woff-v2",
         target / "output" / "chtml" / "fonts" / "woff-v2",
     )
+    shutil.copytree(FRONT, dest / "mhsa", ignore=shutil.ignore_patterns("*.py*", "__*"))
     return dest
 
 
@@ -72,8 +77,9 @@ def index(stems: list[str]) -> str:
         "The nine steps of multi-head self-attention, one notebook each, then a capstone, "
         "six extensions, the backward pass and a tiny trained model. Here you can read the "
         "whole course, see every figure and step the attention explorer through the nine "
-        "steps without installing anything: the pictures were drawn in advance with the "
-        "course's reference, and their controls switch between them in your browser.\n\n"
+        "steps without installing anything: your browser draws the pictures with the "
+        "notebooks' own code, from numbers computed with the course's reference, and the "
+        "explorer computes every example, number of heads and mask in the page.\n\n"
         "To write the functions yourself, each page links its notebook, to download or to "
         "open on Binder; the checks then answer your own code at once.\n\n"
         "| notebook | step |\n|---|---|\n"
@@ -89,7 +95,7 @@ def build(out: Path, stems: list[str], at_once: int) -> None:
     source, extra = WORK / "source", WORK / "extra"
     (source / "pages").mkdir(parents=True)
     (extra / DOWNLOADS).mkdir(parents=True)
-    static = mathjax(WORK / "mathjax")
+    files = static(WORK / "static")
 
     started = time.monotonic()
     pages = run_all(stems, at_once)
@@ -101,7 +107,7 @@ def build(out: Path, stems: list[str], at_once: int) -> None:
 
     if out.exists():
         shutil.rmtree(out)
-    env = dict(os.environ, MHSA_BOOK_MATHJAX=str(static), MHSA_BOOK_EXTRA=str(extra))
+    env = dict(os.environ, MHSA_BOOK_STATIC=str(files), MHSA_BOOK_EXTRA=str(extra))
     started = time.monotonic()
     subprocess.run(
         [*SPHINX, "-c", str(ROOT / "book"), "-d", str(WORK / "doctrees"), str(source), str(out)],

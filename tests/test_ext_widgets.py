@@ -10,7 +10,7 @@ from mhsa_helpers.checks.step16_sliding_window import ONE_TOO_MANY
 from mhsa_helpers.examples import get_example
 from mhsa_helpers.widgets.base import FRONT
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
-from tests.support.extensions import load, panels, picture
+from tests.support.extensions import load, panels
 
 OFF_BY_ONE = """
 def sliding_window_mask(seq_len, window):
@@ -58,14 +58,11 @@ def test_a_passing_learner_function_is_drawn_and_a_failing_one_is_not():
 
 
 def test_the_page_draws_no_text_smaller_than_11_px():
-    """The explorer and the extensions' panels are drawn by front/draw.js: every size it
-    writes; the reversal, still drawn in Python: its SVG."""
-    from mhsa_helpers.widgets.reverse import TryReversal
-
+    """Every widget (the explorer, the extensions' panels, the reversal) is drawn by
+    front/draw.js: every size it writes."""
     js = (FRONT / "draw.js").read_text()
     sizes = [float(s) for s in re.findall(r'"font-size": (\d+)', js)]
     sizes += [float(s) for s in re.findall(r"[?:] (\d+)", re.search(r"const font = (.*);", js)[1])]
-    sizes += [float(s) for s in re.findall(r"font-size='([\d.]+)'", picture(TryReversal()))]
     assert sizes and min(sizes) >= 11, sorted(sizes)
 
 
