@@ -11,8 +11,9 @@ page links its student notebook, which the site serves for download, and a Binde
 Offline: the notebooks run on this machine, MathJax and its fonts are copied
 from the ``sphinx-mathjax-offline`` package into the site, the widgets' modules from
 ``mhsa_helpers/widgets/front/``, and no page loads anything from elsewhere. The widgets'
-modules are ES modules: a browser loads them from a served site (``python3 -m http.server
--d build/site``, GitHub Pages), not from a file opened directly. Needs the packages of
+modules go into one plain script (:func:`classic`: each module with what it imports, as
+the notebook's widget gets it), so a page opened from disk draws them too (a browser
+loads no ES module from a file). Needs the packages of
 ``requirements-site.txt`` (the README's site command installs them in ``.site-venv``).
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,7 +36,7 @@ import nbformat  # noqa: E402
 
 from book.pages import DOWNLOADS, STUDENT, run_all  # noqa: E402
 from mhsa_helpers.exercises import NOTEBOOKS  # noqa: E402
-from mhsa_helpers.widgets.base import FRONT  # noqa: E402
+from mhsa_helpers.widgets.base import FRONT, esm  # noqa: E402
 
 #: The scratch folder: the pages Sphinx reads, MathJax, the files to download, Sphinx's cache.
 WORK = ROOT / "build" / "book"
@@ -63,8 +65,21 @@ def static(dest: Path) -> Path:
         source / "output" / "chtml" / "fonts" / "woff-v2",
         target / "output" / "chtml" / "fonts" / "woff-v2",
     )
-    shutil.copytree(FRONT, dest / "mhsa", ignore=shutil.ignore_patterns("*.py*", "__*"))
+    scripts = ",\n".join(f"{p.name!r}: {classic(p.name)}" for p in sorted(FRONT.glob("*.js")))
+    (dest / "mhsa-widgets.js").write_text(f"window.mhsaModules = {{\n{scripts}\n}};\n")
     return dest
+
+
+def classic(entry: str) -> str:
+    """Module ``entry`` of ``front/`` as an expression a plain script can hold: the module
+    with its imports inlined (:func:`mhsa_helpers.widgets.base.esm`, what a notebook's widget
+    runs), called at once, giving its exports by name (``default`` included)."""
+    code = esm(entry)
+    names = re.findall(r"^export (?:async )?(?:function\*?|const|let|class) (\w+)", code, re.M)
+    code, default = re.subn(r"^export default ", "const __default = ", code, flags=re.M)
+    code = re.sub(r"^export ", "", code, flags=re.M)
+    exports = ", ".join([*names, *(["default: __default"] if default else [])])
+    return f"(() => {{\n{code}\nreturn {{ {exports} }};\n}})()"
 
 
 def index(stems: list[str]) -> str:

@@ -2,8 +2,8 @@
 
 Everything a page needs is served from the site itself: MathJax 3 and its fonts
 (copied from ``sphinx-mathjax-offline``'s files by :mod:`book.build`), the theme's
-own files, the widgets' modules (``_static/mhsa/``, the notebook's own) and their loader
-``mhsa-book.js``, a module script. Nothing is fetched from a CDN at build or at view time.
+own files, the widgets' modules (``_static/mhsa-widgets.js``, the notebook's own, as one
+plain script: :func:`book.build.classic`) and their loader ``mhsa-book.js``. Nothing is fetched from a CDN at build or at view time.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ html_show_sourcelink = False
 html_show_search_summary = False  # a summary fetches each hit: refused from file://
 html_static_path = [str(HERE / "static"), os.environ["MHSA_BOOK_STATIC"]]
 html_extra_path = [os.environ["MHSA_BOOK_EXTRA"]]  # the student notebooks, to download
-html_js_files = [("mhsa-book.js", {"type": "module"})]  # imports ./mhsa/*.js: served, not file://
+# the widgets' modules as one plain script, then their loader: a page opened from disk draws too
+html_js_files = [("mhsa-widgets.js", {"defer": "defer"}), ("mhsa-book.js", {"defer": "defer"})]
 html_css_files = ["mhsa-book.css"]
 
 # MathJax 3, local (Sphinx 9's default is MathJax 4 from a CDN)

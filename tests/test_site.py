@@ -273,6 +273,23 @@ def test_every_widget_is_drawn_by_its_module_and_says_where_it_lives_without_js(
     assert {"explorer.js", "reverse.js", "panels.js"} <= entries
 
 
+def test_a_page_opened_from_disk_draws_its_widgets(checker, pages, site):
+    """A reader who opens a page from disk (file://, no server) meets the same widgets: the
+    modules are one plain script (book.build.classic), which a browser loads from a file."""
+    page = checker.context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto((site / pages["10_capstone"]).as_uri(), wait_until="load")
+        page.wait_for_selector(".mhsa-w svg .cell", timeout=checker.wait_ms)
+        assert page.locator(".mhsa-book-static").count() == 0  # every widget drawn
+        page.locator(".mhsa-w .mhsa-step input[type=range]").first.fill("7")
+        page.wait_for_selector(".mhsa-w .mhsa-title:has-text('Step 7.')")
+        assert not errors, errors
+    finally:
+        page.close()
+
+
 #: States of the capstone's explorer drawn and read back: example, heads, mask, length, step.
 STATES = [
     ("song", 2, "causal", None, 7),
