@@ -11,7 +11,9 @@ postBuild) puts ``jupyter-config/`` into the environment's prefix:
   it is read after nbgrader's own ``nbgrader.json``, which turns them on, and
   before what ``jupyter server extension enable --sys-prefix`` writes;
 * ``share/jupyter/lab/settings/overrides.d/mhsa-course.json``: no news
-  pop-up, no update check;
+  pop-up, no update check, and widget state saved with the notebook (a
+  notebook reopened the next day shows each widget's last picture,
+  tests/test_day_two.py);
 * ``etc/jupyter/nbgrader_config.py``: every nbgrader of the environment (the
   formgrader of a server started in any folder too) shows a student's
   notebook as text or sanitized HTML (:mod:`autograders.pages`).

@@ -2,11 +2,13 @@
 
 Runs the README's site command's build step (``.site-venv/bin/python
 book/build.py``; make ``.site-venv`` with the README's site command first),
-timed, then weighs the site: the whole ``build/site`` folder, and each page
+timed, then weighs the site: the whole ``build/site`` folder, each page
 with every file of the site it loads (images, scripts, style sheets, fonts
-named by its style sheets are counted once per page). Issue 35's limits: a
-build in at most 10 minutes on 2 cores, no page over 6 MB with what it loads,
-the whole site at most 80 MB.
+named by its style sheets are counted once per page), and the widgets' data each
+page embeds (book/embed.py), gzip-compressed. Issue 35's limits: a build in at
+most 10 minutes on 2 cores, no page over 6 MB with what it loads, the whole site
+at most 80 MB; issue 46's: the explorer's data for one page at most 150 kB
+compressed.
 
 Run: python benchmarks/bench_site.py [--no-build]
 """
@@ -14,6 +16,8 @@ Run: python benchmarks/bench_site.py [--no-build]
 from __future__ import annotations
 
 import argparse
+import gzip
+import re
 import subprocess
 import sys
 import time
@@ -21,6 +25,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "build" / "site"
+#: The explorer's data for one page, compressed, at most (issue 46).
+EXPLORER_BUDGET = 150_000
+_EMBEDDED = re.compile(
+    r'<div class="mhsa-book-widget" data-entry="([^"]+)"><script type="application/json">(.*?)'
+    r"</script>",
+    re.S,
+)
 sys.path.insert(0, str(ROOT))
 
 from tests.support.site_check import page_files  # noqa: E402  (what test_site weighs)
@@ -45,7 +56,20 @@ def main() -> int:
     }
     for name, size in sorted(weights.items(), key=lambda kv: -kv[1])[:6]:
         print(f"  {name!s:<32} {size / 1e6:5.2f} MB with what it loads")
-    return 0
+    print("widgets' data embedded in each page, gzip -9 (the explorer's at most 150 kB):")
+    over = []
+    for page in sorted(SITE.rglob("*.html")):
+        found: dict[str, int] = {}
+        for entry, data in _EMBEDDED.findall(page.read_text(encoding="utf-8")):
+            found[entry] = found.get(entry, 0) + len(gzip.compress(data.encode(), 9))
+        if found:
+            said = ", ".join(f"{e} {n / 1e3:.1f} kB" for e, n in sorted(found.items()))
+            print(f"  {page.relative_to(SITE)!s:<32} {said}")
+        if found.get("explorer.js", 0) > EXPLORER_BUDGET:
+            over.append(page.relative_to(SITE))
+    if over:
+        print(f"over the explorer's budget: {', '.join(map(str, over))}")
+    return 1 if over else 0
 
 
 if __name__ == "__main__":

@@ -1,59 +1,49 @@
-"""Time one explorer update (recompute + redraw to SVG) after each kind of control change.
+"""Time the kernel's part of a data-state change of the explorer (compute and words).
 
-Runs in the kernel process, no browser: the browser adds transport and
-decoding on top (measured by the browser test). Goal: median <= 50 ms for
-the default example. Run: python benchmarks/bench_widgets.py [--repeats N]
+A change of example, heads, mask or padding length is the only one the kernel
+answers (step, query and view are drawn in the page: benchmarks/bench_browser.py);
+this is the kernel's share of it, without the browser (transport and drawing come
+on top). Also the size of what is sent. Run: python benchmarks/bench_widgets.py
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import time
 
+from mhsa_helpers.examples import EXAMPLES, get_example
 from mhsa_helpers.widgets.explorer import Explorer
-
-
-def timed(ex, widget, values, repeats):
-    times = []
-    for k in range(repeats):
-        value = values[k % len(values)]
-        if widget.value == value:
-            value = values[(k + 1) % len(values)]
-        t0 = time.perf_counter()
-        widget.value = value  # the observer recomputes and redraws synchronously
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3, max(times) * 1e3
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeats", type=int, default=30)
-    p.add_argument("--example", default="song")
+    p.add_argument("--repeats", type=int, default=20)
     a = p.parse_args()
     print(
-        f"explorer update after a control change, example={a.example!r}, "
-        f"{a.repeats} changes each (ms)"
+        f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores; {a.repeats} changes each"
     )
-    print(f"{'control':<22} {'step':>4} {'median':>8} {'max':>8}")
-    for step in (4, 7, 9):
-        ex = Explorer(example=a.example, step=step)
-        rows = [
-            ("heads", ex.heads_w, list(ex.heads_w.options)),
-            ("mask", ex.mask_w, ["none", "causal", "padding"]),
-            ("query token", ex.query_w, [v for _, v in ex.query_w.options]),
-        ]
-        for name, widget, values in rows:
-            med, worst = timed(ex, widget, values, a.repeats)
-            print(f"{name:<22} {step:>4} {med:>8.1f} {worst:>8.1f}")
-        ex.mask_w.value = "padding"
-        med, worst = timed(ex, ex.length_w, list(range(1, ex.example.T + 1)), a.repeats)
-        print(f"{'padding length':<22} {step:>4} {med:>8.1f} {worst:>8.1f}")
-    ex = Explorer(example=a.example)
-    med, worst = timed(ex, ex.step_w, list(range(1, 10)), a.repeats)
-    print(f"{'step (Prev/Next)':<22} {'1-9':>4} {med:>8.1f} {worst:>8.1f}")
-    med, worst = timed(ex, ex.example_w, ["song", "students", "simple", "question"], a.repeats)
-    print(f"{'example':<22} {'':>4} {med:>8.1f} {worst:>8.1f}")
+    print(f"{'change':<28} {'median ms':>10} {'max ms':>8} {'CPU ms':>8} {'sent kB':>8}")
+    ex = Explorer()
+    for name in EXAMPLES:
+        e = get_example(name)
+        masks = ("none", "causal", "padding")  # each change differs from the one before
+        changes = [{"heads": h, "mask": m} for h in e.head_choices for m in masks]
+        ex.change_state(example=name)
+        wall, cpu = [], []
+        for k in range(a.repeats):
+            change = changes[(k + 1) % len(changes)]
+            t0, c0 = time.perf_counter(), time.process_time()
+            ex.change_state(**change)
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        sent = len(json.dumps({"data": ex.data, "texts": ex.texts})) / 1e3
+        print(
+            f"{name + ': heads or mask':<28} {statistics.median(wall) * 1e3:>10.1f} "
+            f"{max(wall) * 1e3:>8.1f} {statistics.median(cpu) * 1e3:>8.1f} {sent:>8.1f}"
+        )
 
 
 if __name__ == "__main__":

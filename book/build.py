@@ -4,20 +4,24 @@ Every notebook of the course becomes a page of ``build/site/`` (``index.html``
 at the top), in course order, with the contents sidebar, offline search and
 page-to-page links (Sphinx with myst-nb and the book theme, configured in
 ``book/conf.py``). :mod:`book.pages` runs each notebook on the course's
-reference and shows the learner's stubs; the widgets become pre-drawn
-pictures switched in the page (:mod:`book.freeze`); each page links its
-student notebook, which the site serves for download, and a Binder launch.
+reference and shows the learner's stubs; each widget is drawn in the page by the
+notebook's own module from its traits computed at build time (:mod:`book.embed`); each
+page links its student notebook, which the site serves for download, and a Binder launch.
 
 Offline: the notebooks run on this machine, MathJax and its fonts are copied
-from the ``sphinx-mathjax-offline`` package into the site, and no page loads
-anything from elsewhere. Needs the packages of ``requirements-site.txt``
-(the README's site command installs them in ``.site-venv``).
+from the ``sphinx-mathjax-offline`` package into the site, the widgets' modules from
+``mhsa_helpers/widgets/front/``, and no page loads anything from elsewhere. The widgets'
+modules go into one plain script (:func:`classic`: each module with what it imports, as
+the notebook's widget gets it), so a page opened from disk draws them too (a browser
+loads no ES module from a file). Needs the packages of
+``requirements-site.txt`` (the README's site command installs them in ``.site-venv``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,14 +36,16 @@ import nbformat  # noqa: E402
 
 from book.pages import DOWNLOADS, STUDENT, run_all  # noqa: E402
 from mhsa_helpers.exercises import NOTEBOOKS  # noqa: E402
+from mhsa_helpers.widgets.base import FRONT, esm  # noqa: E402
 
 #: The scratch folder: the pages Sphinx reads, MathJax, the files to download, Sphinx's cache.
 WORK = ROOT / "build" / "book"
 SPHINX = [sys.executable, "-m", "sphinx", "-b", "html", "-q"]
 
 
-def mathjax(dest: Path) -> Path:
-    """MathJax 3's CommonHTML build and its web fonts, from ``sphinx-mathjax-offline``.
+def static(dest: Path) -> Path:
+    """The site's own files for ``_static``: MathJax 3's CommonHTML build and its web fonts,
+    from ``sphinx-mathjax-offline``, and the widgets' modules, in ``mhsa/``.
 
     Only ``tex-chtml.js`` and the woff-v2 fonts are copied (1.6 MB; the
     package holds 24 MB). Returns the folder to serve as ``_static``.
@@ -59,7 +65,21 @@ def mathjax(dest: Path) -> Path:
         source / "output" / "chtml" / "fonts" / "woff-v2",
         target / "output" / "chtml" / "fonts" / "woff-v2",
     )
+    scripts = ",\n".join(f"{p.name!r}: {classic(p.name)}" for p in sorted(FRONT.glob("*.js")))
+    (dest / "mhsa-widgets.js").write_text(f"window.mhsaModules = {{\n{scripts}\n}};\n")
     return dest
+
+
+def classic(entry: str) -> str:
+    """Module ``entry`` of ``front/`` as an expression a plain script can hold: the module
+    with its imports inlined (:func:`mhsa_helpers.widgets.base.esm`, what a notebook's widget
+    runs), called at once, giving its exports by name (``default`` included)."""
+    code = esm(entry)
+    names = re.findall(r"^export (?:async )?(?:function\*?|const|let|class) (\w+)", code, re.M)
+    code, default = re.subn(r"^export default ", "const __default = ", code, flags=re.M)
+    code = re.sub(r"^export ", "", code, flags=re.M)
+    exports = ", ".join([*names, *(["default: __default"] if default else [])])
+    return f"(() => {{\n{code}\nreturn {{ {exports} }};\n}})()"
 
 
 def index(stems: list[str]) -> str:
@@ -72,8 +92,9 @@ def index(stems: list[str]) -> str:
         "The nine steps of multi-head self-attention, one notebook each, then a capstone, "
         "six extensions, the backward pass and a tiny trained model. Here you can read the "
         "whole course, see every figure and step the attention explorer through the nine "
-        "steps without installing anything: the pictures were drawn in advance with the "
-        "course's reference, and their controls switch between them in your browser.\n\n"
+        "steps without installing anything: your browser draws the pictures with the "
+        "notebooks' own code, from numbers computed with the course's reference, and the "
+        "explorer computes every example, number of heads and mask in the page.\n\n"
         "To write the functions yourself, each page links its notebook, to download or to "
         "open on Binder; the checks then answer your own code at once.\n\n"
         "| notebook | step |\n|---|---|\n"
@@ -89,7 +110,7 @@ def build(out: Path, stems: list[str], at_once: int) -> None:
     source, extra = WORK / "source", WORK / "extra"
     (source / "pages").mkdir(parents=True)
     (extra / DOWNLOADS).mkdir(parents=True)
-    static = mathjax(WORK / "mathjax")
+    files = static(WORK / "static")
 
     started = time.monotonic()
     pages = run_all(stems, at_once)
@@ -101,7 +122,7 @@ def build(out: Path, stems: list[str], at_once: int) -> None:
 
     if out.exists():
         shutil.rmtree(out)
-    env = dict(os.environ, MHSA_BOOK_MATHJAX=str(static), MHSA_BOOK_EXTRA=str(extra))
+    env = dict(os.environ, MHSA_BOOK_STATIC=str(files), MHSA_BOOK_EXTRA=str(extra))
     started = time.monotonic()
     subprocess.run(
         [*SPHINX, "-c", str(ROOT / "book"), "-d", str(WORK / "doctrees"), str(source), str(out)],

@@ -2,8 +2,8 @@
 
 Everything a page needs is served from the site itself: MathJax 3 and its fonts
 (copied from ``sphinx-mathjax-offline``'s files by :mod:`book.build`), the theme's
-own files, the frozen widgets' script. Nothing is fetched from a CDN at build or
-at view time.
+own files, the widgets' modules (``_static/mhsa-widgets.js``, the notebook's own, as one
+plain script: :func:`book.build.classic`) and their loader ``mhsa-book.js``. Nothing is fetched from a CDN at build or at view time.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ suppress_warnings = ["myst.header"]  # a notebook's first heading may be ## (its
 # The notebooks were run by book/build.py (the course's reference; the learner's stubs
 # shown): Sphinx only renders them.
 nb_execution_mode = "off"
-nb_ipywidgets_js = {}  # no require.js or widget manager from a CDN: the widgets are frozen
+nb_ipywidgets_js = {}  # no require.js or widget manager from a CDN: mhsa-book.js draws the widgets
 myst_enable_extensions = ["dollarmath", "amsmath"]
 
 html_theme = "sphinx_book_theme"
@@ -41,10 +41,11 @@ html_context = {"default_mode": "light"}  # the theme's first visit otherwise lo
 html_copy_source = False  # no copies of the pages' sources (their notebooks are linked)
 html_show_sourcelink = False
 html_show_search_summary = False  # a summary fetches each hit: refused from file://
-html_static_path = [str(HERE / "static"), os.environ["MHSA_BOOK_MATHJAX"]]
+html_static_path = [str(HERE / "static"), os.environ["MHSA_BOOK_STATIC"]]
 html_extra_path = [os.environ["MHSA_BOOK_EXTRA"]]  # the student notebooks, to download
-html_js_files = ["mhsa-frozen.js"]
-html_css_files = ["mhsa-book.css", "mhsa-frozen.css"]
+# the widgets' modules as one plain script, then their loader: a page opened from disk draws too
+html_js_files = [("mhsa-widgets.js", {"defer": "defer"}), ("mhsa-book.js", {"defer": "defer"})]
+html_css_files = ["mhsa-book.css"]
 
 # MathJax 3, local (Sphinx 9's default is MathJax 4 from a CDN)
 mathjax_path = "mathjax/tex-chtml.js"

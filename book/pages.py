@@ -5,13 +5,14 @@ For each notebook of the course (:data:`mhsa_helpers.exercises.NOTEBOOKS`):
 1. the instructor version (``solutions/mhsa/NN.ipynb``) is run by a fresh
    ``python3`` kernel beside copies of its folder's notebooks, as test_course
    runs it, so that every output is what the course's reference answers give;
-   a last cell, not kept, freezes every widget the notebook made
-   (:func:`book.freeze.freeze_all`) into pre-drawn states;
+   a last cell, not kept, takes every widget the notebook made, drawn with
+   the course's functions (:func:`book.embed.embed_all`);
 2. cell by cell (the two versions share their cell ids), the source and the
    metadata come from the student version (``notebooks/mhsa/NN.ipynb``): the
    answer cells show the learner's stub, the test cells the visible check
    only; the outputs stay the reference's;
-3. every widget output is replaced by its frozen HTML, and a note under the
+3. every widget output is replaced by its traits in the page, drawn there by
+   the notebook's own module (:func:`book.embed.html`), and a note under the
    title links the student notebook (downloadable from the site) and a
    Binder launch of it.
 """
@@ -30,6 +31,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from book.embed import html
 from mhsa_helpers.exercises import of_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,8 +47,8 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 #: The tag (a CSS class ``tag_…`` on the page) of a cell whose output speaks of "your" code.
 REFERENCE_TAG = "mhsa-reference-output"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"  # kept by nbclient in the metadata
-#: The hidden last cell: every widget of the notebook, frozen (book/freeze.py).
-FREEZE = "import book.freeze\nbook.freeze.freeze_all({path!r})"
+#: The hidden last cell: every widget of the notebook, embedded (book/embed.py).
+EMBED = "import book.embed\nbook.embed.embed_all({path!r})"
 
 
 class PageFailed(RuntimeError):
@@ -69,7 +71,7 @@ def run_all(stems: list[str], at_once: int = 2) -> dict:
     """
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-    )  # the kernels import book.freeze
+    )  # the kernels import book.embed
     return asyncio.run(_run_all(stems, at_once))
 
 
@@ -80,8 +82,8 @@ async def _run_all(stems: list[str], at_once: int) -> dict:
         for p in SOLUTIONS.glob("*.ipynb"):
             shutil.copy(p, tmp / p.name)
         nb = nbformat.read(SOLUTIONS / f"{stem}.ipynb", as_version=4)
-        frozen = tmp / "frozen.json"
-        nb.cells.append(nbformat.v4.new_code_cell(FREEZE.format(path=str(frozen))))
+        embedded = tmp / "embedded.json"
+        nb.cells.append(nbformat.v4.new_code_cell(EMBED.format(path=str(embedded))))
         client = NotebookClient(
             nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp)}}
         )
@@ -91,7 +93,7 @@ async def _run_all(stems: list[str], at_once: int) -> dict:
             except CellExecutionError as exc:
                 raise PageFailed(f"{stem}.ipynb did not run on the reference: {exc}") from None
         nb.cells.pop()
-        return stem, page(stem, nb, json.loads(frozen.read_text()))
+        return stem, page(stem, nb, json.loads(embedded.read_text()))
 
     with tempfile.TemporaryDirectory(prefix="mhsa-book-") as base:
         runs = []
@@ -101,7 +103,7 @@ async def _run_all(stems: list[str], at_once: int) -> dict:
         return dict(await asyncio.gather(*runs))
 
 
-def page(stem: str, executed, frozen: dict):
+def page(stem: str, executed, embedded: dict):
     """The page of notebook ``stem``: the learner's sources, the reference's outputs.
 
     Parameters
@@ -110,20 +112,20 @@ def page(stem: str, executed, frozen: dict):
         The notebook, e.g. ``"07_softmax"``.
     executed : nbformat.NotebookNode
         The instructor version, run.
-    frozen : dict of str to str
-        ``{widget model id: frozen HTML}`` (:func:`book.freeze.freeze_all`).
+    embedded : dict of str to dict
+        ``{widget model id: {entry, traits}}`` (:func:`book.embed.embed_all`).
 
     Returns
     -------
     nbformat.NotebookNode
         The student version's cells with the run's outputs, each widget
-        output replaced by its frozen HTML, and the links under the title.
+        output replaced by its embedding, and the links under the title.
 
     Raises
     ------
     PageFailed
         The two versions' cells do not match one to one, or a widget
-        output has no frozen HTML.
+        output is neither embedded nor a progress bar.
     """
     student = nbformat.read(STUDENT / f"{stem}.ipynb", as_version=4)
     states = executed.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
@@ -138,9 +140,9 @@ def page(stem: str, executed, frozen: dict):
             data = out.get("data", {})
             if WIDGET in data:
                 model = data[WIDGET]["model_id"]
-                shown = frozen.get(model) or progress_bar(model, states)
+                shown = html(embedded[model]) if model in embedded else progress_bar(model, states)
                 if shown is None:
-                    raise PageFailed(f"{stem}: a widget ({model}) was neither frozen nor a bar")
+                    raise PageFailed(f"{stem}: a widget ({model}) was neither embedded nor a bar")
                 out = nbformat.v4.new_output("display_data", data={"text/html": shown})
             outputs.append(out)
         cell.outputs = outputs
@@ -149,7 +151,7 @@ def page(stem: str, executed, frozen: dict):
             tags = cell.metadata.setdefault("tags", [])
             tags.append(REFERENCE_TAG)
     student.metadata.pop("widgets", None)
-    if frozen:  # room for the widgets' pictures: no "on this page" column beside them
+    if embedded:  # room for the widgets' pictures: no "on this page" column beside them
         student.metadata["html_theme.sidebar_secondary.remove"] = True
     student.cells.insert(1, links(stem))
     return student
@@ -164,8 +166,8 @@ def speaks_to_the_learner(outputs) -> bool:
     shown = []
     for o in outputs:
         data = o.get("data", {})
-        if "mhsa-frozen" in str(data.get("text/html", "")):
-            continue  # a frozen widget says itself what drew it
+        if "mhsa-book-widget" in str(data.get("text/html", "")):
+            continue  # a widget says itself what drew it
         shown += [str(o.get("text", "")), str(data.get("text/plain", ""))]
         shown.append(re.sub(r"<[^>]+>", "", str(data.get("text/html", ""))))
     text = " ".join(shown)

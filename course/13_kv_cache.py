@@ -76,11 +76,11 @@ def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
 # ### Try it: decoding the song token by token
 #
 # Move the slider "tokens decoded" (or press *Next token*; *Reset* goes back
-# to the first): each head's cached $K$ and $V$ gain one row per token (the
-# dotted grey rows are not decoded yet), the bars show the new token's weights
-# over its cache, and the sentence under the picture compares its output with
-# the same row of causal multi-head self-attention recomputed over the whole
-# sentence. Once its check above passes, your `decode_step` decodes, fed its
+# to the first): each head's cached $K'$ and $V'$ gain one row per token (the
+# dotted grey rows are not decoded yet), the panel "weights of …" shows the
+# new token's weights over its cache, head by head, and the outputs decoded so
+# far stand beside causal multi-head self-attention recomputed over the whole
+# sentence (the sentence under the picture compares the new row). Once its check above passes, your `decode_step` decodes, fed its
 # own caches (the line under the slider says which function drew the picture);
 # while its check fails, a box beside that line, *draw my failing functions
 # anyway*, has yours decode all the same.

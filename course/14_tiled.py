@@ -103,16 +103,17 @@ def tiled_attention(Q, K, V, block_size, causal=False):
 # %% [markdown]
 # ### Try it: the online softmax, block by block
 #
-# The query "song" reads the keys block by block. The slider "block" steps
-# through the blocks: the scores read so far (the dotted grey ones are not read
-# yet), the weights they give so far, the running maximum $m$, sum $\ell$ and
-# output $O/\ell$ after each block, and at the last block the final output
-# next to `attention_head`'s row. "block size" changes the blocks (4 does not
-# divide $T = 6$: the last block is shorter). The steps are computed by the
-# widget; once its check above passes, your `tiled_attention`'s output is
-# compared with the last step (the line under the sliders says so); while its
+# The query "song" reads the keys block by block. The slider "block reached"
+# steps through the blocks: the scores read so far (the dotted grey ones are
+# not read yet) and the weights they give so far, the running maximum $m$ and
+# sum $\ell$ after each block, and the output so far $O/\ell$ beside the row
+# `tiled_attention` returns ("tiled") and `attention_head`'s ("full"): at the
+# last block the three are equal. "block size" changes the blocks (4 does not
+# divide $T = 6$: the last block is shorter). The running quantities are
+# computed by the widget; once its check above passes, the row "tiled" is
+# your `tiled_attention`'s (the line under the sliders says so); while its
 # check fails, a box beside that line, *draw my failing functions anyway*,
-# compares yours all the same.
+# draws yours all the same.
 
 # %%
 from mhsa_helpers.widgets.tiled import TiledWidget

@@ -3,14 +3,16 @@
 The size rule and the colours are :mod:`mhsa_helpers.plot_style`'s; line
 plots are in :mod:`mhsa_helpers.line_plots`.
 
-One masking rule for every figure, the same as the explorer's SVG
-(:mod:`mhsa_helpers.widgets.svg`): a cell blocked by an attention mask (its
+One masking rule for every figure, the same as the pictures drawn in the page
+(``mhsa_helpers/widgets/front/draw.js``): a cell blocked by an attention mask (its
 score ``−∞``, its weight 0) is hatched, light grey with dark diagonal stripes,
 and carries **no number**, so that a blocked weight never reads as a learned
 weight near 0.00. A cell is blocked where the matrix itself is ``−∞`` (a mask,
 or scores with the mask added) or where the ``mask`` given with it blocks it (a
 boolean array, ``True`` = blocked, or an additive mask, ``−∞`` = blocked). A
-figure with blocked cells has a legend entry for them, :data:`BLOCKED_LABEL`.
+figure with blocked cells has a legend entry for them, :data:`BLOCKED_LABEL`. A mask
+itself (0 or ``−∞`` only) is drawn as a mask: allowed cells white with no number, no
+colour bar.
 
 Heatmaps are laid out by the cell (:func:`heatmaps`): a cell with its number
 written in it is :data:`~mhsa_helpers.plot_style.CELL_HEIGHT_PX` high and as
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import math
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
@@ -74,6 +77,7 @@ _PANEL_KEYS = (
     "xlabel",
     "ylabel",
     "mask",
+    "neutral",
 )
 _LINE_PX = 1.25 * FONT_PX  # height of one line of text
 _TICK_PX = 10  # tick and its gap to the label
@@ -172,6 +176,12 @@ def _panel(spec, common) -> dict:
         raise TypeError(f"unknown heatmap settings {sorted(unknown)}")
     p["M"] = M = _matrix(p["M"])
     p["blocked"] = blocked = blocked_cells(M, p["mask"])  # (n_rows, n_cols)
+    if p["neutral"] is None:  # an additive mask (0 or −∞ only) is drawn as a mask
+        p["neutral"] = bool(
+            blocked.any() and not M[~blocked].any() and np.isfinite(M[~blocked]).all()
+        )
+    if p["neutral"]:  # allowed white, blocked hatched: no colour scale, no numbers
+        p["cmap"], p["vmin"], p["vmax"], p["annotate"] = "Greys", 0.0, 1.0, False
     p["cmap"], p["vmin"], p["vmax"] = _scale(M, p["cmap"], p["vmin"], p["vmax"], blocked)
     n_r, n_c = M.shape
     p["rows"] = [str(s) for s in (p["row_labels"] if p["row_labels"] is not None else range(n_r))]
@@ -180,7 +190,7 @@ def _panel(spec, common) -> dict:
         raise ValueError(
             f"{len(p['rows'])} row and {len(p['cols'])} column labels for a {n_r} x {n_c} matrix"
         )
-    numbers = [_cell_text(v, p["fmt"]) for v in M[~blocked]]  # a blocked cell has none
+    numbers = [] if p["neutral"] else [_cell_text(v, p["fmt"]) for v in M[~blocked]]
     p["number_px"] = max(text_px(s) for s in numbers) if numbers else 0.0
     p["want_numbers"] = p["annotate"] if p["annotate"] is not None else n_r <= 12 and n_c <= 12
     return p
@@ -246,7 +256,8 @@ def _layout(panels, columns, shared_bar, numbers):
                     and panels[i]["rows"] == panels[row[k - 1]]["rows"]
                     and not panels[i]["ylabel"]
                 )
-                gs.append(_geometry(panels[i], cw, ch, not same, not shared_bar))
+                bar = not shared_bar and not panels[i]["neutral"]
+                gs.append(_geometry(panels[i], cw, ch, not same, bar))
             geoms.append(gs)
             width = max(width, sum(g["width"] for g in gs) + _GAP_PX * (len(gs) - 1))
         if shared_bar:
@@ -271,6 +282,8 @@ def _draw(ax, p, g, numbers, cax):
     M, blocked = p["M"], p["blocked"]
     n_r, n_c = M.shape
     cm = plt.get_cmap(p["cmap"]).with_extremes(bad="#d9d9d9")
+    if p["neutral"]:  # a mask: every allowed cell white, framed
+        cm = matplotlib.colors.ListedColormap(["#ffffff"])
     im = ax.imshow(
         np.ma.masked_where(~np.isfinite(M) | blocked, M),
         cmap=cm,
@@ -290,8 +303,8 @@ def _draw(ax, p, g, numbers, cax):
         ax.add_patch(blocked_patch(xy=(c - 0.5, r - 0.5), gid="blocked"))
     if numbers:
         for (r, c), v in np.ndenumerate(M):
-            if blocked[r, c]:
-                continue  # no number: a blocked weight is not a learned 0.00
+            if blocked[r, c] or p["neutral"]:
+                continue  # no number: a blocked weight is not a learned 0.00; a mask is white
             if not np.isfinite(v):
                 colour = "black"
             else:
@@ -362,8 +375,9 @@ def heatmaps(panels, title="", columns=None, **kwargs):
     ps = [_panel(spec, kwargs) for spec in panels]
     if not ps:
         raise ValueError("heatmaps needs at least one matrix")
-    shared_bar = len(ps) > 1 and len({(p["cmap"], p["vmin"], p["vmax"]) for p in ps}) == 1
-    numbers = all(p["want_numbers"] for p in ps)
+    scaled = [p for p in ps if not p["neutral"]]  # a mask has no colour scale
+    shared_bar = len(ps) > 1 and len({(p["cmap"], p["vmin"], p["vmax"]) for p in scaled}) == 1
+    numbers = bool(scaled) and all(p["want_numbers"] for p in scaled)
     choice = None
     if columns is not None:
         choice = (columns, numbers)
@@ -386,7 +400,10 @@ def heatmaps(panels, title="", columns=None, **kwargs):
     legend = any(p["blocked"].any() for p in ps)
     if legend:  # one row under the panels for the blocked cells' swatch
         height += _LEGEND_PX
-        width = max(width, _legend_width_px())
+        masks = any(p["neutral"] for p in ps)  # and a swatch for a mask's allowed cells
+        width = max(
+            width, _legend_width_px() + (text_px("allowed (0)") + 5 * FONT_PX if masks else 0)
+        )
     fig = plt.figure(figsize=(width / DPI, height / DPI))
 
     def rect(x, y, w, h):  # CSS px from the top left to figure fractions
@@ -401,7 +418,7 @@ def heatmaps(panels, title="", columns=None, **kwargs):
             w, h = g["cells"]
             ax = fig.add_axes(rect(x + g["left"], y + g["top"], w, h))
             cax = None
-            if not shared_bar:
+            if not shared_bar and not p["neutral"]:
                 cax = fig.add_axes(rect(x + g["left"] + w + 10, y + g["top"], _CBAR_PX, h))
             images.append(_draw(ax, p, g, numbers, cax))
             cells_top = y + g["top"] if cells_top is None else cells_top
@@ -411,12 +428,24 @@ def heatmaps(panels, title="", columns=None, **kwargs):
         y += row_height + _GAP_PX
     if shared_bar:
         cax = fig.add_axes(rect(cells_right + 10, cells_top, _CBAR_PX, cells_bottom - cells_top))
-        fig.colorbar(images[0], cax=cax)
+        fig.colorbar(
+            next(im for im, p in zip(images, ps, strict=True) if not p["neutral"]), cax=cax
+        )
     if title:
         fig.suptitle(title, y=1 - 0.3 * TITLE_PX / height, va="top", fontsize=points(TITLE_PX))
     if legend:
+        allowed = (
+            [  # a mask's white cells say what they are
+                matplotlib.patches.Patch(
+                    facecolor="#ffffff", edgecolor="#555555", label="allowed (0)"
+                )
+            ]
+            if any(p["neutral"] for p in ps)
+            else []
+        )
         fig.legend(
-            handles=[blocked_patch(label=BLOCKED_LABEL)],
+            handles=[*allowed, blocked_patch(label=BLOCKED_LABEL)],
+            ncols=1 + len(allowed),
             loc="lower left",
             bbox_to_anchor=(0.0, 0.0),
             **_LEGEND_KW,

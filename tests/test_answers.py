@@ -37,15 +37,21 @@ def test_the_explorer_runs_an_mh_using_answer(tmp_path):
     functions = learner_functions(tmp_path)
     assert set(functions) == {"attention_head"}
     ex = Explorer(functions=functions, step=8)
-    assert "Drawn with <b>your</b> <code>attention_head</code>" in ex.status_w.value
+    assert "Drawn with <b>your</b> <code>attention_head</code>" in ex.texts[7]["status"]
 
 
 def test_unwritten_answers_are_left_to_the_reference(tmp_path):
     save(tmp_path, "07_softmax", None)  # the untouched student version
     functions = learner_functions(tmp_path)
     ex = Explorer(functions=functions, step=7, saved=True)
-    assert "the course's functions" in ex.status_w.value
-    (unwritten,) = [n for n in ex.notes_w.value.split("<br>") if "Not written yet" in n]
-    assert "<code>softmax</code>" in unwritten
-    (missing,) = [n for n in ex.notes_w.value.split("<br>") if "not in your saved" in n]
-    assert "<code>project_qkv</code>" in missing and "save them" in missing
+    words = ex.texts[6]
+    assert "the course's functions" in words["status"]
+    (unwritten,) = [n for n in words["notes"] if "not written yet" in n]
+    assert "<code>softmax</code>: yours is not written yet (the stub saved in notebook 07)" in (
+        unwritten
+    )
+    assert "save it, then run this cell again" in unwritten
+    (missing,) = [n for n in words["notes"] if "not in your saved" in n]
+    assert (
+        "<code>project_qkv</code>" in missing and "Save them, then run this cell again" in missing
+    )

@@ -76,6 +76,7 @@ def test_student_side_only(which, request):
     assert overrides["@jupyterlab/notebook-extension:tracker"]["autoStartDefaultKernel"]
     assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
     assert overrides["@jupyterlab/apputils-extension:notification"]["checkForUpdates"] is False
+    assert overrides["@jupyter-widgets/jupyterlab-manager:plugin"]["saveState"] is True
 
 
 def jupyterlab_side(environment) -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
+from book.embed import html
 from book.pages import (
     BINDER,
     DOWNLOADS,
@@ -63,15 +64,17 @@ def widget_output(model: str):
     )
 
 
-def test_a_widget_is_shown_frozen_and_an_unknown_one_stops_the_build():
+def test_a_widget_is_shown_embedded_and_an_unknown_one_stops_the_build():
     nb = ran("07_softmax")
     code = next(c for c in nb.cells if c.cell_type == "code")
     code.outputs = [widget_output("m1")]
-    frozen = "<div class='mhsa-frozen'>pictures</div>"
-    shown = page("07_softmax", nb, {"m1": frozen})
+    embedded = {"entry": "panels.js", "traits": {"values": {"window": 3}}}
+    shown = page("07_softmax", nb, {"m1": embedded})
     cell = next(c for c in shown.cells if c.id == code.id)
-    assert [o.data for o in cell.outputs] == [{"text/html": frozen}]
-    with pytest.raises(PageFailed, match="07_softmax: a widget \\(m1\\) was neither frozen"):
+    assert [o.data for o in cell.outputs] == [{"text/html": html(embedded)}]
+    assert REFERENCE_TAG not in cell.metadata.get("tags", [])  # it says itself what drew it
+    assert shown.metadata["html_theme.sidebar_secondary.remove"] is True  # room for it
+    with pytest.raises(PageFailed, match="07_softmax: a widget \\(m1\\) was neither embedded"):
         page("07_softmax", nb, {})
 
 
@@ -118,16 +121,3 @@ def test_an_output_that_speaks_of_your_code_is_marked_as_the_references():
     shown = {c.id: c for c in page("17_backward", nb, {}).cells}
     tagged = [REFERENCE_TAG in shown[c.id].metadata.get("tags", []) for c in codes[:3]]
     assert tagged == [True, True, False]
-
-
-def test_a_frozen_explorer_says_what_only_the_notebook_has():
-    from book.freeze import left_out
-    from mhsa_helpers.widgets.explorer import Explorer
-    from mhsa_helpers.widgets.rope import RopeWidget
-
-    line = left_out(Explorer(step=6, controls=("mask", "query")))
-    assert "the padding mask and its length and the box that draws" in line
-    assert "examples" not in line
-    everything = left_out(Explorer(step=7))
-    assert "the other examples (students, simple, question)" in everything
-    assert left_out(RopeWidget()) == ""

@@ -1,8 +1,9 @@
 """The extensions' widgets offer the explorer's "draw my failing functions anyway" box.
 
-Shown only while the learner's function fails its check; ticked, it draws
-that function (the picture changes, the status line says so); a passing,
-absent or unwritten function keeps it hidden.
+Shown only while the learner's function fails its check (``failing``; panels.js hides it
+otherwise, unless ticked); ticked (``anyway``), that function is drawn in every state and the
+status line says so; a passing, absent or unwritten function is never drawn failing, and a
+stub is said "not written yet", the explorer's words.
 """
 
 from pathlib import Path
@@ -11,15 +12,16 @@ import numpy as np
 import pytest
 
 import mhsa_helpers as mh
+from mhsa_helpers.examples import get_example
 from mhsa_helpers.execution.saved import run_answers_here
-from mhsa_helpers.widgets.anyway import LABEL
 from mhsa_helpers.widgets.cross import CrossWidget
+from mhsa_helpers.widgets.explorer import NOT_WRITTEN
 from mhsa_helpers.widgets.gqa import GQAWidget
 from mhsa_helpers.widgets.kv_cache import DecodeWidget
 from mhsa_helpers.widgets.rope import RopeWidget
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
 from mhsa_helpers.widgets.tiled import TiledWidget
-from tests.support.extensions import load, picture
+from tests.support.extensions import load, panels, picture
 from tests.support.marks import right_answer
 from tests.support.pictures import shown as cells_shown
 from tests.support.widget_answers import NOT_RESCALED, PREPENDING
@@ -76,7 +78,8 @@ STUBS = {
 }
 
 # (widget class, keyword arguments, function name, wrong source, solution notebook)
-CASES = {
+#: The widgets whose every state is computed at once (panels.PanelsWidget).
+PANELS = {
     "gqa": (GQAWidget, {}, "grouped_query_attention", GQA_MODULO, "12_gqa"),
     "cross": (CrossWidget, {"length": 3}, "cross_attention", CROSS_NO_MASK, "15_cross"),
     "rope": (RopeWidget, {"offset": 5}, "rotary_embedding", ROPE_UNROTATED, "11_rope"),
@@ -91,65 +94,92 @@ CASES = {
     "tiled": (TiledWidget, {"block": 3}, "tiled_attention", NOT_RESCALED, "14_tiled"),
 }
 
-
-def shown(w) -> bool:
-    return w.anyway_w.layout.display != "none"
+SONG, SIMPLE, QUESTION = (get_example(n) for n in ("song", "simple", "question"))
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_a_failing_function_shows_the_box_and_ticking_it_draws_that_function(case):
-    cls, kwargs, name, source, _ = CASES[case]
-    course = cls(**kwargs)
-    w = cls(functions={name: load(source, name)}, **kwargs)
-    assert w.anyway_w.description == LABEL
-    assert w.anyway_w in w.widget.children[-3].children  # beside the status line
-    assert shown(w) and not w.anyway_w.value
-    assert "instead of yours" in w.status_w.value
-    assert pic(w) == pic(course)  # the course's function drew it
-    w.anyway_w.value = True
-    said = w.status_w.value + w.notes_w.value
-    assert f"your failing <code>{name}</code>" in said
-    assert "instead of yours" not in w.status_w.value
-    if cls is TiledWidget:  # its picture is the course's online softmax: the words compare
-        assert "Compared with your failing" in w.status_w.value
-        assert "<b>differs from</b>" in w.status_w.value
-    else:
-        assert "Drawn with your failing" in w.status_w.value
-        assert pic(w) != pic(course)  # the learner's function drew it
-    assert shown(w)  # still there to untick
-    w.anyway_w.value = False
-    assert pic(w) == pic(course) and "instead of yours" in w.status_w.value
+def gqa_call(kv: int) -> tuple:
+    """Notebook 12's figure's call at ``kv`` K/V heads, as its cell writes it."""
+    rng = np.random.default_rng(1)
+    W_k4, W_v4 = mh.init_weights(8, 8, rng), mh.init_weights(8, 8, rng)
+    cols, q = kv * 2, QUESTION
+    return (q.X, 3 * q.W_q, 3 * W_k4[:, :cols], W_v4[:, :cols], q.W_o, 4, kv, mh.causal_mask(q.T))
 
 
-@pytest.mark.parametrize("case", [right_answer(c[2], k, id=k) for k, c in CASES.items()])
-def test_a_passing_or_absent_function_keeps_the_box_hidden(case):
-    cls, kwargs, name, _, notebook = CASES[case]
+def cross_call(length: int) -> tuple:
+    """Notebook 15's figure's call with C's first ``length`` positions real."""
+    q = QUESTION
+    mask = mh.padding_mask(length, q.T)
+    return (SIMPLE.X, q.X, 2 * q.W_q, 2 * q.W_k, q.W_v, q.W_o, 2, mask)
+
+
+#: What each widget draws in its first state with a function ``fn``: its panels' matrices, in
+#: order (the first ones at least), computed here from the call the widget promises.
+DRAWN = {
+    "gqa": lambda fn: list(fn(*gqa_call(2))[1]),
+    "cross": lambda fn: list(fn(*cross_call(3))[1]),
+    "rope": lambda fn: [fn(SONG.X, 5 + np.arange(SONG.T), 100.0)],
+    "window": lambda fn: [fn(SONG.T, 2)],
+}
+
+
+def matrices(w) -> list:
+    """Every matrix of every state of ``w``."""
+    return [np.array(p["M"], dtype=float) for s in w.states for p in s["picture"]["panels"]]
+
+
+def same(a, b) -> bool:
+    return all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize("case", PANELS)
+def test_a_failing_function_is_told_and_drawn_only_when_ticked(case):
+    cls, kwargs, name, source, _ = PANELS[case]
+    course, mine = cls(**kwargs), load(source, name)
+    w = cls(functions={name: mine}, **kwargs)
+    assert w.failing and not w.anyway  # the box is shown, not ticked
+    status = w.current()["status"]
+    assert f"course's <code>{name}</code> instead of yours" in status
+    assert "Why not yours: the check of your" in " ".join(w.current()["notes"])
+    assert same(matrices(w), matrices(course))  # the course's function drew every state
+    drawn = DRAWN.get(case)  # the numbers: here, or in the widget's own tests (13, 14)
+    for p, expected in zip(panels(w), drawn(getattr(mh, name)) if drawn else (), strict=False):
+        np.testing.assert_allclose(p["M"], expected, atol=1e-12)
+    w.anyway = True
+    assert w.failing  # still there to untick
+    status = w.current()["status"]
+    assert f"Drawn with your failing <code>{name}</code>" in status
+    assert "instead of yours" not in status
+    for p, expected in zip(panels(w), drawn(mine) if drawn else (), strict=False):
+        np.testing.assert_allclose(p["M"], expected, atol=1e-12)  # the learner's drew it
+    assert not same(matrices(w), matrices(course))
+    w.anyway = False
+    assert same(matrices(w), matrices(course)) and "instead of yours" in w.current()["status"]
+
+
+@pytest.mark.parametrize("case", [right_answer(c[2], k, id=k) for k, c in PANELS.items()])
+def test_a_passing_or_absent_function_is_never_called_failing(case):
+    cls, kwargs, name, _, notebook = PANELS[case]
     solved = run_answers_here(SOLUTIONS / f"{notebook}.ipynb")[name]
     for functions in ({}, {name: solved}):
         w = cls(functions=functions, **kwargs)
-        assert not shown(w), functions
-        assert "failing" not in w.status_w.value
+        assert not w.failing, functions
+        assert all("failing" not in s["status"] for s in w.states)
+    assert "<b>your</b>" in w.current()["status"]
 
 
-@pytest.mark.parametrize("name", STUBS)
-def test_an_unwritten_function_keeps_the_box_hidden(name):
-    cls = GQAWidget if name == "grouped_query_attention" else SlidingWindowWidget
-    w = cls(functions={name: load(STUBS[name], name)})
-    assert not shown(w) and "not implemented yet" in w.notes_w.value
-
-
-def test_the_gqa_box_draws_the_tiled_grouping_the_check_refuses():
-    """Ticked, query head 2 of 4 (K/V head 1 of 2 in the course) reads K/V head 2."""
-    mine = load(GQA_MODULO, "grouped_query_attention")
-    w = GQAWidget(functions={"grouped_query_attention": mine}, n_kv_heads=2)
-    args = w.arguments()
-    _, course = mh.grouped_query_attention(*args)
-    _, wrong = mine(*args)
-    assert not np.allclose(course[1], wrong[1])  # the two differ on head 2
-    drawn = pic(w)
-    w.anyway_w.value = True
-    assert pic(w) != drawn
-    assert w.compute()[0][1][1] == pytest.approx(wrong[1])
+@pytest.mark.parametrize("case", ["gqa", "window"])
+def test_an_unwritten_function_is_said_not_written_yet_and_never_drawn(case):
+    cls, kwargs, name, _, _ = PANELS[case]
+    w = cls(functions={name: load(STUBS[name], name)}, **kwargs)
+    course = matrices(cls(**kwargs))
+    for anyway in (False, True):  # ticked or not: a stub is never drawn
+        w.anyway = anyway
+        assert not w.failing and same(matrices(w), course)
+        assert (
+            f"Drawn with the course's <code>{name}</code>: yours is {NOT_WRITTEN}."
+            in (w.current()["status"])
+        )
+        assert "check" not in w.current()["status"]  # not "its check fails"
 
 
 def test_a_failing_function_that_raises_when_drawn_anyway_falls_back_and_says_so():
@@ -159,12 +189,16 @@ def test_a_failing_function_that_raises_when_drawn_anyway_falls_back_and_says_so
         return np.zeros(X.shape), np.zeros((n_heads, X.shape[0], X.shape[0]))
 
     w = GQAWidget(functions={"grouped_query_attention": breaks}, n_kv_heads=2)
-    reference = pic(w)
-    assert shown(w)
-    w.anyway_w.value = True
-    assert pic(w) == reference
-    assert "instead of your failing one (it raised IndexError" in w.status_w.value
-    assert "drawn anyway, raised IndexError here: head 3 of 2" in w.notes_w.value
+    assert w.failing
+    w.anyway = True
+    for p, a in zip(panels(w), mh.grouped_query_attention(*gqa_call(2))[1], strict=True):
+        np.testing.assert_allclose(p["M"], a, atol=1e-12)
+    assert "instead of yours (see below)" in w.current()["status"]
+    assert (
+        "Why not yours: your failing <code>grouped_query_attention</code> raised IndexError: "
+        "head 3 of 2 here." in " ".join(w.current()["notes"])
+    )
+    assert np.all(panels(w, kv=1)[0]["M"] == 0)  # where it runs, its zeros are drawn
 
 
 def test_a_failing_function_of_the_wrong_shape_drawn_anyway_falls_back_and_says_so():
@@ -172,7 +206,7 @@ def test_a_failing_function_of_the_wrong_shape_drawn_anyway_falls_back_and_says_
         return np.zeros((seq_len - 1, seq_len))
 
     w = SlidingWindowWidget(functions={"sliding_window_mask": short})
-    reference = pic(SlidingWindowWidget())
-    w.anyway_w.value = True
-    assert pic(w) == reference
-    assert "returned a different shape than the reference" in w.status_w.value
+    w.anyway = True
+    assert same(matrices(w), matrices(SlidingWindowWidget()))
+    assert "instead of yours (see below)" in w.current()["status"]
+    assert "returned a different shape than the reference" in " ".join(w.current()["notes"])

@@ -11,8 +11,11 @@ import numpy as np
 import pytest
 
 from mhsa_helpers import checks
+from mhsa_helpers.examples import get_example
+from mhsa_helpers.plot_style import HEAD_COLOURS
+from mhsa_helpers.widgets.gqa import GQAWidget
 from tests.support.ext_gqa import MISTAKES, NAME, RIGHT, VARIANTS, wrong
-from tests.support.extensions import load
+from tests.support.extensions import figure_calls, load, panels
 
 
 def test_a_float32_result_for_float32_inputs_is_judged_with_the_float32_tolerance():
@@ -37,27 +40,43 @@ def test_an_integer_result_fails():
 # --------------------------------------------------------------------------
 # the live widget: the learner's function only where its check passes
 # --------------------------------------------------------------------------
-def test_the_widget_draws_a_passing_answer_and_replaces_a_failing_one():
-    from mhsa_helpers.widgets.gqa import GQAWidget
+QUESTION = get_example("question")
 
-    functions = {NAME: load(RIGHT, NAME)}
-    w = GQAWidget(functions=functions)
-    assert "your</b> <code>grouped_query_attention" in w.status_w.value
-    functions[NAME] = load(MISTAKES["W_O missing"][0], NAME)
-    w.kv_w.value = 1
-    assert "its check fails: see below" in w.status_w.value
-    assert "check of your" in w.notes_w.value and "W_O" in w.notes_w.value
+
+def test_the_widget_draws_the_figure_right_above_it_and_says_so():
+    """Notebook 12's figure cell, run as it is: at 4, 2 and 1 K/V heads, its weights, titles
+    and mask are the widget's; the notes name that setting."""
+    w = GQAWidget()
+    drawn = figure_calls("12_gqa", q=QUESTION)
+    assert [A.shape[0] for A, _ in drawn] == [4, 4, 4]
+    for kv, (A, kw) in zip((4, 2, 1), drawn, strict=True):
+        shown = panels(w, kv=kv)
+        assert [p["title"] for p in shown] == kw["titles"]
+        for p, a in zip(shown, A, strict=True):
+            np.testing.assert_allclose(p["M"], a, atol=1e-12)
+            assert p["blocked"] == np.isneginf(kw["mask"]).tolist()  # the causal mask, hatched
+        notes = " ".join(w.current()["notes"])
+        assert "figure" in notes and "causal mask" in notes and "default_rng(1)" in notes
 
 
 def test_the_widget_slider_regroups_the_heads():
-    from mhsa_helpers.widgets.gqa import GQAWidget
-
     w = GQAWidget()
-    pictures = {}
-    for kv in w.kv_w.options:
-        w.kv_w.value = kv
-        pictures[kv] = w.figure.value
-        group = w.n_heads // kv
-        for i in range(w.n_heads):  # each panel names the K/V head its query head reads
-            assert f"query head {i + 1} · K/V {i // group + 1}<" in pictures[kv], (kv, i)
-    assert len(set(pictures.values())) == len(pictures)  # each grouping, its own picture
+    assert [o[1] for o in w.controls[0]["options"]] == [1, 2, 4]
+    for kv in (1, 2, 4):
+        group = 4 // kv
+        for i, p in enumerate(panels(w, kv=kv)):  # each panel names the K/V head it reads
+            assert p["title"] == f"q head {i + 1} · kv {i // group + 1}"
+            assert p["colour"] == HEAD_COLOURS[i // group]
+            assert p["links"] == ["q", "k"]  # a cell lights its query row in every head
+            assert f"K/V head {i // group + 1}" in p["meaning"]
+        assert w.current()["picture"]["fixed"] == [0, 1]
+
+
+def test_the_widget_draws_a_passing_answer_and_replaces_a_failing_one():
+    w = GQAWidget(functions={NAME: load(RIGHT, NAME)})
+    assert "<b>your</b> <code>grouped_query_attention" in w.current()["status"]
+    assert not w.failing
+    w = GQAWidget(functions={NAME: load(MISTAKES["W_O missing"][0], NAME)}, n_kv_heads=1)
+    assert w.failing and "its check fails: see below" in w.current()["status"]
+    notes = " ".join(w.current()["notes"])
+    assert "check of your" in notes and "W_O" in notes

@@ -12,9 +12,11 @@ from nbclient import NotebookClient
 
 from mhsa_helpers import checks
 from mhsa_helpers.checks import step11_rope as rope_check
+from mhsa_helpers.examples import get_example
+from mhsa_helpers.widgets.rope import RopeWidget
 from tests.support import nbgrader_course as nc
-from tests.support.ext_rope import BUGGY, CORRECT, NAME, RIGHT, source
-from tests.support.extensions import load, verdict
+from tests.support.ext_rope import BUGGY, CORRECT, NAME, RIGHT, rotated, source
+from tests.support.extensions import load, panels, verdict
 
 
 def test_the_catalogue_lists_the_issues_mistakes():
@@ -87,3 +89,57 @@ def test_in_the_notebook_a_clockwise_rotation_loses_the_marks(tmp_path):
     assert hint in error.traceback[0]
     others = [c for c in nb.cells if c.cell_type == "code" and c not in graded]
     assert not any(o.output_type == "error" for c in others for o in c.get("outputs", []))
+
+
+# --------------------------------------------------------------------------
+# the live widget: the song slid along the positions
+# --------------------------------------------------------------------------
+SONG = get_example("song")
+
+
+def test_the_offset_moves_the_tokens_not_the_scores():
+    w = RopeWidget()
+    assert [o[1] for o in w.controls[0]["options"]] == list(range(61))
+    shown = {}
+    for p in (0, 1, 17, 60):
+        R, S = panels(w, offset=p)
+        expected = rotated(SONG.X, p + np.arange(SONG.T), 100.0)
+        np.testing.assert_allclose(R["M"], expected, atol=1e-12)
+        np.testing.assert_allclose(S["M"], expected @ expected.T / 2.0, atol=1e-11)  # √d = 2
+        assert (
+            R["rows"]
+            == S["rows"]
+            == S["cols"]
+            == [f"{t}@{p + i}" for i, t in enumerate(SONG.tokens)]
+        )
+        assert R["title"] == f"X rotated, positions {p} … {p + 5}"
+        shown[p] = S["M"]
+    for p in shown:  # what the words promise: the very numbers shown, at every offset
+        assert np.array_equal(shown[p], shown[0]), p
+
+
+def test_one_diverging_scale_holds_every_offset_and_each_cell_says_what_it_is():
+    w = RopeWidget()
+    low, high = w.states[0]["picture"]["fixed"]
+    largest = max(np.abs(p["M"]).max() for s in w.states for p in panels(w, **s["key"]))
+    assert low == -high and largest <= high
+    assert all(s["picture"]["fixed"] == [low, high] for s in w.states)
+    R, S = panels(w)
+    assert R["links"] == [["q", "k"], None]  # a rotated row lights its query row and key column
+    assert S["links"] == ["q", "k"] and S["kinds"] == ["query", "key"]
+    assert "each pair turned" in R["meaning"] and "how far apart" in S["meaning"]
+
+
+def test_a_failing_rotary_embedding_is_told_replaced_and_drawn_when_ticked():
+    def negated(X, positions=None, base=10000.0):  # its check refuses it
+        return rotated(X, -np.asarray(positions), base)
+
+    w = RopeWidget(functions={NAME: negated}, offset=4)
+    said = w.current()["status"] + " ".join(w.current()["notes"])
+    assert w.failing and "instead of yours" in said and "check of your" in said
+    expected = rotated(SONG.X, 4 + np.arange(SONG.T), 100.0)
+    np.testing.assert_allclose(panels(w)[0]["M"], expected, atol=1e-12)
+    w.anyway = True
+    assert "Drawn with your failing <code>rotary_embedding</code>" in w.current()["status"]
+    mine = rotated(SONG.X, -(4 + np.arange(SONG.T)), 100.0)
+    np.testing.assert_allclose(panels(w)[0]["M"], mine, atol=1e-12)

@@ -1,15 +1,16 @@
-"""The live companions of notebooks 11 and 16: the learner's function where its check passes."""
+"""The live companion of notebook 16 (the other extensions' widgets: their own test files), and
+what every extension widget shares: the learner's function where its check passes, text of 11 px
+at least."""
 
 import re
 
 import numpy as np
 
-import mhsa_helpers as mh
 from mhsa_helpers.checks.step16_sliding_window import ONE_TOO_MANY
-from mhsa_helpers.widgets.rope import RopeWidget
+from mhsa_helpers.examples import get_example
+from mhsa_helpers.widgets.base import FRONT
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
-from tests.support.extensions import load, picture
-from tests.support.pictures import cells, shown
+from tests.support.extensions import load, panels
 
 OFF_BY_ONE = """
 def sliding_window_mask(seq_len, window):
@@ -20,109 +21,59 @@ def sliding_window_mask(seq_len, window):
 """
 
 
-def test_the_window_slider_redraws_and_counts_the_keys():
+def window(T: int, w: int):
+    """The sliding-window mask by its definition: key j is read by query i iff i − w < j ≤ i."""
+    return np.array([[0.0 if i - w < j <= i else -np.inf for j in range(T)] for i in range(T)])
+
+
+def test_the_window_slider_shows_the_mask_as_a_mask_and_counts_the_keys():
     w = SlidingWindowWidget(window=2)
-    first = picture(w)
-    assert first.startswith("<svg") and "window 2" in first
-    assert "course's <code>sliding_window_mask</code>" in w.status_w.value
-    assert "sees 2 key(s)" in w.status_w.value
-    w.window_w.value = 5
-    assert picture(w) != first and "sees 5 key(s)" in w.status_w.value
+    T = get_example("song").T
+    assert w.values == {"window": 2} and [o[1] for o in w.controls[0]["options"]] == [*range(1, 7)]
+    for n in range(1, T + 1):
+        M, A = panels(w, window=n)
+        assert np.array_equal(M["M"], window(T, n)) and M["neutral"]  # white and hatched
+        assert A["blocked"] == np.isneginf(window(T, n)).tolist()
+        np.testing.assert_allclose(A["M"].sum(axis=1), 1.0)
+        assert np.all(A["M"][np.isneginf(window(T, n))] == 0)
+        assert f"sees {min(n, T)} key(s)" in w.current()["status"]
+        assert M["meaning"] and A["meaning"]
+    assert "course's <code>sliding_window_mask</code>" in w.current()["status"]
 
 
 def test_a_passing_learner_function_is_drawn_and_a_failing_one_is_not():
+    right = OFF_BY_ONE.replace("j >= i - window", "j > i - window")
     mine = SlidingWindowWidget(
-        functions={
-            "sliding_window_mask": load(
-                OFF_BY_ONE.replace("j >= i - window", "j > i - window"), "sliding_window_mask"
-            )
-        }
+        functions={"sliding_window_mask": load(right, "sliding_window_mask")}
     )
-    assert "<b>your</b>" in mine.status_w.value
+    assert "<b>your</b>" in mine.current()["status"] and not mine.failing
     bad = SlidingWindowWidget(
         functions={"sliding_window_mask": load(OFF_BY_ONE, "sliding_window_mask")}
     )
-    assert "instead of yours" in bad.status_w.value and "see below" in bad.status_w.value
-    assert ONE_TOO_MANY in bad.notes_w.value  # the check's sentence, under the picture
-    assert shown(picture(bad)) == shown(picture(SlidingWindowWidget()))  # the reference is drawn
-    assert "sees 3 key(s)" in bad.status_w.value
+    state = bad.current()
+    assert bad.failing and "instead of yours" in state["status"] and "see below" in state["status"]
+    assert ONE_TOO_MANY in " ".join(state["notes"])  # the check's sentence, under the picture
+    assert np.array_equal(panels(bad)[0]["M"], window(6, 3))  # the reference is drawn
+    assert "sees 3 key(s)" in state["status"]
 
 
-def test_the_rope_offset_moves_the_tokens_not_the_scores():
-    w = RopeWidget(offset=0)
-    first = picture(w)
-    w.offset_w.value = 17
-    assert picture(w) != first and "positions 17 … 22" in picture(w)
-    e = w.example
-    R0, R17 = (mh.rotary_embedding(e.X, p + np.arange(e.T), w.base) for p in (0, 17))
-    np.testing.assert_allclose(R0 @ R0.T, R17 @ R17.T, atol=1e-12)  # what the panel promises
-
-
-def test_a_failing_rotary_embedding_is_replaced_by_the_reference():
-    def calls_the_reference(X, positions=None, base=10000.0):  # its check refuses it
-        return mh.rotary_embedding(X, None if positions is None else -np.asarray(positions), base)
-
-    w = RopeWidget(functions={"rotary_embedding": calls_the_reference}, offset=4)
-    assert "instead of yours" in w.status_w.value
-    assert shown(picture(w)) == shown(picture(RopeWidget(offset=4)))
-
-
-def test_no_picture_has_text_smaller_than_11_px():
-    """Every widget, the explorer in every step and view included: text of at least 11 CSS px."""
-    import re
-
-    from mhsa_helpers.widgets.cross import CrossWidget
-    from mhsa_helpers.widgets.explorer import Explorer
-    from mhsa_helpers.widgets.explorer_steps import STEPS
-    from mhsa_helpers.widgets.gqa import GQAWidget
-    from mhsa_helpers.widgets.kv_cache import DecodeWidget
-    from mhsa_helpers.widgets.reverse import TryReversal
-    from mhsa_helpers.widgets.tiled import TiledWidget
-
-    pictures = [picture(w()) for w in (RopeWidget, SlidingWindowWidget, CrossWidget)]
-    pictures += [picture(w()) for w in (GQAWidget, DecodeWidget, TiledWidget, TryReversal)]
-    ex = Explorer(example="simple", n_heads=8, mask="causal")
-    for step in range(1, len(STEPS) + 1):
-        ex.step_w.value = step
-        pictures.append(picture(ex))
-    ex.view_w.value = "query"
-    pictures.append(picture(ex))
-    sizes = {float(s) for p in pictures for s in re.findall(r"font-size='([\d.]+)'", p)}
+def test_the_page_draws_no_text_smaller_than_11_px():
+    """Every widget (the explorer, the extensions' panels, the reversal) is drawn by
+    front/draw.js: every size it writes."""
+    js = (FRONT / "draw.js").read_text()
+    sizes = [float(s) for s in re.findall(r'"font-size": (\d+)', js)]
+    sizes += [float(s) for s in re.findall(r"[?:] (\d+)", re.search(r"const font = (.*);", js)[1])]
     assert sizes and min(sizes) >= 11, sorted(sizes)
 
 
-def test_rope_shows_the_same_scores_at_every_offset():
-    """The text says the scores do not change with the offset: the numbers shown agree."""
-
-    def scores(picture):
-        return [c.tip[0].split(" = ")[1] for c in cells(picture) if c.tip[0].startswith("scores")]
-
-    w = RopeWidget()
-    w.offset_w.value = 0
-    first = scores(picture(w))
-    assert len(first) == 36
-    for offset in (1, 17, 60):
-        w.offset_w.value = offset
-        assert scores(picture(w)) == first, offset
-
-
-def test_next_token_is_off_once_every_token_is_decoded():
-    from mhsa_helpers.widgets.kv_cache import DecodeWidget
-
-    w = DecodeWidget()
-    w.step_w.value = w.step_w.max
-    assert w.next_w.disabled
-    w.step_w.value = 1
-    assert not w.next_w.disabled
-
-
 def test_the_decoded_token_is_counted_one_way_and_its_position_says_from_where():
-    """ "token 3 of 8" counts from 1; the position (what RoPE and the mask use) says it counts
+    """ "Token 3 of 6" counts from 1; the position (what RoPE and the mask use) says it counts
     from 0: never two unexplained numbers for one token."""
     from mhsa_helpers.widgets.kv_cache import DecodeWidget
 
-    w = DecodeWidget()
-    w.step_w.value = 3
-    top = re.search(r"class='mhsa-info'[^>]*>([^<]*)<", picture(w))[1]
+    w = DecodeWidget(tokens=3)
     token = w.example.tokens[2]
-    assert "token 3 of " in top and f"\u201c{token}\u201d (position 2, counting from 0)" in top
+    status = w.current()["status"]
+    assert (
+        "Token 3 of 6" in status and f"\u201c{token}\u201d (position 2, counting from 0)" in status
+    )

@@ -388,7 +388,8 @@ def test_texts_of_two_panels_do_not_overlap(fig):
 
 # ------------------------------------------------ cells blocked by a mask
 
-#: The explorer's legend for a blocked cell (mhsa_helpers/widgets/svg.py), word for word.
+#: The pictures' legend for a blocked cell (plot_style.BLOCKED_LABEL, sent to the page), word
+#: for word.
 BLOCKED = "blocked by the mask (score \u2212\u221e, weight 0, no number)"
 ABOVE_DIAGONAL = {(r, c) for r in range(6) for c in range(6) if c > r}  # causal, T = 6
 
@@ -455,6 +456,28 @@ def test_scores_of_minus_infinity_are_blocked_without_being_told():
     assert not ABOVE_DIAGONAL & set(numbers_at(ax))
     assert all("\u221e" not in text for text in numbers_at(ax).values())
     assert legend_texts(fig) == [BLOCKED]
+    plt.close(fig)
+
+
+def test_a_mask_is_drawn_as_a_mask_white_and_hatched_with_no_colour_bar():
+    """Notebook 16 draws sliding-window masks: allowed cells are white with no number, not
+    a colour of a weights' scale reading "0.00"; blocked cells hatched; no colour bar."""
+    masks = np.stack([mh.sliding_window_mask(6, w) for w in (1, 3)])
+    fig = heads_figure(masks, song.tokens, song.tokens, titles=["window = 1", "window = 3"])
+    assert len(fig.axes) == len(panels(fig)) == 2  # no colour bar
+    window = {(r, c) for r in range(6) for c in range(6) if c > r or c < r - 2}
+    for ax, blocked in zip(
+        panels(fig),
+        (ABOVE_DIAGONAL | {(r, c) for r in range(6) for c in range(r)}, window),
+        strict=True,
+    ):
+        assert hatched_cells(ax) == blocked and not numbers_at(ax)
+        image = ax.get_images()[0]
+        allowed = [(r, c) for r in range(6) for c in range(6) if (r, c) not in blocked]
+        assert {tuple(image.cmap(image.norm(image.get_array()[r, c]))) for r, c in allowed} == {
+            (1.0, 1.0, 1.0, 1.0)
+        }
+    assert legend_texts(fig) == ["allowed (0)", BLOCKED]
     plt.close(fig)
 
 

@@ -4,8 +4,9 @@ no network, then opened in headless Chromium with every off-machine request abor
 Each property is checked once, over every page: the pages are there in course order, load
 cleanly offline (no console error, no failed or off-machine request, no broken image, math
 typeset), publish no solution, link the student notebook and Binder, search works, the sizes
-stay small, and the pre-drawn widgets respond. Screenshots for a human:
-``test-output/site/`` (ignored by git).
+stay small, and the widgets, drawn in the page by the notebook's own modules with no kernel,
+respond and draw numpy's numbers, at 1400 x 790 and on a 390 x 844 phone. Screenshots for a
+human: ``test-output/site/`` (ignored by git).
 
 ``MHSA_SITE=path/to/html`` checks a site already built there instead of building one (for
 work on the checks; tests/support/site_check.py is the checker).
@@ -24,8 +25,11 @@ import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from book.embed import STATIC_LINE
+from mhsa_helpers.examples import EXAMPLES, get_example
 from mhsa_helpers.exercises import NOTEBOOKS as COURSE
 from tests.support import site_check as sc
 
@@ -37,9 +41,12 @@ SOLUTIONS = ROOT / "solutions" / "mhsa"
 NOTEBOOKS = [nb.stem for nb in COURSE]  # the registry's course order: 00 … 18
 OUT = ROOT / "test-output" / "site"
 BINDER = "https://mybinder.org/v2/gh/mhsa-course/mhsa-course/HEAD?urlpath=lab/tree/notebooks/mhsa/"
-#: Pages with the explorer (pre-drawn: a step control, cells to point at) and with a slider.
-EXPLORER_PAGES = ("10_capstone", "18_training")
-SLIDER_PAGES = ("11_rope", "12_gqa", "13_kv_cache", "14_tiled", "15_cross", "16_sliding_window")
+#: Pages with the explorer, and with an extension's widget (every state computed at build time).
+EXPLORER_PAGES = ("04_heads", "06_masking", "07_softmax", "09_multi_head", "10_capstone")
+PANELS_PAGES = ("11_rope", "12_gqa", "13_kv_cache", "14_tiled", "15_cross", "16_sliding_window")
+#: A laptop's browser window, and a phone (CSS px).
+WIDE, PHONE = (1400, 790), (390, 844)
+SCREENS = (WIDE, PHONE)
 #: Limits: one page with every site file it loads; the whole site.
 PAGE_LIMIT, SITE_LIMIT = 6_000_000, 80_000_000
 #: Solution lines shorter than this are too common to mean anything (``return out``).
@@ -252,51 +259,293 @@ def test_pages_and_site_are_small(site, reports):
     assert size <= SITE_LIMIT, f"the site is {size / 1e6:.1f} MB"
 
 
-@pytest.mark.parametrize("stem", EXPLORER_PAGES)
-def test_the_explorer_steps_and_lights_a_cells_query_and_key(checker, pages, stem):
-    """The pre-drawn explorer: its step control changes the picture; pointing at an attention
-    cell keeps its query and key lit and dims the rest, as the live widget does."""
-    with checker.open(pages[stem]) as (page, report):
-        explorer = _widget(page, f"{sc.FROZEN.next_button}, {sc.FROZEN.step_input}")
-        stepped = sc.control_changes_picture(page, explorer, lambda w: sc.step_once(page, w))
-        assert stepped["changed"], f"{stepped['how']} left the picture as it was"
-        hover = sc.hover_lights_query_and_key(page, explorer)
-        assert hover["pixels"] and hover["lit"] and hover["dimmed"], hover
+def test_every_widget_is_drawn_by_its_module_and_says_where_it_lives_without_js(site, reports):
+    """Each widget's module drew it (its one line for a reader without JavaScript replaced);
+    the page's HTML, read without scripts, has that line for each widget."""
+    drawn = {rel: r.widgets for rel, r in reports.items() if r.widgets}
+    wanted = {f"pages/{stem}.html" for stem in (*EXPLORER_PAGES, *PANELS_PAGES, "18_training")}
+    assert wanted <= set(drawn), sorted(wanted - set(drawn))
+    wrong = {rel: w for rel, w in drawn.items() if any(not x.endswith(": drawn") for x in w)}
+    assert not wrong, wrong
+    for rel, found in drawn.items():
+        assert sc.page_text(site / rel).count(STATIC_LINE) == len(found), rel
+    entries = {x.split(":")[0] for w in drawn.values() for x in w}
+    assert {"explorer.js", "reverse.js", "panels.js"} <= entries
+
+
+def test_a_page_opened_from_disk_draws_its_widgets(checker, pages, site):
+    """A reader who opens a page from disk (file://, no server) meets the same widgets: the
+    modules are one plain script (book.build.classic), which a browser loads from a file."""
+    page = checker.context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto((site / pages["10_capstone"]).as_uri(), wait_until="load")
+        page.wait_for_selector(".mhsa-w svg .cell", timeout=checker.wait_ms)
+        assert page.locator(".mhsa-book-static").count() == 0  # every widget drawn
+        page.locator(".mhsa-w .mhsa-step input[type=range]").first.fill("7")
+        page.wait_for_selector(".mhsa-w .mhsa-title:has-text('Step 7.')")
+        assert not errors, errors
+    finally:
+        page.close()
+
+
+#: States of the capstone's explorer drawn and read back: example, heads, mask, length, step.
+STATES = [
+    ("song", 2, "causal", None, 7),
+    ("simple", 4, "padding", 3, 6),
+    ("students", 7, "none", None, 5),
+    ("trained", 2, "padding", 5, 7),
+    ("question", 8, "padding", 1, 8),
+]
+
+
+def _expected(example: str, heads: int, mask: str, length, step: int) -> list:
+    """``(matrix, hatched)`` of each panel step ``step`` draws, from numpy (the course's
+    functions); a mask's panel ``(M, hatched, None)``: no numbers."""
+    from mhsa_helpers.widgets.base import REFERENCE
+    from mhsa_helpers.widgets.explorer import Explorer
+
+    ex = Explorer(functions=REFERENCE, example=example, n_heads=heads, mask=mask)
+    if length is not None:
+        ex.change_state(length=length)
+    a = ex.compute()
+    blocked = np.isneginf(a["M"])  # (T, T)
+    none = np.zeros_like(blocked)
+    if step == 5:
+        return [(Z, none) for Z in a["Z"]]
+    if step == 6:
+        return [(a["M"], blocked, None), *((ZM, np.isneginf(ZM)) for ZM in a["ZM"])]
+    if step == 7:
+        return [(A, blocked) for A in a["A"]]
+    return [(H, np.zeros(H.shape, bool)) for H in a["heads"]]
+
+
+def _same_numbers(drawn: list, expected: list, where: str) -> None:
+    """The panels' cells against the arrays: hatched exactly where blocked, every number shown
+    within half a unit of its last decimal, one number format for the whole picture."""
+    assert len(drawn) == len(expected), (where, [p["title"] for p in drawn])
+    decimals = set()
+    for p, (M, hatched, *neutral) in zip(drawn, expected, strict=True):
+        cells = p["cells"]
+        assert len(cells) == M.size, (where, p["title"])
+        for (text, fill), v, h in zip(cells, M.ravel(), hatched.ravel(), strict=True):
+            assert ("-blocked)" in fill) == bool(h), (where, p["title"], v, fill)
+            if h or neutral:
+                assert text is None, (where, p["title"], text)
+                continue
+            assert text is not None, (where, p["title"], v)
+            d = len(text.split(".")[1]) if "." in text else 0
+            decimals.add(d)
+            assert abs(sc.number(text) - v) <= 0.5 * 10**-d + 1e-9, (where, p["title"], text, v)
+    assert len(decimals) <= 1, (where, decimals)
+
+
+def _explorer(page):
+    found = page.locator(f"{sc.BOOK.widget}[data-entry='explorer.js']")
+    assert found.count(), "no explorer on the page"
+    return found.first
+
+
+def _set(widget, example, heads, mask, length, step) -> None:
+    sc.choose(widget, "example", example)
+    sc.choose(widget, "heads", heads)
+    sc.choose(widget, "mask", mask)
+    if length is not None:
+        sc.choose(widget, "length", length)
+    sc.choose(widget, "step", step)
+
+
+def test_the_explorer_draws_the_numbers_and_hatching_of_the_arrays(checker, pages):
+    """The capstone's explorer, with no kernel, in states of every example (padding at a
+    length chosen): each panel's numbers and hatched cells are numpy's."""
+    with checker.open(pages["10_capstone"], viewport=WIDE) as (page, report):
+        explorer = _explorer(page)
+        for state in STATES:
+            _set(explorer, *state)
+            title = explorer.locator(".mhsa-title").text_content()
+            assert f"Step {state[4]}." in title and f"h = {state[1]} head" in title, title
+            _same_numbers(sc.panels(explorer), _expected(*state), str(state))
         assert not (report.console_errors or report.page_errors), report.problems()
 
 
-@pytest.mark.parametrize("stem", SLIDER_PAGES)
+def test_every_control_of_the_explorer_works_without_a_kernel(checker, pages):
+    """Example, heads, mask (padding with its length), query, view, Prev / Next, step: each
+    changes what is drawn; pointing at a cell lights its query's and key's cells."""
+    with checker.open(pages["10_capstone"], viewport=WIDE) as (page, report):
+        explorer = _explorer(page)
+        picture = explorer.locator(sc.BOOK.picture)
+        seen = []
+
+        def changed(what):
+            now = picture.evaluate("(s) => s.outerHTML.replace(/mhsa-\\d+-\\w+/g, '')")
+            assert not seen or now != seen[-1], f"{what} left the picture as it was"
+            seen.append(now)
+
+        changed("nothing")
+        for name in EXAMPLES:  # each example, its tokens in the query's options
+            if name != "song":
+                sc.choose(explorer, "example", name)
+                changed(name)
+            query = sc.control(explorer, "query")
+            options = query.evaluate("(s) => [...s.options].map((o) => o.text)")
+            assert len(options) == get_example(name).T, (name, options)
+        sc.choose(explorer, "example", "simple")
+        changed("simple")
+        for heads in (1, 2, 8):
+            sc.choose(explorer, "heads", heads)
+            changed(f"{heads} heads")
+        length = explorer.locator(".mhsa-length")
+        sc.choose(explorer, "mask", "causal")
+        changed("causal")
+        assert length.is_hidden()
+        sc.choose(explorer, "mask", "padding")
+        assert length.is_visible()
+        for n in (2, 5):
+            sc.choose(explorer, "length", n)
+            changed(f"padding length {n}")
+        sc.control(explorer, "query").select_option(index=3)
+        changed("query")
+        explorer.locator(sc.BOOK.prev_button).click()
+        changed("Prev")
+        assert "Step 6." in explorer.locator(".mhsa-title").text_content()
+        explorer.locator(sc.BOOK.next_button).click()
+        changed("Next")
+        hover = sc.hover_lights_query_and_key(page, explorer)
+        assert hover["lit"] and hover["dimmed"] and "query" in hover["tip"], hover
+        sc.choose(explorer, "view", "query")
+        changed("the query view")
+        assert picture.locator("line.mhsa-attend").count() == 8 * get_example("simple").T
+        assert sc.control(explorer, "step").is_disabled()
+        assert not (report.console_errors or report.page_errors), report.problems()
+
+
+def test_own_letters_run_the_trained_model_in_the_page(checker, pages):
+    """Notebook 18's box: the weights drawn are numpy's on the letters typed; a bad input gets
+    its one-line reason and the picture stays."""
+    from mhsa_helpers.widgets.reverse import parse_letters, reverse_on
+
+    with checker.open(pages["18_training"], viewport=WIDE) as (page, report):
+        widget = page.locator(f"{sc.BOOK.widget}[data-entry='reverse.js']").first
+        text, status = widget.locator(sc.BOOK.text), widget.locator(sc.BOOK.status)
+        for typed in ("p o n m l k j i", "A,A,B,B,C,C,D,D", "KNPCIJBA"):
+            text.fill(typed)
+            text.press("Enter")
+            letters = parse_letters(typed)
+            weights, output, _ = reverse_on(letters)
+            said = status.text_content()
+            assert said.startswith(f"{''.join(letters)} \u2192 output {' '.join(output)}"), said
+            expected = [(w, np.zeros(w.shape, bool)) for w in weights]
+            _same_numbers(sc.panels(widget), expected, typed)
+        before = sc.panels(widget)
+        text.fill("abcdefgz")
+        text.press("Enter")
+        said = status.text_content()
+        assert "'Z' is not one of the letters A\u2013P (position 8" in said, said
+        assert "still shows your last good input, KNPCIJBA" in said
+        assert sc.panels(widget) == before
+        assert not (report.console_errors or report.page_errors), report.problems()
+
+
+def test_the_sliding_window_draws_every_window_as_numpy(checker, pages):
+    """Notebook 16's widget: at each window, the mask's hatching and the weights are numpy's."""
+    from mhsa_helpers import reference as ref
+
+    e = get_example("song")
+    Q, K, V = ref.project_qkv(e.X, e.W_q, e.W_k, e.W_v)  # (T, d_model) each
+    with checker.open(pages["16_sliding_window"], viewport=WIDE) as (page, report):
+        widget = page.locator(f"{sc.BOOK.widget}[data-entry='panels.js']").first
+        for window in range(1, e.T + 1):
+            sc.choose(widget, "window", window)
+            M = ref.sliding_window_mask(e.T, window)  # (T, T)
+            _, A = ref.attention_head(Q, K, V, M)  # (T, T)
+            blocked = np.isneginf(M)
+            _same_numbers(sc.panels(widget), [(M, blocked, None), (A, blocked)], f"window {window}")
+        assert not (report.console_errors or report.page_errors), report.problems()
+
+
+@pytest.mark.parametrize("stem", PANELS_PAGES)
 def test_an_extensions_slider_changes_its_picture(checker, pages, stem):
-    """Each extension's pre-drawn widget: moving its slider changes the picture."""
+    """Each extension's widget (every state computed at build time): moving its slider changes
+    the picture, in the page."""
     with checker.open(pages[stem]) as (page, report):
-        widget = _widget(page, sc.FROZEN.slider)
-        slider = widget.locator(f"{sc.FROZEN.slider} >> visible=true").first
+        widget = _widget(page, sc.BOOK.slider)
+        slider = widget.locator(sc.BOOK.slider).first
         moved = sc.control_changes_picture(page, widget, lambda w: sc.nudge(slider))
         assert moved["changed"], f"the slider ({moved['how']}) left the picture as it was"
         assert not (report.console_errors or report.page_errors), report.problems()
 
 
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_widgets_fit_the_screen_and_scroll_sideways_where_they_must(checker, pages, screen):
+    """At 1400 x 790 and on a 390 x 844 phone: the page never scrolls sideways, the controls
+    wrap inside the screen, every number is at least 11 px, and the picture's box scrolls
+    where the picture is wider, its sign shown then only. The explorer is also set to its
+    widest picture (8 heads side by side), which a phone must scroll."""
+    problems = []
+    for stem in ("10_capstone", "16_sliding_window", "18_training"):
+        with checker.open(pages[stem], viewport=screen) as (page, report):
+            found = sc.widgets(page)
+            for i in range(found.count()):
+                problems += _misfits(f"{stem} #{i}", sc.fit(found.nth(i)))
+            if stem == "10_capstone":
+                explorer = _explorer(page)
+                _set(explorer, "simple", 8, "causal", None, 5)
+                got = sc.fit(explorer)
+                problems += _misfits(f"{stem}, 8 heads", got)
+                if screen == PHONE:
+                    assert got["scrolls"] and got["sign"], got  # too wide for a phone
+            assert not (report.console_errors or report.page_errors), report.problems()
+    assert not problems, "\n".join(problems)
+
+
+def _misfits(where: str, got: dict) -> list[str]:
+    """What of ``got`` (:func:`tests.support.site_check.fit`) does not fit, one line each."""
+    view, out = got["view"], []
+    if got["page"] > view:
+        out.append(f"{where}: the page scrolls sideways ({got['page']} > {view} px)")
+    off = [c for c in got["controls"] if c[0] < 0 or c[1] > view]
+    out += [f"{where}: a control at {c} px is off the screen" for c in off]
+    if got["widget"][1] > view:
+        out.append(f"{where}: the widget ends at {got['widget'][1]} px")
+    if got["numbers"] and got["smallest"] < 11 - 1e-6:
+        out.append(f"{where}: numbers {got['smallest']:.1f} px")
+    if got["scrolls"] != got["sign"]:
+        out.append(f"{where}: box scrolls {got['scrolls']}, sign shown {got['sign']}")
+    if got["scrolls"] != (got["picture"] > got["box"] + 1):
+        out.append(f"{where}: picture {got['picture']} px in a box of {got['box']} px")
+    return out
+
+
 def test_screenshots_for_a_human(checker, pages):
-    """test-output/site/: the softmax page (its top, and whole) and the capstone's explorer."""
+    """test-output/site/: the softmax page, and the explorer and "try your own letters" at
+    1400 x 790 and 390 x 844, pixel ratio 2."""
     OUT.mkdir(parents=True, exist_ok=True)
     with checker.open(pages["07_softmax"]) as (page, _):
         page.screenshot(path=str(OUT / "07_softmax.png"))
         page.screenshot(path=str(OUT / "07_softmax_full.png"), full_page=True)
-    with checker.open(pages["10_capstone"]) as (page, _):
-        explorer = _widget(page, f"{sc.FROZEN.next_button}, {sc.FROZEN.step_input}")
-        explorer.scroll_into_view_if_needed()
-        explorer.screenshot(path=str(OUT / "10_capstone_explorer.png"), animations="disabled")
-    assert all((OUT / n).stat().st_size for n in ("07_softmax.png", "10_capstone_explorer.png"))
+    shots = []
+    for (w, h), (stem, entry) in itertools.product(
+        SCREENS, [("10_capstone", "explorer.js"), ("18_training", "reverse.js")]
+    ):
+        with checker.open(pages[stem], viewport=(w, h), scale=2) as (page, _):
+            widget = page.locator(f"{sc.BOOK.widget}[data-entry='{entry}']").first
+            widget.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+            page.evaluate("() => window.scrollBy(0, -70)")  # below the page's own header
+            name = OUT / f"{stem}_{entry.split('.')[0]}_{w}x{h}.png"
+            page.screenshot(path=str(name), animations="disabled")
+            shots.append(name)
+    assert all(p.stat().st_size for p in [OUT / "07_softmax.png", *shots])
 
 
 # ---------------------------------------------------------------------------- helpers
 
 
 def _widget(page, control: str):
-    """The page's first pre-drawn widget holding ``control``; fails if none."""
+    """The page's first widget holding ``control``; fails if none."""
     found = sc.widgets(page, control)
     n = found.count()
-    assert n, f"no {sc.FROZEN.widget} with {control!r} (found {sc.widgets(page).count()} widgets)"
+    assert n, f"no {sc.BOOK.widget} with {control!r} (found {sc.widgets(page).count()} widgets)"
     return found.first
 
 

@@ -44,16 +44,14 @@ def test_the_shipped_x_is_the_layer_input_of_its_sequence(shipped):
 
 def test_the_explorer_accepts_the_trained_example():
     ex = Explorer(example="trained", step=7)
-    assert ex.heads_w.options == (model.N_HEADS,) and ex.heads_w.value == model.N_HEADS
-    picture = ex.figure.value
-    for k in range(model.N_HEADS):
-        assert f"A, head {k + 1}" in picture
-    assert ex.example_w.label.startswith("Trained to reverse")
-    assert "Learned: head 1: the mirror position" in ex.notes_w.value
-    ex.example_w.value = "song"  # away and back: the head count follows the example
-    assert ex.heads_w.value in mh.get_example("song").head_choices
-    ex.example_w.value = "trained"
-    assert ex.heads_w.value == model.N_HEADS
+    assert ex.data["head_choices"] == [model.N_HEADS] and ex.state["heads"] == model.N_HEADS
+    assert np.shape(ex.data["arrays"]["A"]) == (model.N_HEADS, 8, 8)  # what step 7 draws
+    assert ex.data["title"].startswith("Trained to reverse")
+    assert "Learned: head 1: the mirror position" in " ".join(ex.texts[6]["notes"])
+    ex.change_state(example="song")  # away and back: the head count follows the example
+    assert ex.state["heads"] in mh.get_example("song").head_choices
+    ex.change_state(example="trained")
+    assert ex.state["heads"] == model.N_HEADS
 
 
 def test_the_named_heads_attend_where_the_example_says_on_unseen_sequences(shipped):
@@ -178,5 +176,6 @@ def test_layer_functions_keep_the_learners_only_where_the_check_passes():
 def test_the_explorer_says_what_each_trained_head_learned():
     ex = Explorer(example="trained", step=7)
     e = mh.get_example("trained")
-    assert e.head_notes and all(note in ex.status_w.value for note in e.head_notes)
-    assert "mirror position" in ex.status_w.value
+    notes = " ".join(ex.texts[6]["notes"])  # under step 7's picture
+    assert e.head_notes and all(note in notes for note in e.head_notes)
+    assert "mirror position" in notes

@@ -19,8 +19,14 @@ import matplotlib
 import numpy as np
 import traitlets
 
-from ..plot_style import BLOCKED_FILL, BLOCKED_LABEL, BLOCKED_STRIPES, DIVERGING, HEAD_COLOURS
-from ..plot_style import SEQUENTIAL
+from ..plot_style import (
+    BLOCKED_FILL,
+    BLOCKED_LABEL,
+    BLOCKED_STRIPES,
+    DIVERGING,
+    HEAD_COLOURS,
+    SEQUENTIAL,
+)
 
 __all__ = ["FRONT", "REFERENCE", "REFERENCE_STATUS", "STYLE", "PictureWidget", "encode", "esm"]
 

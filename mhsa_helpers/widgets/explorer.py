@@ -23,6 +23,7 @@ from ..examples import EXAMPLES, get_example
 from ..exercises import exercise, names
 from ..learner import as_html, check_sentence, warn
 from .base import REFERENCE, REFERENCE_STATUS, PictureWidget, encode, esm
+from .panels import NOT_WRITTEN, same_structure
 
 __all__ = ["REFERENCE", "REFERENCE_STATUS", "STEP_OF", "USED", "Explorer"]
 
@@ -55,7 +56,15 @@ MEANING = {
     "concat": "the heads' outputs side by side",
     "out": "the layer's output: the concatenated row times this column of W_O",
 }
-NOT_WRITTEN = "not written yet"
+#: The status line of steps 1–2: no function draws them.
+NO_FUNCTION = "Drawn from the example's own numbers: the functions come in from step 3."
+
+
+def _books(names) -> str:
+    """The notebooks where the course's functions ``names`` are written: "notebooks 03 and 05"."""
+    nbs = sorted({exercise(n).notebook[:2] for n in names})
+    many = f"{', '.join(nbs[:-1])} and {nbs[-1]}" if len(nbs) > 1 else nbs[0]
+    return f"notebook{'s' if len(nbs) > 1 else ''} {many}"
 
 
 def default_heads(e) -> int:
@@ -133,8 +142,7 @@ class Explorer(PictureWidget):
         self.notes = {}
         e = get_example(example)
         super().__init__(step=step, query=query, view=view, controls=list(controls))
-        self.observe(self._on_state, names="state")
-        self.observe(self._on_anyway, names="anyway")
+        self.observe(self._on_change, names=["state", "anyway"])
         self.state = {
             "example": example,
             "heads": n_heads or default_heads(e),
@@ -157,8 +165,10 @@ class Explorer(PictureWidget):
         """Change the data state (``example``, ``heads``, ``mask``, ``length``) as the page does."""
         self.state = {**self.state, **changes}
 
-    def _on_state(self, change) -> None:
-        old, new = change["old"] or {}, dict(change["new"])
+    @traitlets.validate("state")
+    def _suited(self, proposal) -> dict:
+        """The state asked for, made valid for its example before anything sees it."""
+        old, new = self.state or {}, dict(proposal["value"])
         e = get_example(new["example"])
         if new["example"] != old.get("example"):
             if new.get("heads") not in e.head_choices:
@@ -171,12 +181,9 @@ class Explorer(PictureWidget):
                 self.query = 0
         elif new["mask"] != old.get("mask"):
             self._reset_mask = None  # the learner's own choice now
-        if new != change["new"]:
-            self.state = new  # observed again: computed then
-            return
-        self.update()
+        return new
 
-    def _on_anyway(self, _change) -> None:
+    def _on_change(self, _change) -> None:
         self.update()
 
     def check_of(self, name: str, fn) -> str | None:
@@ -185,9 +192,8 @@ class Explorer(PictureWidget):
 
     def _call(self, name, *args):
         """The learner's function where its check passes (or when asked), else the reference."""
-        from .anyway import same_structure
-
-        expected = getattr(ref, name)(*args)
+        with np.errstate(all="ignore"):  # a learner's ±∞ upstream (drawn anyway): no warning
+            expected = getattr(ref, name)(*args)
         fn = self.functions.get(name)
         if fn is None:
             return expected
@@ -239,55 +245,63 @@ class Explorer(PictureWidget):
 
     # ------------------------------------------------------------------ words
     def words(self, shown: int) -> dict:
-        """The status line and notes of the picture of step ``shown``: only the functions of
-        the steps it shows, why a learner's was not used first."""
-        drawn = [n for n in USED if STEP_OF[n] <= shown]
+        """The status line and notes of the picture of step ``shown``: only the functions it
+        uses (of the steps it shows, the mask chosen), why a learner's was not used first."""
+        mask_fn = f"{self.state['mask']}_mask"
+        drawn = [
+            n for n in USED if STEP_OF[n] <= shown and (not n.endswith("_mask") or n == mask_fn)
+        ]
         notes = {n: v for n, v in self.notes.items() if n in drawn}
-        mine = self.functions
-        kind = {n: notes[n][0] if n in notes else "idle" if n in mine else "absent" for n in drawn}
+        kind = {n: notes.get(n, ("absent",))[0] for n in drawn}
+
+        def named(which):
+            return [n for n in drawn if kind[n] in which]
 
         def code(which):
-            return ", ".join(f"<code>{n}</code>" for n in drawn if kind[n] in which)
+            return ", ".join(f"<code>{n}</code>" for n in named(which))
 
         parts = []
         if code({"used"}):
             parts.append(f"<b>your</b> {code({'used'})} (checks pass)")
         if code({"drawn failing"}):
             parts.append(warn(f"your failing {code({'drawn failing'})}, as asked"))
-        if code({"failing", "raised", "shape"}):
-            parts.append(warn(f"the course's {code({'failing', 'raised', 'shape'})} instead of yours"))
+        if bad := code({"failing", "raised", "shape"}):
+            parts.append(warn(f"the course's {bad} instead of yours"))
         if code({"unwritten", "absent"}):
-            parts.append(f"the course's {'other ' if parts else ''}functions (below: which, and why)")
-        line = "Drawn with " + " · ".join(parts) + "."
-        again = self._again()
+            parts.append(
+                f"the course's {'other ' if parts else ''}functions (below: which, and why)"
+            )
+        line = "Drawn with " + " · ".join(parts) + "." if parts else NO_FUNCTION
         lines = []
         for n in drawn:
             k, text = notes.get(n, (None, None))
-            yours = self._yours(n)
+            yours, fix = self._yours(n), self._again("Fix", [n])
             if k == "failing":
-                lines.append(warn(f"Why not {yours}: its check fails: {as_html(text)}{again}"))
+                why = as_html(text).rstrip(".")
+                lines.append(warn(f"Why not {yours}: its check fails: {why}.{fix}"))
             elif k in ("raised", "shape"):
                 said = f"{'raised ' if k == 'raised' else ''}{escape(text)}"
-                lines.append(warn(f"Why not {yours}: it {said}.{again}"))
+                lines.append(warn(f"Why not {yours}: it {said}.{fix}"))
             elif k == "drawn failing":
                 lines.append(warn(f"Drawn with {yours}, failing; its check: {as_html(text)}"))
-        if code({"unwritten"}):
-            lines.append(
-                f"Your {code({'unwritten'})}: {NOT_WRITTEN}, so the course's is drawn;"
-                + (again or " yours is drawn once its check passes: run its cell, then this one.")
-            )
-        if code({"absent"}):
-            where = sorted({exercise(n).notebook[:2] for n in drawn if kind[n] == "absent"})
-            span = where[0] if len(where) == 1 else f"{where[0]}–{where[-1]}"
-            books = "notebooks" if len(where) > 1 else "notebook"
-            lines.append(
-                f"The course's {code({'absent'})}: yours are not in your saved {books} {span} "
-                "(not written, not saved, or a cell there raises: the progress report says "
-                "which); save them, then run this cell again."
-                if self._saved
-                else f"The course's {code({'absent'})}: yours are written in {books} {span}; "
-                "the capstone's explorer (notebook 10) draws with them."
-            )
+        for which in ("unwritten", "absent"):
+            if not (these := named({which})):
+                continue
+            one, books = len(these) == 1, _books(these)
+            said = f"Drawn with the course's {code({which})}: yours {'is' if one else 'are'} "
+            if which == "unwritten":
+                stub = f" (the stub{'' if one else 's'} saved in {books})" if self._saved else ""
+                lines.append(f"{said}{NOT_WRITTEN}{stub}.{self._again('Write', these)}")
+            elif self._saved:
+                lines.append(
+                    f"{said}not in your saved {books} (not written, not saved, or a cell there "
+                    f"raises: the progress report says which). Save {'it' if one else 'them'}, "
+                    "then run this cell again."
+                )
+            else:
+                lines.append(
+                    f"{said}written in {books}; the capstone (notebook 10) draws with them."
+                )
         if self._source is REFERENCE:
             line, lines = REFERENCE_STATUS, []
         e, st = self.example, self.state
@@ -304,17 +318,20 @@ class Explorer(PictureWidget):
                     "it blocks keys the heads learned to read."
                 )
             lines.append(learned)
-        failing = any(notes.get(n, ("",))[0] in ("failing", "drawn failing") for n in drawn)
+        failing = any(k in ("failing", "drawn failing") for k in kind.values())
         return {"status": line, "notes": lines, "failing": failing}
 
     def _yours(self, name: str) -> str:
         """The learner's function by name, and where it was read from when saved."""
-        if not self._saved:
-            return f"your <code>{name}</code>"
-        return f"your <code>{name}</code> (the copy saved in notebook {exercise(name).notebook[:2]})"
+        where = f" (the copy saved in {_books([name])})" if self._saved else ""
+        return f"your <code>{name}</code>{where}"
 
-    def _again(self) -> str:
-        return " Save it, then run this cell again." if self._saved else ""
+    def _again(self, verb: str, which: list) -> str:
+        """What to do to have ``which`` drawn: the explorer's cell reads them when it runs."""
+        it = "it" if len(which) == 1 else "them"
+        if self._saved:
+            return f" {verb} {it}, save {it}, then run this cell again."
+        return f" {verb} {it}, run {'its cell' if it == 'it' else 'their cells'}, then this one."
 
     # ------------------------------------------------------------------ sending
     def update(self) -> None:

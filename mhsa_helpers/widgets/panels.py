@@ -52,7 +52,13 @@ def Panel(M, title, rows, cols, kinds=("row", "column"), *, blocked=None, links=
 def slider(name: str, label: str, values, buttons=()) -> dict:
     """A control choosing among ``values`` (``[label, value]`` pairs, or values)."""
     options = [list(v) if isinstance(v, tuple | list) else [str(v), v] for v in values]
-    return {"name": name, "label": label, "kind": "slider", "options": options, "buttons": list(buttons)}
+    return {
+        "name": name,
+        "label": label,
+        "kind": "slider",
+        "options": options,
+        "buttons": list(buttons),
+    }
 
 
 def same_structure(got, expected) -> bool:
@@ -144,36 +150,45 @@ class PanelsWidget(PictureWidget):
         mine = dict(self._source or {}).get(self.name)
         code = f"<code>{self.name}</code>"
         if not callable(mine):
-            return course, f"Drawn with the course's {code}: yours is {NOT_WRITTEN}.", [
-                f"Once your {code} is defined above, run this cell again to draw with it."
-            ]
+            return (
+                course,
+                f"Drawn with the course's {code}: yours is {NOT_WRITTEN}.",
+                [f"Once your {code} is defined above, run this cell again to draw with it."],
+            )
         failed = check_sentence(self.name, mine, self._cache)
         if failed is None:
             return mine, f"Drawn with <b>your</b> {code} (its check passes).", []
         if "not implemented yet" in failed:
-            return course, f"Drawn with the course's {code}: yours is {NOT_WRITTEN}.", [
-                f"Once your {code} is written and its check passes, run this cell again."
-            ]
+            return (
+                course,
+                f"Drawn with the course's {code}: yours is {NOT_WRITTEN}.",
+                [f"Once your {code} is written and its check passes, run this cell again."],
+            )
         self.failing = True
         if self.anyway:
-            return mine, warn(f"Drawn with your failing {code} (its check fails: see below)."), [
-                warn(f"Drawn with your failing {code} (its check: {as_html(failed)})")
-            ]
-        return course, warn(f"Drawn with the course's {code} instead of yours (its check fails: see below)."), [
-            warn(f"Why not yours: the check of your {code} fails: {as_html(failed)}")
-        ]
+            return (
+                mine,
+                warn(f"Drawn with your failing {code} (its check fails: see below)."),
+                [warn(f"Drawn with your failing {code} (its check: {as_html(failed)})")],
+            )
+        return (
+            course,
+            warn(f"Drawn with the course's {code} instead of yours (its check fails: see below)."),
+            [warn(f"Why not yours: the check of your {code} fails: {as_html(failed)}")],
+        )
 
-    def draw_with(self, *args, when: str = "here") -> tuple:
-        """``(result, status line, notes)``: the chosen function on ``args``; the course's
-        where the learner's raises or returns other shapes than the reference's."""
+    def draw_with(self, *args, when: str = "here", run=None) -> tuple:
+        """``(result, status line, notes)``: the chosen function on ``args`` (or ``run(fn)``:
+        how to call it); the course's where the learner's raises or returns other shapes."""
+        run = run or (lambda f: f(*args))
         course = getattr(ref, self.name)
-        expected = course(*args)
+        expected = run(course)
         fn, line, notes = self.choose()
         if fn is course:
             return _floats(expected), line, notes
         try:
             with np.errstate(all="ignore"):
-                got = fn(*args)
+                got = run(fn)
         except Exception as exc:  # told to the learner, then the reference is drawn
             said = f"raised {type(exc).__name__}: {escape(str(exc))}"
         else:
@@ -181,6 +196,8 @@ class PanelsWidget(PictureWidget):
                 return _floats(got), line, notes
             said = "returned a different shape than the reference"
         whose = "your failing" if self.failing else "your"
-        return _floats(expected), warn(
-            f"Drawn with the course's <code>{self.name}</code> instead of yours (see below)."
-        ), [warn(f"Why not yours: {whose} <code>{self.name}</code> {said} {when}.")]
+        return (
+            _floats(expected),
+            warn(f"Drawn with the course's <code>{self.name}</code> instead of yours (see below)."),
+            [warn(f"Why not yours: {whose} <code>{self.name}</code> {said} {when}.")],
+        )

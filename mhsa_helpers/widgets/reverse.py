@@ -3,35 +3,33 @@
 The course's trained model (:mod:`mhsa_helpers.training`, shipped in
 ``mhsa_helpers/data/trained.npz``) reverses sequences of
 :data:`~mhsa_helpers.training.task.SEQ_LEN` letters from
-:data:`~mhsa_helpers.training.task.VOCAB`. :class:`TryReversal` runs it on the
-learner's own letters and draws what each head attends to, with the model's
-output against the reversed input; :func:`parse_letters` (the one-line reason
-for a bad input) and :func:`reverse_on` (the model on good letters) hold the
-logic and are testable without widgets. The model is run by
-:func:`mhsa_helpers.training.model.forward`, never re-derived here.
+:data:`~mhsa_helpers.training.task.VOCAB`. :class:`TryReversal` sends its parameters to
+the page once; ``front/reverse.js`` runs it there on the letters the learner types
+(``forward.js``: ``parseLetters`` and ``reversal``, equal to :func:`parse_letters` and
+:func:`reverse_on` within 1e-9) and draws each head's weights, the output against the
+reversed input and its probabilities, with no kernel: the notebook and the book run the
+same module. :func:`parse_letters` and :func:`reverse_on` are the kernel's same rules,
+run by :func:`mhsa_helpers.training.model.forward`.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from html import escape
-from typing import NamedTuple
 
-import ipywidgets as widgets
 import numpy as np
+import traitlets
 
-from ..learner import warn
-from ..plot_style import HEAD_COLOURS
 from ..training import heads, model, saved, task
-from . import svg
-from .live import Frame, Framed, compact
+from .base import PictureWidget, encode, esm
 
-__all__ = ["Reversal", "TryReversal", "head_lines", "parse_letters", "reverse_on"]
+__all__ = ["PARAMS", "TryReversal", "parse_letters", "reverse_on"]
 
 #: What the learner may type between letters: spaces and commas, ignored.
 SEPARATORS = re.compile(r"[\s,]+")
 _RANGE = f"{task.VOCAB[0]}–{task.VOCAB[-1]}"  # "A–P"
+#: The model's parameters the page needs (``forward.js`` ``reversal``).
+PARAMS = ("E", "P", "W_q", "W_k", "W_v", "W_o", "W_u", "b_u")
 
 
 def parse_letters(text: str) -> list[str]:
@@ -75,25 +73,7 @@ def _shipped() -> dict:
     return saved.load_trained()
 
 
-class Reversal(NamedTuple):
-    """The trained model on one sequence.
-
-    Attributes
-    ----------
-    weights : ndarray of shape (n_heads, T, T)
-        ``weights[k, i, j]``: how much query ``i`` of head ``k`` takes from key ``j``.
-    output : list of str
-        The letter the model puts first at every position.
-    probabilities : ndarray of shape (T,)
-        The model's probability of its output letter at every position.
-    """
-
-    weights: np.ndarray
-    output: list
-    probabilities: np.ndarray
-
-
-def reverse_on(letters, params: dict | None = None) -> Reversal:
+def reverse_on(letters, params: dict | None = None) -> tuple:
     """Run the trained model on ``letters``: each head's attention and the output letters.
 
     Parameters
@@ -105,8 +85,12 @@ def reverse_on(letters, params: dict | None = None) -> Reversal:
 
     Returns
     -------
-    Reversal
-        ``(weights (n_heads, T, T), output letters, probabilities (T,))``.
+    weights : ndarray of shape (n_heads, T, T)
+        ``weights[k, i, j]``: how much query ``i`` of head ``k`` takes from key ``j``.
+    output : list of str
+        The letter the model puts first at every position, (T,).
+    probabilities : ndarray of shape (T,)
+        The model's probability of its output letter at every position.
     """
     params = _shipped() if params is None else params
     n_heads = int(params.get("n_heads", model.N_HEADS))
@@ -115,58 +99,19 @@ def reverse_on(letters, params: dict | None = None) -> Reversal:
     probs = np.exp(acts.logits - acts.logits.max(axis=-1, keepdims=True))  # (T, V)
     probs /= probs.sum(axis=-1, keepdims=True)
     best = acts.logits.argmax(axis=-1)  # (T,)
-    return Reversal(acts.weights, task.letters(best), probs[np.arange(len(best)), best])
+    return acts.weights, task.letters(best), probs[np.arange(len(best)), best]
 
 
-def head_lines(weights) -> list[str]:
-    """Which key each head mostly attends to on one input, in words, every number measured.
-
-    For each head: the pattern of :data:`~mhsa_helpers.training.heads.PATTERNS` it
-    follows best on this input (:func:`~mhsa_helpers.training.heads.name_heads`),
-    for how many queries that key is the one with the largest weight, and the
-    average weight on it.
-
-    Parameters
-    ----------
-    weights : ndarray of shape (n_heads, T, T)
-
-    Returns
-    -------
-    lines : list of str
-        One per head.
-    """
-    weights = np.asarray(weights)
-    T = weights.shape[-1]
-    lines = []
-    for k, (pattern, share) in enumerate(heads.name_heads(weights)):
-        top = weights[k].argmax(axis=-1)  # (T,): each query's strongest key
-        if pattern is None:
-            keys = " ".join(str(int(j)) for j in top)
-            lines.append(
-                f"head {k + 1}: no single pattern on your input; each query's strongest key "
-                f"(positions from 0): {keys}"
-            )
-            continue
-        hits = int((top == heads.pattern_keys(pattern, T)).sum())
-        lines.append(
-            f"head {k + 1}: mostly {heads.PATTERNS[pattern]}, the strongest key for {hits} of "
-            f"{T} queries ({share:.2f} of its weight there on average)"
-        )
-    return lines
-
-
-class TryReversal(Framed):
+class TryReversal(PictureWidget):
     """The trained model on letters the learner types: each head's attention and the output.
 
-    The text box takes ``SEQ_LEN`` letters of ``VOCAB`` (spaces, commas and
-    case ignored) and is read on Enter or when it loses focus. A good input
-    draws one attention panel per head (query letters as rows, key letters
-    as columns, weights on a fixed 0–1 scale, in the explorer's head
-    colours); the status line gives the model's output against the reversed
-    input and the notes say which key each head mostly attends to. A bad
-    input gets its one-line reason in the status line, and the picture keeps
-    the last good input (its letters are in the picture's title, and the
-    status line says so).
+    The page's text box takes ``SEQ_LEN`` letters of ``VOCAB`` (spaces, commas and case
+    ignored), read on Enter or when it loses focus. A good input draws one attention panel
+    per head (query letters as rows, key letters as columns, weights on a fixed 0–1 scale,
+    in the explorer's head colours) and the probability of each output letter; the status
+    line gives the output against the reversed input, the notes which key each head mostly
+    attends to (:data:`~mhsa_helpers.training.heads.PATTERNS`). A bad input gets its
+    one-line reason, and the picture keeps the last good input.
 
     Parameters
     ----------
@@ -177,107 +122,27 @@ class TryReversal(Framed):
 
     Attributes
     ----------
-    text_w : ipywidgets.Text
-        The learner's letters.
-    status_w, figure, notes_w : ipywidgets.HTML
-        The status line (the output, or why the input is refused), the
-        picture and the notes under it.
-    letters : list of str or None
-        The last good input (drawn in the picture).
-    result : Reversal or None
-        The model on it.
-    widget : ipywidgets.VBox
-        The whole widget.
+    params : dict
+        The model as the page runs it: :data:`PARAMS` encoded, ``n_heads``, ``vocab``,
+        ``patterns`` (the words of each head pattern).
+    text : str
+        What the learner typed (the page sets it).
     """
 
+    _esm = esm("reverse.js")
+    params = traitlets.Dict().tag(sync=True)
+    text = traitlets.Unicode().tag(sync=True)
+    where = "The trained model on your letters: run this cell to draw it (it runs in the page)."
+
     def __init__(self, text: str | None = None, params: dict | None = None):
-        self._params = params
-        held = list(_shipped()["tokens"])
-        self.letters = self.result = None
-        self.text_w = widgets.Text(
-            value=" ".join(held) if text is None else text,
-            placeholder=f"{task.SEQ_LEN} letters {_RANGE}, e.g. {' '.join(held)}",
-            description="letters",
-            continuous_update=False,
+        shipped = _shipped()
+        p = shipped if params is None else params
+        super().__init__(
+            text=" ".join(shipped["tokens"]) if text is None else text,
+            params={
+                **{k: encode(p[k]) for k in PARAMS},
+                "n_heads": int(p.get("n_heads", model.N_HEADS)),
+                "vocab": task.VOCAB,
+                "patterns": heads.PATTERNS,
+            },
         )
-        self.frame = Frame([[compact(self.text_w, "420px")]])
-        self.text_w.observe(lambda _: self.update(), names="value")
-        self.update()
-
-    def update(self) -> None:
-        """Read the text box: draw the model on a good input, say why a bad one is refused."""
-        try:
-            letters = parse_letters(self.text_w.value)
-        except ValueError as exc:
-            self._refuse(str(exc))
-            return
-        self.letters, self.result = letters, reverse_on(letters, self._params)
-        self._draw()
-
-    def _refuse(self, reason: str) -> None:
-        if self.letters is None:
-            keep = "Nothing is drawn yet."
-            self.figure.value = ""
-        else:
-            keep = f"The picture still shows your last good input, {''.join(self.letters)}."
-        self.frame.status(warn(escape(reason, quote=False)) + " " + keep, f"{reason} {keep}")
-        self.frame.notes(
-            [
-                f"Type {task.SEQ_LEN} letters from {_RANGE}, e.g. ABCDEFGH or a b c d e f g h "
-                "(spaces, commas and lower case are fine), then press Enter."
-            ]
-        )
-
-    def _draw(self) -> None:
-        letters, (A, output, probs) = self.letters, self.result
-        expected = letters[::-1]
-        right = [o == e for o, e in zip(output, expected, strict=True)]
-        T = len(letters)
-        panels = [
-            svg.Panel(
-                A[k],
-                f"head {k + 1}: attention weights",
-                letters,
-                letters,
-                "query",
-                "key",
-                colour=HEAD_COLOURS[k % len(HEAD_COLOURS)],
-                meaning="how much the query takes from the key",
-            )
-            for k in range(A.shape[0])
-        ]
-        word = "".join(letters)
-        self.figure.value = svg.grid(
-            panels,
-            svg.step_scale(list(A), fixed=(0.0, 1.0)),
-            "weight",
-            f"the trained model's attention on {word}",
-            axes=("query (the letter at position i)", "key (the letter at position j)"),
-        )
-        n = sum(right)
-        verdict = (
-            "the reverse of your input" if n == T else warn("not quite the reverse of your input")
-        )
-        line = f"{word} → output {' '.join(output)}: {verdict}, {n} of {T} letters right"
-        if n < T:
-            where = ", ".join(str(i) for i, ok in enumerate(right) if not ok)
-            line += f" (wrong at position {where}, counting from 0: see below)"
-        line += "."
-        self.frame.status(line)
-        if n == T:
-            first = (
-                "Every output letter is its mirror input letter: position i gets the letter "
-                f"at position {T - 1}−i."
-            )
-        else:
-            wrong = [
-                f"position {i} gave {o} (want {e})"
-                for i, (o, e, ok) in enumerate(zip(output, expected, right, strict=True))
-                if not ok
-            ]
-            first = warn(f"Wrong letters (positions from 0): {'; '.join(wrong)}.")
-        sure = (
-            "Each output letter has, in the model's eyes, a probability of "
-            f"{np.floor(probs.min() * 1000) / 1000:.3f} or more."
-        )
-        self.frame.notes([f"{first} {sure}", *head_lines(A)])

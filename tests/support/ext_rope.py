@@ -128,3 +128,21 @@ EXTENSION = Extension(
         ),
     },
 )
+
+
+def rotated(X, positions, base: float):
+    """RoPE by its definition, one pair of features at a time (the widget's numbers, computed
+    without the course's code): pair i of the token at position m turned by m · base^(−2i/d).
+    """
+    import numpy as np
+
+    X = np.asarray(X, dtype=float)
+    out = np.empty_like(X)
+    d = X.shape[-1]
+    for t, m in enumerate(positions):
+        for i in range(d // 2):
+            a = m * base ** (-2 * i / d)
+            x0, x1 = X[t, 2 * i], X[t, 2 * i + 1]
+            out[t, 2 * i] = x0 * np.cos(a) - x1 * np.sin(a)
+            out[t, 2 * i + 1] = x0 * np.sin(a) + x1 * np.cos(a)
+    return out

@@ -4,8 +4,13 @@ sentence, a widget's picture, and each extension's check as the shared tests exe
 
 from __future__ import annotations
 
+import contextlib
+import io
 import linecache
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
 
 from mhsa_helpers import checks
 from mhsa_helpers.checks.failures import CheckFailed
@@ -86,6 +91,56 @@ def fails(name: str, source: str, hidden: bool = False) -> str:
 def picture(widget) -> str:
     """The widget's picture, its drawing's own ids left out (to compare two drawings)."""
     return without_ids(widget.figure.value)
+
+
+def panels(widget, **values) -> list[dict]:
+    """The panels a :class:`~mhsa_helpers.widgets.panels.PanelsWidget` shows for ``values``
+    (its controls moved as the page moves them), each matrix ``M`` a float array again.
+
+    Parameters
+    ----------
+    widget : PanelsWidget
+        The widget.
+    **values
+        Controls to move first (the others keep their values).
+
+    Returns
+    -------
+    list of dict
+        The state's panels as sent to the page, ``M`` decoded (NaN, ±∞ included).
+    """
+    if values:
+        widget.values = {**widget.values, **values}
+    return [
+        {**p, "M": np.array(p["M"], dtype=float)} for p in widget.current()["picture"]["panels"]
+    ]
+
+
+def figure_calls(notebook: str, **names) -> list[tuple]:
+    """Every ``heads_figure`` call of the course's notebook's cell that draws with it.
+
+    Parameters
+    ----------
+    notebook : str
+        The notebook's source in ``course/`` (``"12_gqa"``).
+    **names
+        The names its setup cell defines that the cell uses (``q``, ``x``, ``c``).
+
+    Returns
+    -------
+    list of (ndarray, dict)
+        The weights each call draws and its keywords, in order: what the figure shows.
+    """
+    import mhsa_helpers as mh
+
+    text = (Path(__file__).resolve().parents[2] / "course" / f"{notebook}.py").read_text()
+    (cell,) = [c for c in text.split("\n# %%") if "heads_figure(A" in c and "[markdown]" not in c]
+    calls = []
+    namespace = {"np": np, "mh": mh, **names}
+    namespace["heads_figure"] = lambda A, *args, **kw: calls.append((np.asarray(A), kw))
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(cell.split("\n", 1)[1], f"course/{notebook}.py", "exec"), namespace)
+    return calls
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ would meet: console errors and warnings, page errors, failed requests (aborted
 or HTTP >= 400), off-machine requests, broken images, whether its math is
 typeset (MathJax 3), its sidebar (contents) and prev/next links.
 
-The static edition's widgets (pre-drawn pictures with page script, no kernel)
-are found and driven through the selectors in :data:`FROZEN`, written once
+The static edition's widgets (drawn in the page by the notebook's own modules, no
+kernel) are found and driven through the selectors in :data:`BOOK`, written once
 here: adjust them there if the widgets' DOM changes.
 
 Also a program, for a look by hand::
@@ -39,34 +39,35 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
 @dataclass(frozen=True)
-class FrozenSelectors:
-    """Where the static widgets' parts are (CSS selectors, Playwright's dialect).
+class BookSelectors:
+    """Where the book's widgets' parts are (CSS selectors, Playwright's dialect).
 
-    Assumed, the DOM being written alongside: a widget is a ``div.mhsa-frozen``
-    holding its controls (``select``, ``input[type=range]``, ``button``) and
-    its picture, the SVG the course's widgets draw (``svg.mhsa-figure``,
-    mhsa_helpers/widgets/svg.py); of several pre-drawn pictures the visible one
-    is shown. The explorer steps with a Next button (the live widget's
-    "Next ▶") or a step input; a cell's transparent hover target is
-    ``rect.hit.lk`` with its link classes (``q3``, ``k1``), and what it does
-    not link to is dimmed (``g.cell`` opacity), as in the live widget.
+    A widget is a ``div.mhsa-book-widget`` (book/embed.py) that the page's module
+    (``front/*.js``, as in the notebook) fills with its frame (``front/frame.js``): controls
+    (``.mhsa-<name>`` each: a select, toggle buttons, a range input), status, the picture
+    (``svg.mhsa-figure``, ``front/draw.js``) in a box that scrolls sideways with a sign under
+    it, and notes. A panel is a ``g.panel`` whose ``g.cell`` (row after row) hold a rect and
+    the number shown; pointing at a cell lights (``.lit``) the cells it links and dims the
+    picture (``svg.dim``).
     """
 
-    widget: str = "div.mhsa-frozen"
+    widget: str = "div.mhsa-book-widget"
+    static: str = ".mhsa-book-static"
     picture: str = "svg.mhsa-figure"
+    controls: str = ".mhsa-controls"
+    status: str = ".mhsa-status"
+    notes: str = ".mhsa-notes"
+    box: str = ".mhsa-box"
+    scroll_sign: str = ".mhsa-scroll"
     next_button: str = "button:has-text('Next')"
-    step_input: str = (
-        "input[aria-label*='step' i], input[name*='step' i], input[id*='step' i],"
-        " select[aria-label*='step' i], select[name*='step' i], label:has-text('step') input,"
-        " label:has-text('step') select"
-    )
-    slider: str = "input[type=range]"
     prev_button: str = "button:has-text('Prev')"
-    hover_target: str = "rect.hit.lk"
+    slider: str = "input[type=range]"
+    text: str = "input[type=text]"
+    panel: str = "g.panel"
     cell: str = "g.cell"
 
 
-FROZEN = FrozenSelectors()
+BOOK = BookSelectors()
 
 #: TeX a reader should never see as text once MathJax has run: a control word
 #: (``\frac``), a ``\(`` … ``\]`` delimiter, ``$$``, or ``$x$``.
@@ -238,6 +239,7 @@ class PageReport:
     prev: str | None = None
     next: str | None = None
     loaded: list[str] = field(default_factory=list)  # site-relative files fetched
+    widgets: list[str] = field(default_factory=list)  # each widget's module, and if it drew
 
     @property
     def math_ok(self) -> bool:
@@ -312,6 +314,10 @@ _VISIBLE_TEXT = """() => {
     return out.join('');
 }"""
 
+_WIDGETS = """(sel) => [...document.querySelectorAll(sel)].map((w) => w.dataset.entry + ': ' + (
+    w.querySelector('.mhsa-book-static') ? 'not drawn: ' + w.innerText.trim().slice(0, 200)
+    : w.querySelector('.mhsa-w svg.mhsa-figure') ? 'drawn' : 'no picture'))"""
+
 _LINKS = """() => ({
     sidebar: [...document.querySelectorAll('nav.bd-docs-nav a[href]')].map((a) => a.href),
     prev: (document.querySelector('.prev-next-area a.left-prev') || {}).href || null,
@@ -346,12 +352,9 @@ class SiteChecker:
                 executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
             )
             self._stack.callback(browser.close)
-            self.context = browser.new_context(
-                viewport={"width": self.viewport[0], "height": self.viewport[1]},
-                service_workers="block",
-            )
+            self._browser, self._contexts = browser, {}
+            self.context = self._context(self.viewport, 1)
             self._current: PageReport | None = None
-            self.context.route("**/*", self._route)
         except BaseException:
             self._stack.close()
             raise
@@ -359,6 +362,18 @@ class SiteChecker:
 
     def __exit__(self, *exc) -> None:
         self._stack.close()
+
+    def _context(self, viewport: tuple[int, int], scale: float):
+        """The browser context of a screen (its viewport, its pixel ratio), made once."""
+        if (viewport, scale) not in self._contexts:
+            context = self._browser.new_context(
+                viewport={"width": viewport[0], "height": viewport[1]},
+                device_scale_factor=scale,
+                service_workers="block",
+            )
+            context.route("**/*", self._route)
+            self._contexts[viewport, scale] = context
+        return self._contexts[viewport, scale]
 
     # where a request goes
     def _route(self, route) -> None:
@@ -382,11 +397,13 @@ class SiteChecker:
         return unquote(urlsplit(url).path).lstrip("/")
 
     @contextmanager
-    def open(self, rel: str):
+    def open(self, rel: str, viewport: tuple[int, int] | None = None, scale: float = 1):
         """Open ``rel`` (site-relative, a query allowed); yield ``(page, report)``, the report
-        filled once loaded and typeset and kept up to date while the page is driven."""
+        filled once loaded and typeset and kept up to date while the page is driven. A
+        ``viewport`` (width, height) and pixel ratio ``scale`` other than the checker's: a
+        phone's, a screenshot's."""
         report = PageReport(path=rel)
-        page = self.context.new_page()
+        page = self._context(viewport or self.viewport, scale).new_page()
         self._current = report
 
         def on_console(msg):
@@ -432,6 +449,7 @@ class SiteChecker:
             report.next = self.rel(links["next"]) if links["next"] else None
             path = local_file(self.site, self.site / "index.html", urlsplit(rel).path)
             report.has_math = bool(path and path.is_file() and has_math(path))
+            report.widgets = page.evaluate(_WIDGETS, BOOK.widget)
             report.seconds = round(time.monotonic() - start, 2)
             yield page, report
         finally:
@@ -458,29 +476,54 @@ class SiteChecker:
 
 
 def picture_png(page, widget) -> bytes:
-    """A screenshot of ``widget``'s visible picture (animations finished)."""
-    picture = widget.locator(f"{FROZEN.picture} >> visible=true").first
+    """A screenshot of ``widget``'s picture (animations finished)."""
+    picture = widget.locator(BOOK.picture).first
     picture.wait_for(state="visible", timeout=10_000)
     picture.scroll_into_view_if_needed()
     return picture.screenshot(animations="disabled")
 
 
 def widgets(page, with_control: str | None = None):
-    """The page's static widgets (a Playwright locator), those holding ``with_control`` if given."""
-    loc = page.locator(FROZEN.widget)
+    """The page's widgets (a Playwright locator), those holding ``with_control`` if given."""
+    loc = page.locator(BOOK.widget)
     return loc.filter(has=page.locator(with_control)) if with_control else loc
 
 
+def control(widget, name: str):
+    """The input of ``widget``'s control ``name`` (``front/frame.js``: ``.mhsa-<name>``)."""
+    return widget.locator(f".mhsa-{name}").locator("select, input, .mhsa-toggle").first
+
+
+def choose(widget, name: str, value) -> None:
+    """Set control ``name`` as a reader would: a select's option, a toggle's button (by its
+    label), a slider's position (the index of ``value`` among its options' labels)."""
+    box = widget.locator(f".mhsa-{name}").first
+    kind = box.evaluate(
+        "(b) => b.querySelector('select') ? 'select' : b.querySelector('.mhsa-toggle') ? "
+        "'toggle' : 'slider'"
+    )
+    if kind == "select":
+        box.locator("select").select_option(str(value))
+    elif kind == "toggle":
+        box.locator("button", has_text=re.compile(rf"^{re.escape(str(value))}$")).click()
+    else:
+        slider = box.locator("input[type=range]")
+        for _ in range(int(slider.get_attribute("max")) + 1):  # arrows, as a keyboard moves it
+            shown = box.locator("output").text_content()
+            if shown == str(value):
+                return
+            want = int(value) > int(shown) if shown.isdigit() else True
+            slider.press("ArrowRight" if want else "ArrowLeft")
+        raise AssertionError(f"{name}: no position shows {value}")
+
+
 def step_once(page, widget) -> str:
-    """Move ``widget`` one step on (Next, else its step input); say how."""
-    nxt = widget.locator(FROZEN.next_button)
+    """Move ``widget`` one step on (Next, else its step slider); say how."""
+    nxt = widget.locator(BOOK.next_button)
     if nxt.count() and nxt.first.is_enabled():
         nxt.first.click()
         return "Next button"
-    control = widget.locator(FROZEN.step_input)
-    if not control.count():
-        raise AssertionError(f"no {FROZEN.next_button!r} nor step input in {FROZEN.widget}")
-    return nudge(control.first)
+    return nudge(widget.locator(f".mhsa-step {BOOK.slider}").first)
 
 
 def nudge(control) -> str:
@@ -495,67 +538,89 @@ def nudge(control) -> str:
     control.press("ArrowRight")
     if control.input_value() == before:  # at its end: the other way
         control.press("ArrowLeft")
-    if control.input_value() == before:
-        control.press("ArrowUp")
     return f"input {before} -> {control.input_value()}"
 
 
-def _find_attention_cell(page, widget, tries: int = 12):
-    """A hover target of the visible picture that links a query and a key, stepping on if none."""
-    find = """(fig, sel) => [...fig.querySelectorAll(sel)].findIndex((r) =>
-        [...r.classList].some((c) => /^q\\d+$/.test(c))
-        && [...r.classList].some((c) => /^k\\d+$/.test(c)))"""
-    for _ in range(tries):
-        picture = widget.locator(f"{FROZEN.picture} >> visible=true").first
-        i = picture.evaluate(find, FROZEN.hover_target)
-        if i >= 0:
-            return picture, picture.locator(FROZEN.hover_target).nth(i)
-        back = widget.locator(FROZEN.prev_button)  # the attention steps are before the last
-        if back.count() and back.first.is_enabled():
-            back.first.click()
-        else:
-            step_once(page, widget)
-    raise AssertionError(f"no {FROZEN.hover_target} with a query and a key class in {tries} steps")
+_PANELS = """(svg) => [...svg.querySelectorAll('g.panel')].map((p) => ({
+    title: [...p.children].filter((e) => e.tagName === 'text').pop().textContent,
+    cells: [...p.querySelectorAll('g.cell')].map((c) => {
+        const t = c.querySelector('text');
+        return [t ? t.textContent : null, c.querySelector('rect').getAttribute('fill')];
+    }),
+}))"""
+
+
+def panels(widget) -> list[dict]:
+    """The panels ``widget``'s picture draws: ``{title, cells: [[number text or None, fill]]}``,
+    cells row after row (a hatched cell's fill is ``url(#…-blocked)``)."""
+    return widget.locator(BOOK.picture).first.evaluate(_PANELS)
+
+
+def number(text: str) -> float:
+    """A number as a cell shows it (a true minus)."""
+    return float(text.replace("\u2212", "-"))
 
 
 def hover_lights_query_and_key(page, widget) -> dict:
-    """Point at an attention cell of ``widget``'s picture: what changed.
+    """Point at an attention cell (its tip names a query and a key) of ``widget``'s picture.
 
-    Returns ``{"pixels": picture changed, "lit": cells of its query and key at
-    full opacity, "dimmed": other cells dimmed, "classes": the cell's}``.
+    Returns ``{"lit": cells lit at full opacity, "dimmed": the others dimmed, "tip": the
+    tooltip's text}``.
     """
-    picture, target = _find_attention_cell(page, widget)
+    picture = widget.locator(BOOK.picture).first
+    cell = picture.locator(f"{BOOK.cell}[aria-label*='query'][aria-label*='key']").nth(3)
+    cell.scroll_into_view_if_needed()
     page.mouse.move(1, 1)
-    before = picture_png(page, widget)
-    target.scroll_into_view_if_needed()
-    try:
-        target.hover(timeout=10_000)
-    except Exception as e:  # covered (tooltips shown without their style), or gone
-        return {"pixels": False, "lit": False, "dimmed": False, "hover": str(e)[:300]}
-    classes = target.evaluate("(r) => [...r.classList]")
-    q = next(c for c in classes if re.fullmatch(r"q\d+", c))
-    k = next(c for c in classes if re.fullmatch(r"k\d+", c))
-    settled = """([fig, sel, q, k]) => {
-        const cells = [...fig.querySelectorAll(sel)];
+    cell.hover()
+    settled = """(svg) => {
+        const cells = [...svg.querySelectorAll('g.cell')];
         const op = (c) => parseFloat(getComputedStyle(c).opacity);
-        const mine = cells.filter((c) => c.classList.contains(q) || c.classList.contains(k));
-        const rest = cells.filter((c) => !c.classList.contains(q) && !c.classList.contains(k));
-        return mine.length > 0 && rest.length > 0 && mine.every((c) => op(c) > 0.98)
-            && rest.every((c) => op(c) < 0.9);
+        const lit = cells.filter((c) => c.classList.contains('lit'));
+        const rest = cells.filter((c) => !c.classList.contains('lit'));
+        return svg.classList.contains('dim') && lit.length > 1 && rest.length > 0
+            && lit.every((c) => op(c) > 0.98) && rest.every((c) => op(c) < 0.9);
     }"""
     try:
-        page.wait_for_function(
-            settled, arg=[picture.element_handle(), FROZEN.cell, q, k], timeout=5_000
-        )
+        page.wait_for_function(settled, arg=picture.element_handle(), timeout=5_000)
         lit = dimmed = True
     except Exception:
         lit = dimmed = False
-    after = picture.screenshot(animations="disabled")
-    return {"pixels": before != after, "lit": lit, "dimmed": dimmed, "classes": classes}
+    tip = widget.locator(".mhsa-tip").first
+    return {"lit": lit, "dimmed": dimmed, "tip": tip.text_content() if tip.is_visible() else ""}
+
+
+_FIT = """(root) => {
+    const px = (r) => [Math.floor(r.left), Math.ceil(r.right)];
+    const view = document.documentElement.clientWidth;
+    const controls = [...root.querySelectorAll('.mhsa-controls > *')]
+        .map((c) => c.getBoundingClientRect()).filter((r) => r.width > 0).map(px);
+    const svg = root.querySelector('svg.mhsa-figure');
+    const box = root.querySelector('.mhsa-box');
+    const sign = root.querySelector('.mhsa-scroll');
+    const scale = svg ? svg.getBoundingClientRect().width / svg.width.baseVal.value : 1;
+    const sizes = svg ? [...svg.querySelectorAll('g.cell text')].map(
+        (t) => parseFloat(t.getAttribute('font-size')) * scale) : [];
+    return {
+        view, page: document.documentElement.scrollWidth, controls,
+        widget: px(root.getBoundingClientRect()),
+        smallest: sizes.length ? Math.min(...sizes) : null, numbers: sizes.length,
+        picture: svg ? svg.width.baseVal.value : 0, box: box.clientWidth,
+        scrolls: box.scrollWidth > box.clientWidth + 1,
+        sign: !!sign && !sign.hidden && sign.getBoundingClientRect().height > 0,
+    };
+}"""
+
+
+def fit(widget) -> dict:
+    """How ``widget`` sits on the screen: ``{view, page}`` (the viewport's and the page's
+    widths), ``controls`` and ``widget`` ([left, right] in px), ``smallest`` (the smallest
+    number's font size on screen, px), ``picture`` and ``box`` (widths), ``scrolls`` (the box
+    scrolls sideways), ``sign`` (the sign saying so is shown)."""
+    return widget.evaluate(_FIT)
 
 
 def control_changes_picture(page, widget, act) -> dict:
-    """Do ``act(widget)`` (a control's change); whether the visible picture's pixels changed."""
+    """Do ``act(widget)`` (a control's change); whether the picture's pixels changed."""
     before = picture_png(page, widget)
     how = act(widget)
     deadline = time.monotonic() + 10

@@ -241,7 +241,8 @@ export function interact(svg, tip) {
       tip.appendChild(div);
     });
     tip.hidden = false;
-    const [x, y] = placeTip(cell.box, [tip.offsetWidth, tip.offsetHeight], [svg.width.baseVal.value, svg.height.baseVal.value]);
+    const wide = Math.max(svg.width.baseVal.value, tip.parentElement.clientWidth); // the box's room right of the picture too
+    const [x, y] = placeTip(cell.box, [tip.offsetWidth, tip.offsetHeight], [wide, svg.height.baseVal.value]);
     tip.style.left = `${x}px`;
     tip.style.top = `${y}px`;
   };
@@ -259,5 +260,6 @@ export function scalesFor(panels, fixed, label) {
   let k = 0;
   panels.forEach((p) => { p.scale = p.neutral || !each ? 0 : k++; });
   if (each) return drawn.map((p) => ({ ...scaleOf([p.M]), label: p.title.split(",")[0] }));
-  return [{ ...scaleOf(drawn.map((p) => p.M), fixed), label }];
+  const one = scaleOf(drawn.map((p) => p.M), fixed);
+  return [{ ...one, kind: fixed && fixed[0] < 0 ? "div" : one.kind, label }]; // fixed [−v, v]: diverging
 }

@@ -1,6 +1,7 @@
 // A widget's model without a kernel (the book): the traits a kernel would have sent, kept
 // here; `answer(changes, model)` stands in for the kernel where the page asks for a new data
-// state (the book's explorer computes it with forward.js).
+// state (the book's explorer computes it with forward.js: explorerAnswer).
+import { layer, splitHeads } from "./forward.js";
 
 /** A model as anywidget gives one ({get, set, on, off, save_changes, send}) over `traits`. */
 export function localModel(traits, answer = null) {
@@ -21,8 +22,42 @@ export function localModel(traits, answer = null) {
       const done = changed;
       changed = {};
       if (answer && Object.keys(done).length) answer(done, model);
+      changed = {}; // what the answer set came from the "kernel": not the page's to send back
     },
     send() {},
   };
   return model;
+}
+
+/**
+ * The explorer's kernel in the book: a change of its data state (example, heads, mask, length)
+ * settled as Explorer._on_state settles it (mhsa_helpers/widgets/explorer.py), its arrays
+ * computed here by forward.js's layer (equal to numpy within 1e-9), its words looked up in
+ * the table computed at build time (book/embed.py: explorer_table).
+ * @param {{examples: Object<string, {X, W, title, tokens, features, head_choices, heads, T}>,
+ *   suited: Object<string, string>, words: Object<string, number>, texts: Array}} book
+ * @param {{state: object}} traits  the widget's traits at build time
+ * @returns {function(object, object): void}  answer(changes, model) for localModel
+ */
+export function explorerAnswer(book, traits) {
+  let last = { ...traits.state }, reset = null; // reset: the mask an example set aside, said until changed
+  return (changes, model) => {
+    if (!changes.state) return;
+    const s = { ...changes.state }, e = book.examples[s.example];
+    if (s.example !== last.example) {
+      if (!e.head_choices.includes(s.heads)) s.heads = e.heads;
+      s.length = Math.min(s.length, e.T);
+      const suited = book.suited[s.example];
+      if (suited != null && s.mask !== suited) reset = s.mask, s.mask = suited;
+      model.set("query", 0);
+    } else if (s.mask !== last.mask) reset = null;
+    last = s;
+    const [W_Q, W_K, W_V, W_O] = e.W;
+    const a = layer(e.X, W_Q, W_K, W_V, W_O, s.heads, { kind: s.mask, length: s.length });
+    const [Qh, Kh, Vh] = [a.Q, a.K, a.V].map((M) => splitHeads(M, s.heads));
+    const { X, W, T, heads, ...shown } = e;
+    model.set("state", s);
+    model.set("texts", book.texts[book.words[[s.example, s.heads, s.mask, reset ?? ""].join("|")]]);
+    model.set("data", { ...model.get("data"), ...shown, example: s.example, h: s.heads, arrays: { ...a, W_Q, W_K, W_V, W_O, Qh, Kh, Vh } });
+  };
 }

@@ -45,9 +45,9 @@ export function finiteOf(...matrices) {
 }
 
 /** One colour scale for `matrices`: diverging around 0 if any value is negative, else
- * sequential from 0; `fixed` ([vmin, vmax]) wins (weights: 0 to 1). */
+ * sequential from 0; `fixed` ([vmin, vmax]) wins (weights: 0 to 1; below 0: diverging). */
 export function scaleOf(matrices, fixed = null) {
-  if (fixed) return { kind: "seq", vmin: fixed[0], vmax: fixed[1] };
+  if (fixed) return { kind: fixed[0] < 0 ? "div" : "seq", vmin: fixed[0], vmax: fixed[1] };
   const data = finiteOf(matrices);
   const lo = Math.min(0, ...data);
   const hi = Math.max(0, ...data);
