@@ -139,6 +139,8 @@ class Explorer(PictureWidget):
         self._saved = saved
         self._checked = {}  # name -> (function, the check's sentence or None)
         self._reset_mask = None  # the mask the learner had, where an example reset it
+        self._valid = {}  # the state last made valid (the page's set_state holds notifications:
+        # self.state is the asked one already when the validator runs)
         self.notes = {}
         e = get_example(example)
         super().__init__(step=step, query=query, view=view, controls=list(controls))
@@ -168,7 +170,7 @@ class Explorer(PictureWidget):
     @traitlets.validate("state")
     def _suited(self, proposal) -> dict:
         """The state asked for, made valid for its example before anything sees it."""
-        old, new = self.state or {}, dict(proposal["value"])
+        old, new = self._valid, dict(proposal["value"])
         e = get_example(new["example"])
         if new["example"] != old.get("example"):
             if new.get("heads") not in e.head_choices:
@@ -181,6 +183,7 @@ class Explorer(PictureWidget):
                 self.query = 0
         elif new["mask"] != old.get("mask"):
             self._reset_mask = None  # the learner's own choice now
+        self._valid = new
         return new
 
     def _on_change(self, _change) -> None:
