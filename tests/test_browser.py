@@ -405,6 +405,10 @@ def test_a_second_view_of_a_notebook_paints_while_the_first_is_hidden(page):
         blocked, dark, bars = painted(page, second)
         assert blocked == n and dark == n and min(bars) > 20, (mask, blocked, dark, bars)
     second.svg.screenshot(path=str(OUT / "second_view.png"))
+    ids = page.evaluate(
+        "() => [...document.querySelectorAll('svg.mhsa-figure [id]')].map((e) => e.id)"
+    )
+    assert len(ids) > 0 and len(set(ids)) == len(ids)  # two views of one state share no id
     page.evaluate("(id) => window.jupyterapp.shell.activateById(id)", first)
     ex = lab.Explorer(page, 0, panel=f"[id='{first}']:not(.lm-mod-hidden)")
     ex.top()
