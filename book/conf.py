@@ -3,7 +3,8 @@
 Everything a page needs is served from the site itself: MathJax 3 and its fonts
 (copied from ``sphinx-mathjax-offline``'s files by :mod:`book.build`), the theme's
 own files, the widgets' modules (``_static/mhsa-widgets.js``, the notebook's own, as one
-plain script: :func:`book.build.classic`) and their loader ``mhsa-book.js``. Nothing is fetched from a CDN at build or at view time.
+plain script: :func:`book.build.classic`) and their loader ``mhsa-book.js``. Nothing is
+fetched from a CDN at build or at view time.
 """
 
 from __future__ import annotations
