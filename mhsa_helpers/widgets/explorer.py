@@ -342,6 +342,10 @@ class Explorer(PictureWidget):
         e, st = self.example, self.state
         arrays = self.compute()
         texts = [self.words(shown) for shown in range(1, 10)]
+        with self.hold_sync():  # one message: the page draws the new state once
+            self._publish(e, st, arrays, texts)
+
+    def _publish(self, e, st, arrays, texts) -> None:
         self.data = {
             "example": e.name,
             "title": e.title,

@@ -137,7 +137,9 @@ export default {
       model.set("state", s);
       model.save_changes();
     };
-    const set = (key, value) => { model.set(key, value); model.save_changes(); draw(); };
+    let queued = false; // changes that come together (a kernel's arrays and words) draw once
+    const later = () => { if (!queued) queued = true, queueMicrotask(() => { queued = false; draw(); }); };
+    const set = (key, value) => { model.set(key, value); model.save_changes(); later(); };
     const add = (spec, input, row = f.controls) => { ui[spec.name] = control(spec, input); if (shown.has(spec.name)) row.appendChild(ui[spec.name]); };
     add({ name: "example", label: "example", kind: "select" }, (v) => ask("example", v));
     add({ name: "heads", label: "heads", kind: "toggle" }, (v) => ask("heads", Number(v)));
@@ -149,7 +151,12 @@ export default {
     const prev = button("\u25c0 Prev", () => set("step", Math.max(1, model.get("step") - 1)));
     const next = button("Next \u25b6", () => set("step", Math.min(9, model.get("step") + 1)));
     add({ name: "step", label: "step", kind: "slider", options: STEPS.map((_, i) => [String(i + 1), i + 1]) }, (v) => set("step", Number(v)));
-    if (shown.has("step")) f.controls.insertBefore(prev, ui.step), f.controls.insertBefore(next, ui.step);
+    if (shown.has("step")) { // Prev, Next and the slider wrap as one on a narrow screen
+      const group = document.createElement("span");
+      group.className = "mhsa-control mhsa-stepper";
+      ui.step.replaceWith(group);
+      group.append(prev, next, ui.step);
+    }
     const anyway = control({ name: "anyway", label: "draw my failing functions anyway", kind: "check" }, (v) => { model.set("anyway", v); model.save_changes(); });
     f.side.appendChild(anyway);
     let cache = null; // the decoded arrays of the data state drawn
@@ -222,7 +229,7 @@ export default {
       show(f, svg);
     }
     const redraw = () => { if (fit && (f.box.clientWidth !== fit.box || screenHeight(f) !== fit.screen)) fit = null, draw(); };
-    for (const k of ["data", "texts", "step", "query", "view", "anyway"]) model.on(`change:${k}`, draw);
+    for (const k of ["data", "texts", "step", "query", "view", "anyway"]) model.on(`change:${k}`, later);
     const resize = new ResizeObserver(() => requestAnimationFrame(redraw));
     resize.observe(f.root);
     draw();

@@ -7,6 +7,7 @@ const CSS = `
 .mhsa-w{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;color:#111;max-width:100%;min-width:0}
 .mhsa-w .mhsa-controls{display:flex;flex-wrap:wrap;gap:4px 12px;align-items:center;margin:2px 0 6px}
 .mhsa-w .mhsa-control{display:inline-flex;align-items:center;gap:4px;flex:0 1 auto;min-width:0;max-width:100%}
+.mhsa-w .mhsa-stepper{gap:6px;flex-wrap:nowrap}
 .mhsa-w .mhsa-control>span.mhsa-label{font-size:13px;color:#333}
 .mhsa-w select{max-width:min(330px,70vw);font-size:13px}
 .mhsa-w .mhsa-toggle{display:inline-flex;flex-wrap:wrap}
