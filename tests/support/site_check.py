@@ -606,7 +606,8 @@ _FIT = """(root) => {
         smallest: sizes.length ? Math.min(...sizes) : null, numbers: sizes.length,
         picture: svg ? svg.width.baseVal.value : 0, box: box.clientWidth,
         scrolls: box.scrollWidth > box.clientWidth + 1,
-        sign: !!sign && !sign.hidden && sign.getBoundingClientRect().height > 0,
+        sign: !!sign && !sign.hidden && getComputedStyle(sign).visibility !== 'hidden'
+            && sign.getBoundingClientRect().height > 0,  // kept in place, hidden, when not true
     };
 }"""
 
