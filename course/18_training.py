@@ -245,7 +245,7 @@ print(f"\nmax |your run's weights − the shipped ones| = {diff:.1e}")
 # blocks the mirror key for the first half of the queries.
 
 # %%
-Explorer(functions=functions, example="trained", step=7)
+Explorer(functions=functions, example="trained", step=7, saved=True)
 
 # %% [markdown]
 # ### Try your own input

@@ -371,8 +371,8 @@ def test_stub_failing_and_absent_are_told_in_that_order():
         "Write it, run its cell, then this one."
     )
     assert notes[2] == (
-        "Drawn with the course's <code>project_qkv</code>: yours is written in notebook 03; "
-        "the capstone (notebook 10) draws with them."
+        "Drawn with the course's <code>project_qkv</code>: the exercise of notebook 03; "
+        "the capstone (notebook 10) draws with yours."
     )
     status = ex.texts[4]["status"]
     assert "the course's <code>attention_scores</code> instead of yours" in status
@@ -404,8 +404,9 @@ def test_a_saved_notebooks_functions_are_named_with_their_notebook():
     )
     assert notes[0].endswith("Fix it, save it, then run this cell again.</span>")
     assert notes[1] == (
-        "Drawn with the course's <code>split_heads</code>: yours is not written yet (the stub "
-        "saved in notebook 04). Write it, save it, then run this cell again."
+        "Drawn with the course's <code>split_heads</code>: yours is not written yet in notebook "
+        "04 as saved (a stub there; written but not saved yet?). Write it, save it, then run "
+        "this cell again."
     )
     assert notes[2].startswith(
         "Drawn with the course's <code>attention_scores</code>: yours is not in your saved "
@@ -455,7 +456,7 @@ def test_the_layer_of_09_and_other_notebooks_functions_are_not_mentioned():
     assert ex.texts[8]["status"] == "Drawn with the course's functions (below: which, and why)."
     for step in range(1, 10):
         assert not any(f"<code>{n}</code>" in said(ex, step) for n in others), step
-    assert "yours are written in notebooks 03, 04, 05, 07 and 08" in said(ex, 9)
+    assert "the exercises of notebooks 03, 04, 05, 07 and 08" in said(ex, 9)
 
 
 def test_the_reference_draws_and_says_so_without_yours():

@@ -291,10 +291,15 @@ class Explorer(PictureWidget):
             if not (these := named({which})):
                 continue
             one, books = len(these) == 1, _books(these)
-            said = f"Drawn with the course's {code({which})}: yours {'is' if one else 'are'} "
+            said = f"Drawn with the course's {code({which})}: "
+            if which == "unwritten" or self._saved:
+                said += f"yours {'is' if one else 'are'} "
             if which == "unwritten":
-                stub = f" (the stub{'' if one else 's'} saved in {books})" if self._saved else ""
-                lines.append(f"{said}{NOT_WRITTEN}{stub}.{self._again('Write', these)}")
+                stub = f" in {books} as saved (a stub there; written but not saved yet?)"
+                lines.append(
+                    f"{said}{NOT_WRITTEN}{stub if self._saved else ''}."
+                    f"{self._again('Write', these)}"
+                )
             elif self._saved:
                 lines.append(
                     f"{said}not in your saved {books} (not written, not saved, or a cell there "
@@ -303,7 +308,8 @@ class Explorer(PictureWidget):
                 )
             else:
                 lines.append(
-                    f"{said}written in {books}; the capstone (notebook 10) draws with them."
+                    f"{said}the exercise{'' if one else 's'} of {books}; the capstone "
+                    "(notebook 10) draws with yours."
                 )
         if self._source is REFERENCE:
             line, lines = REFERENCE_STATUS, []
@@ -348,6 +354,7 @@ class Explorer(PictureWidget):
     def _publish(self, e, st, arrays, texts) -> None:
         self.data = {
             "example": e.name,
+            "state": dict(st),  # what these arrays are of (the page's title and buttons)
             "title": e.title,
             "tokens": list(e.tokens),
             "features": list(e.features),

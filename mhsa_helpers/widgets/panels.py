@@ -174,7 +174,12 @@ class PanelsWidget(PictureWidget):
         return (
             course,
             warn(f"Drawn with the course's {code} instead of yours (its check fails: see below)."),
-            [warn(f"Why not yours: the check of your {code} fails: {as_html(failed)}")],
+            [
+                warn(
+                    f"Why not yours: the check of your {code} fails: {as_html(failed)} Fix it, "
+                    "run its cell, then run this cell again."
+                )
+            ],
         )
 
     def draw_with(self, *args, when: str = "here", run=None) -> tuple:

@@ -45,6 +45,8 @@ class SlidingWindowWidget(PanelsWidget):
         M, line, notes = self.draw_with(e.T, w)  # (T, T)
         _, A = ref.attention_head(*self._qkv, M)  # (T, d_k), (T, T)
         seen = int((M[-1] == 0).sum())
+        should = min(w, e.T)  # the keys the last token sees by the definition
+        mine = "" if seen == should else f" (by the definition: {should}; the mask drawn is yours)"
         qk = ("query", "key")
         meaning = "0: inside the window, read; −∞: outside it, blocked"
         panels = [
@@ -56,10 +58,11 @@ class SlidingWindowWidget(PanelsWidget):
         ]  # fmt: skip
         return {
             "picture": {"panels": panels, "label": f"window {w}", "fixed": [0, 1], "bar": "weight"},
-            "status": f"{line} The last token sees {seen} key(s).",
+            "status": f"{line} The last token sees {seen} key(s){mine}.",
             "notes": [
                 *notes,
-                f"Window {w}: each token attends to itself and the {w - 1} token(s) before it; "
-                "the other keys are blocked by the mask (hatched, weight 0, no number).",
+                f"Window {w}, by its definition: each token attends to itself and the "
+                f"{w - 1} token(s) before it; the other keys are blocked by the mask (hatched, "
+                "weight 0, no number).",
             ],
         }

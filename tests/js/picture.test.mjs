@@ -156,33 +156,35 @@ const six = (n) => Array.from({ length: n }, () => ({ rows: 6, cols: 6 }));
 const room = (width, height, more = {}) => ({ width, height, shared: false, extra: 0, below: 40, ...more });
 
 test("layout: the largest cells that fit, worked by hand", () => {
-  // 4 panels of 6 × 6 in 1000 × 400, each panel with its labels (64) and gap (22): 86 px
-  // 1 column, 4 rows: across (1000 − 64 − 86) / 6 = 141.7, down (400 − 3·40) / 24 = 11.7
-  // 2 columns, 2 rows: across (1000 − 64 − 172) / 12 = 63.7, down (400 − 40) / 12 = 30
-  // 3 columns, 2 rows: across (1000 − 64 − 258) / 18 = 37.7, down 30
-  // 4 columns, 1 row: across (1000 − 64 − 344) / 24 = 24.7 (under 85 % of 30)
-  // 2 and 3 columns tie at 30 px and 2 rows: the first, 2 columns
-  assert.deepEqual(layout(six(4), room(1000, 400)), { ncol: 2, cell: 30 });
+  // 4 panels of 6 × 6 in 1000 × 400; between two panels the next one's labels (64) and a
+  // gap (22): 86 px; the last panel needs none
+  // 1 column, 4 rows: across (1000 − 64) / 6 = 156, down (400 − 3·40) / 24 = 11.7
+  // 2 columns, 2 rows: across (1000 − 64 − 86) / 12 = 70.8, down (400 − 40) / 12 = 30
+  // 3 columns, 2 rows: across (1000 − 64 − 172) / 18 = 42.4, down 30
+  // 4 columns, 1 row: across (1000 − 64 − 258) / 24 = 28.25, down 400 / 6 = 66.7
+  // the largest is 30; 28.25 is within 15 % of it and takes one row: 4 columns of 28 px
+  assert.deepEqual(layout(six(4), room(1000, 400)), { ncol: 4, cell: 28 });
 });
 
 test("layout: fewer rows preferred among cells nearly as large", () => {
   // 3 panels in 900 × 500: 2 columns give 38.3 px on 2 rows ((500 − 40) / 12), 3 columns
-  // 32.1 px on 1 row ((900 − 64 − 258) / 18): under 85 % of 38.3 (32.6), so 2 columns
-  assert.deepEqual(layout(six(3), room(900, 500)), { ncol: 2, cell: 38 });
-  // 20 px wider, 3 columns give (920 − 322) / 18 = 33.2 px, within 15 %: one row wins
-  assert.deepEqual(layout(six(3), room(920, 500)), { ncol: 3, cell: 33 });
+  // (900 − 64 − 172) / 18 = 36.9 px on 1 row: within 15 % of 38.3 (32.6), so one row
+  assert.deepEqual(layout(six(3), room(900, 500)), { ncol: 3, cell: 36 });
+  // 100 px narrower, 3 columns give (800 − 236) / 18 = 31.3 px: under 32.6, so 2 columns
+  // (across (800 − 150) / 12 = 54, down 38.3)
+  assert.deepEqual(layout(six(3), room(800, 500)), { ncol: 2, cell: 38 });
 });
 
 test("layout: shared row labels and colour bars change the room per panel", () => {
-  // 2 panels of 4 × 4 in 500 × 200, below 30: shared labels leave 22 px per panel
-  // 2 columns: across (500 − 64 − 44) / 8 = 49, down 200 / 4 = 50; 1 column: down 21.25
+  // 2 panels of 4 × 4 in 500 × 200, below 30: shared labels leave a gap of 22 px between
+  // 2 columns: across (500 − 64 − 22) / 8 = 51.75, down 200 / 4 = 50; 1 column: down 21.25
   const four = [{ rows: 4, cols: 4 }, { rows: 4, cols: 4 }];
-  assert.deepEqual(layout(four, room(500, 200, { shared: true, below: 30 })), { ncol: 2, cell: 49 });
-  // labels per panel: (500 − 64 − 172) / 8 = 33
-  assert.deepEqual(layout(four, room(500, 200, { below: 30 })), { ncol: 2, cell: 33 });
-  // shared labels and a colour bar of 62 px beside each: (500 − 64 − 168) / 8 = 33.5
+  assert.deepEqual(layout(four, room(500, 200, { shared: true, below: 30 })), { ncol: 2, cell: 50 });
+  // labels per panel: (500 − 64 − 86) / 8 = 43.75
+  assert.deepEqual(layout(four, room(500, 200, { below: 30 })), { ncol: 2, cell: 43 });
+  // shared labels and a colour bar of 62 px beside each: (500 − 64 − 84 − 62) / 8 = 36.25
   const bars = room(500, 200, { shared: true, extra: 62, below: 30 });
-  assert.deepEqual(layout(four, bars), { ncol: 2, cell: 33 });
+  assert.deepEqual(layout(four, bars), { ncol: 2, cell: 36 });
 });
 
 test("layout: never below SIZE.minCell, never above SIZE.maxCell", () => {
@@ -210,7 +212,8 @@ test("layout: the grid it chooses fits the width and height given", () => {
             if (cell === SIZE.minCell) continue; // too small a room: the box scrolls
             const nrow = Math.ceil(n / ncol);
             const side = (shared ? 0 : SIZE.labels) + SIZE.gap + r.extra;
-            assert.ok(SIZE.labels + ncol * (cols * cell + side) <= width, `too wide: ${what}`);
+            const across = SIZE.labels + ncol * cols * cell + (ncol - 1) * side + r.extra;
+            assert.ok(across <= width, `too wide: ${what}`);
             assert.ok(nrow * rows * cell + (nrow - 1) * r.below <= height, `too tall: ${what}`);
           }
         }

@@ -170,7 +170,7 @@ export function measure(pic, room) {
   const nr = Math.max(...dims.map((d) => d.rows)), nc = Math.max(...dims.map((d) => d.cols));
   if (cell === SIZE.minCell && digitsFor(finiteOf(panels.filter((p) => !p.neutral).map((p) => p.M)), cell) === null) {
     // no number would fit a readable cell anyway: the largest cells that fit the whole room
-    const fit = (k) => Math.min((wide - SIZE.labels - k * side) / (k * nc), (inner - (Math.ceil(panels.length / k) - 1) * below) / rowsOf(dims, k), SIZE.maxCell);
+    const fit = (k) => Math.min((wide - SIZE.labels - (k - 1) * side - (each ? SIZE.bar : 0)) / (k * nc), (inner - (Math.ceil(panels.length / k) - 1) * below) / rowsOf(dims, k), SIZE.maxCell);
     const k = dims.map((_, i) => i + 1).reduce((a, b) => (fit(b) > fit(a) ? b : a));
     if (fit(k) >= 14) ncol = k, cell = Math.floor(fit(k));
   }
@@ -183,7 +183,7 @@ export function measure(pic, room) {
   const rowY = [0]; // each row of panels as tall as its tallest
   for (let i = 0; i < panels.length; i += ncol) rowY.push(rowY.at(-1) + rowsOf(dims.slice(i, i + ncol), ncol) * cell + below);
   const height = rowY.at(-1) - below;
-  const width = 10 + SIZE.labels + Math.min(ncol, panels.length) * stepX + (each ? 0 : SIZE.bar);
+  const width = 10 + SIZE.labels + (Math.min(ncol, panels.length) - 1) * stepX + nc * cell + SIZE.bar;
   return { ncol, cell, shared, sameCols, top, band, foot, stepX, rowY, height, each,
     width: Math.ceil(width), total: Math.ceil(Math.max(top + height + foot, top + 132)) };
 }

@@ -131,11 +131,18 @@ export default {
     const shown = new Set(model.get("controls"));
     const ui = {};
     const state = () => ({ ...model.get("state") });
+    const wait = document.createElement("div"); // said where no kernel answers (a reopened notebook)
+    wait.className = "warn";
+    wait.hidden = true;
+    wait.textContent = "No kernel answered: run this cell again to change the example, heads, mask or length (step, query and view work without it).";
+    f.controls.after(wait);
     const ask = (key, value) => {
       const s = state();
       s[key] = value;
+      const asked = model.get("data");
       model.set("state", s);
       model.save_changes();
+      setTimeout(() => { if (model.get("data") === asked) wait.hidden = false; }, 3000);
     };
     let queued = false; // changes that come together (a kernel's arrays and words) draw once
     const later = () => { if (!queued) queued = true, queueMicrotask(() => { queued = false; draw(); }); };
@@ -164,7 +171,7 @@ export default {
 
     /** The title, status and notes of step `step` (or the query's view) with query `q`. */
     function say(d, view, step, q) {
-      const st = model.get("state"), texts = model.get("texts");
+      const st = d.state || model.get("state"), texts = model.get("texts");
       const words = texts[(view === "query" ? 7 : step) - 1] || { status: "", notes: [] };
       f.status.innerHTML = words.status;
       f.status.title = words.full || "";
@@ -202,9 +209,10 @@ export default {
     }
 
     function draw() {
-      const d = model.get("data"), texts = model.get("texts"), st = model.get("state");
+      const d = model.get("data"), texts = model.get("texts");
+      const st = d && (d.state || model.get("state")); // what the picture shows, not what was asked
       if (!d || !d.arrays) return;
-      if (!cache || cache.d !== d || cache.texts !== texts) cache = { d, texts, a: decode(d.arrays) }, fit = null;
+      if (!cache || cache.d !== d || cache.texts !== texts) cache = { d, texts, a: decode(d.arrays) }, fit = null, wait.hidden = true;
       const a = cache.a, style = model.get("look");
       const view = model.get("view"), step = model.get("step");
       const q = Math.min(model.get("query"), d.tokens.length - 1);

@@ -57,14 +57,14 @@ export function frame(el) {
   const line = div("mhsa-statusline", root);
   f.status = div("mhsa-status", line);
   f.side = div("mhsa-side", line);
+  f.scroll = div("mhsa-scroll", root); // above the picture: seen before it is scrolled past
+  f.scroll.hidden = true;
+  f.scroll.textContent = "\u2194 The picture is wider than this screen: scroll it sideways.";
   f.box = div("mhsa-box", root);
   f.box.tabIndex = -1;
   f.tip = div("mhsa-tip", f.box);
   f.tip.hidden = true;
   f.tip.setAttribute("aria-hidden", "true"); // each cell's aria-label is read instead
-  f.scroll = div("mhsa-scroll", root);
-  f.scroll.hidden = true;
-  f.scroll.textContent = "\u2194 The picture is wider than this screen: scroll it sideways.";
   f.notes = div("mhsa-notes", root);
   return f;
 }
@@ -89,11 +89,15 @@ export function screenHeight(f) {
 }
 
 /** The room the screen leaves the picture: the frame's width, and the visible height less
- * the frame's other parts as they are now (and their margins). */
+ * the frame's other parts as they are now (and their margins). On a phone (a narrow window,
+ * where the page scrolls anyway) the picture may take the screen's height: squeezed under
+ * wrapped words, its cells would be too small for their numbers. */
 export function room(f) {
   const parts = [f.controls, f.title, f.status.parentElement, f.scroll, f.notes];
   const used = parts.reduce((h, p) => h + (p.hidden ? 0 : p.offsetHeight), 0);
-  return { width: Math.max(f.box.clientWidth, 280), height: Math.max(200, screenHeight(f) - used - 24) };
+  const width = Math.max(f.box.clientWidth, 280), screen = screenHeight(f);
+  const phone = (window.innerWidth || 1000) < 600; // the window, not a narrow pane of JupyterLab
+  return { width, height: Math.max(200, screen - used - 24, phone ? 0.85 * screen : 0) };
 }
 
 /**

@@ -58,6 +58,6 @@ export function explorerAnswer(book, traits) {
     const { X, W, T, heads, ...shown } = e;
     model.set("state", s);
     model.set("texts", book.texts[book.words[[s.example, s.heads, s.mask, reset ?? ""].join("|")]]);
-    model.set("data", { ...model.get("data"), ...shown, example: s.example, h: s.heads, arrays: { ...a, W_Q, W_K, W_V, W_O, Qh, Kh, Vh } });
+    model.set("data", { ...model.get("data"), ...shown, example: s.example, state: s, h: s.heads, arrays: { ...a, W_Q, W_K, W_V, W_O, Qh, Kh, Vh } });
   };
 }

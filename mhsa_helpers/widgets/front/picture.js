@@ -95,7 +95,7 @@ export function layout(panels, room) {
   const sizes = [];
   for (let ncol = 1; ncol <= n; ncol++) {
     const nrow = Math.ceil(n / ncol);
-    const across = (room.width - SIZE.labels - ncol * side) / (ncol * nc);
+    const across = (room.width - SIZE.labels - (ncol - 1) * side - (room.extra || 0)) / (ncol * nc);
     const down = (room.height - (nrow - 1) * room.below) / rowsOf(panels, ncol);
     const cell = Math.min(across, down, SIZE.maxCell);
     sizes.push({ ncol, cell, height: rowsOf(panels, ncol) * cell + (nrow - 1) * room.below });
