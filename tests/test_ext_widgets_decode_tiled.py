@@ -129,6 +129,9 @@ def test_a_prepending_decode_step_is_told_then_drawn_when_ticked():
     KX = song.X @ song.W_k
     np.testing.assert_allclose(panels(state)["cache K\u2032"]["M"][:3], KX[2::-1], atol=1e-12)
     assert "equals row 2" in said(state)  # attention without a mask: the order does not matter
+    assert "returns no weights" in said(state)  # the weights drawn are not the learner's own
+    w.anyway = False
+    assert "returns no weights" not in said(w.current())
 
 
 def test_a_decode_step_without_w_o_is_said_not_to_equal_the_causal_row():

@@ -114,7 +114,11 @@ class DecodeWidget(PanelsWidget):
             "status": f"{line} Token {tokens} of {e.T}: {token} (position {t}, counting from 0), "
             f"its rows framed dashed; the cache K\u2032, V\u2032 has shape {(h, tokens, d_k)} each "
             "(dotted grey: not decoded yet).",
-            "notes": [*notes, f"Cached decoding of token {tokens} ({token}) {verdict} row {t} of "
+            "notes": [*notes, *([f"<code>decode_step</code> returns no weights: the weights of "
+                      f"{token} drawn are softmax(q·K′ᵀ/√d_k) on your cache, what a right one "
+                      "would take; your own arithmetic shows in y only."]
+                      if self.failing and self.anyway else []),
+                      f"Cached decoding of token {tokens} ({token}) {verdict} row {t} of "
                       "causal <code>multi_head_self_attention</code> recomputed over the whole "
                       f"sentence: max |difference| = {diff:.1e}."],
         }  # fmt: skip
