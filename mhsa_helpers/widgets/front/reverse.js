@@ -79,10 +79,15 @@ export default {
       try {
         letters = parseLetters(text);
       } catch (error) {
-        const keep = good ? `The picture still shows your last good input, ${good.letters.join("")}.` : "Nothing is drawn yet.";
+        let keep = good && `The picture still shows your last good input, ${good.letters.join("")}.`;
+        if (!good) { // none yet (a notebook saved with a bad input, reopened): the example's letters
+          const first = VOCAB.slice(0, SEQ_LEN).split("");
+          good = { letters: first, result: reversal(params, first) };
+          keep = `The picture shows ${first.join("")} until your letters are read.`;
+          redraw();
+        }
         f.status.innerHTML = `${WARN(esc(error.message))} ${keep}`;
         f.notes.textContent = `Type ${SEQ_LEN} letters from ${VOCAB[0]}\u2013${VOCAB[VOCAB.length - 1]}, e.g. ABCDEFGH or a b c d e f g h (spaces, commas and lower case are fine), then press Enter.`;
-        if (!good) f.box.replaceChildren(f.tip);
         return;
       }
       good = { letters, result: reversal(params, letters) };
