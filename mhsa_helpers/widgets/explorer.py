@@ -21,9 +21,9 @@ import traitlets
 from .. import reference as ref
 from ..examples import EXAMPLES, get_example
 from ..exercises import exercise, names
-from ..learner import as_html, check_sentence, warn
+from ..learner import as_html, warn
 from .base import REFERENCE, REFERENCE_STATUS, PictureWidget, encode, esm
-from .panels import NOT_WRITTEN, same_structure
+from .panels import NOT_WRITTEN, attempt, judge
 
 __all__ = ["REFERENCE", "REFERENCE_STATUS", "STEP_OF", "USED", "Explorer"]
 
@@ -189,37 +189,24 @@ class Explorer(PictureWidget):
     def _on_change(self, _change) -> None:
         self.update()
 
-    def check_of(self, name: str, fn) -> str | None:
-        """The check's sentence on the learner's ``fn`` (None: it passes), once per ``fn``."""
-        return check_sentence(name, fn, self._checked)
-
     def _call(self, name, *args):
-        """The learner's function where its check passes (or when asked), else the reference."""
+        """The learner's function where its check passes (or when asked), else the reference;
+        ``self.notes[name]``: how it was judged (:func:`~.panels.judge`) or why it was replaced."""
         with np.errstate(all="ignore"):  # a learner's ±∞ upstream (drawn anyway): no warning
             expected = getattr(ref, name)(*args)
         fn = self.functions.get(name)
         if fn is None:
             return expected
-        failed = self.check_of(name, fn)
-        if failed is not None and "not implemented yet" in failed:
-            self.notes[name] = ("unwritten", failed)
+        kind, failed = judge(name, fn, self._checked, self.anyway)
+        if kind in ("unwritten", "failing"):
+            self.notes[name] = (kind, failed)
             return expected
-        if failed is not None and not self.anyway:
-            self.notes[name] = ("failing", failed)
+        got, why = attempt(lambda f: f(*args), fn, expected)
+        if why is not None:
+            self.notes[name] = why
             return expected
-        try:
-            with np.errstate(all="ignore"):
-                got = fn(*args)
-        except Exception as exc:  # told to the learner, then the reference is drawn
-            self.notes[name] = ("raised", f"{type(exc).__name__}: {exc}")
-            return expected
-        if not same_structure(got, expected):
-            self.notes[name] = ("shape", "returned a different shape here than the reference")
-            return expected
-        self.notes.setdefault(name, ("drawn failing" if failed else "used", failed))
-        if isinstance(expected, tuple):
-            return tuple(np.asarray(g, dtype=float) for g in got)
-        return np.asarray(got, dtype=float)
+        self.notes.setdefault(name, (kind, failed))
+        return got
 
     def compute(self) -> dict:
         """Every intermediate matrix of the current data state, by name."""

@@ -22,9 +22,11 @@ from .. import reference as ref
 from ..learner import as_html, check_sentence, warn
 from .base import REFERENCE, REFERENCE_STATUS, PictureWidget, encode, esm
 
-__all__ = ["Panel", "PanelsWidget", "same_structure", "slider"]
+__all__ = ["NOT_WRITTEN", "Panel", "PanelsWidget", "attempt", "judge", "same_structure", "slider"]
 
 NOT_WRITTEN = "not written yet"
+#: Why a learner's function drawn is replaced where it returns other shapes.
+SHAPE = "returned a different shape than the reference"
 
 
 def Panel(M, title, rows, cols, kinds=("row", "column"), *, blocked=None, links=None, **kw):
@@ -80,6 +82,33 @@ def _floats(result):
     if isinstance(result, tuple | list):
         return tuple(np.asarray(r, dtype=float) for r in result)
     return np.asarray(result, dtype=float)
+
+
+def judge(name: str, fn, cache: dict, anyway: bool) -> tuple[str, str | None]:
+    """How the learner's ``fn`` for exercise ``name`` is drawn, and its check's sentence:
+    "absent" (none), "unwritten" (a stub: never drawn), "used" (its check passes),
+    "failing" (the course's is drawn) or "drawn failing" (the box is ticked)."""
+    if not callable(fn):
+        return "absent", None
+    failed = check_sentence(name, fn, cache)
+    if failed is None:
+        return "used", None
+    if "not implemented yet" in failed:
+        return "unwritten", failed
+    return ("drawn failing" if anyway else "failing"), failed
+
+
+def attempt(run, fn, expected) -> tuple:
+    """``(result as floats, None)`` where ``run(fn)`` gives the reference's structure, else
+    ``(None, (kind, what))``: ``("raised", "TypeError: ...")`` or ``("shape", SHAPE)``."""
+    try:
+        with np.errstate(all="ignore"):
+            got = run(fn)
+    except Exception as exc:  # told to the learner, then the reference is drawn
+        return None, ("raised", f"{type(exc).__name__}: {exc}")
+    if not same_structure(got, expected):
+        return None, ("shape", SHAPE)
+    return _floats(got), None
 
 
 class PanelsWidget(PictureWidget):
@@ -149,23 +178,23 @@ class PanelsWidget(PictureWidget):
             return course, REFERENCE_STATUS, []
         mine = dict(self._source or {}).get(self.name)
         code = f"<code>{self.name}</code>"
-        if not callable(mine):
+        kind, failed = judge(self.name, mine, self._cache, self.anyway)
+        self.failing = kind in ("failing", "drawn failing")
+        if kind == "absent":
             return (
                 course,
                 f"Drawn with the course's {code}: yours is {NOT_WRITTEN}.",
                 [f"Once your {code} is defined above, run this cell again to draw with it."],
             )
-        failed = check_sentence(self.name, mine, self._cache)
-        if failed is None:
+        if kind == "used":
             return mine, f"Drawn with <b>your</b> {code} (its check passes).", []
-        if "not implemented yet" in failed:
+        if kind == "unwritten":
             return (
                 course,
                 f"Drawn with the course's {code}: yours is {NOT_WRITTEN}.",
                 [f"Once your {code} is written and its check passes, run this cell again."],
             )
-        self.failing = True
-        if self.anyway:
+        if kind == "drawn failing":
             return (
                 mine,
                 warn(f"Drawn with your failing {code} (its check fails: see below)."),
@@ -191,15 +220,10 @@ class PanelsWidget(PictureWidget):
         fn, line, notes = self.choose()
         if fn is course:
             return _floats(expected), line, notes
-        try:
-            with np.errstate(all="ignore"):
-                got = run(fn)
-        except Exception as exc:  # told to the learner, then the reference is drawn
-            said = f"raised {type(exc).__name__}: {escape(str(exc))}"
-        else:
-            if same_structure(got, expected):
-                return _floats(got), line, notes
-            said = "returned a different shape than the reference"
+        got, why = attempt(run, fn, expected)
+        if why is None:
+            return got, line, notes
+        said = f"raised {escape(why[1])}" if why[0] == "raised" else why[1]
         whose = "your failing" if self.failing else "your"
         return (
             _floats(expected),
