@@ -4,7 +4,8 @@ One rule for everything that computes with the learner's own functions (the
 explorer and the extensions' widgets, the backward notebook, the training
 notebook): a function's check runs once per definition
 (:func:`check_sentence`), and the learner's function is used only while it
-passes (:func:`learner_or_reference`), with a sentence saying whose was used.
+passes (:func:`learner_or_reference`), with a sentence saying whose was used; the
+widgets draw a failing one when asked, never a stub (:func:`judge`).
 It imports no widget, so the widgets and training both import it downward.
 """
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from . import reference as ref
 
-__all__ = ["WARN", "as_html", "check_sentence", "learner_or_reference", "warn"]
+__all__ = ["WARN", "as_html", "check_sentence", "judge", "learner_or_reference", "warn"]
 
 
 def check_sentence(name: str, fn, cache: dict) -> str | None:
@@ -57,16 +58,30 @@ def as_html(sentence: str) -> str:
     return re.sub(r"`([^`]*)`", r"<code>\1</code>", text)
 
 
+def judge(name: str, fn, cache: dict, anyway: bool) -> tuple[str, str | None]:
+    """How the learner's ``fn`` for exercise ``name`` is drawn, and its check's sentence:
+    "absent" (none), "unwritten" (a stub: never drawn), "used" (its check passes),
+    "failing" (the course's is drawn) or "drawn failing" (the box is ticked)."""
+    if not callable(fn):
+        return "absent", None
+    failed = check_sentence(name, fn, cache)
+    if failed is None:
+        return "used", None
+    if "not implemented yet" in failed:
+        return "unwritten", failed
+    return ("drawn failing" if anyway else "failing"), failed
+
+
 def learner_or_reference(name: str, functions, cache: dict) -> tuple:
     """``(function to draw with, status sentence)``: the learner's ``name`` where its check passes.
 
     ``functions`` is read afresh (``globals()`` works).
     """
     fn = dict(functions or {}).get(name)
-    if not callable(fn):
+    kind, failed = judge(name, fn, cache, anyway=False)
+    if kind == "absent":
         return getattr(ref, name), f"Drawn with the course's <code>{name}</code>."
-    failed = check_sentence(name, fn, cache)
-    if failed is None:
+    if kind == "used":
         return fn, f"Drawn with <b>your</b> <code>{name}</code>."
     return getattr(ref, name), warn(
         f"The course's <code>{name}</code> instead of yours, whose check fails: {as_html(failed)}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..execution.saved import saved_hint
-from ..learner import learner_or_reference
+from ..learner import judge, learner_or_reference
 
 __all__ = ["layer_functions"]
 
@@ -36,9 +36,8 @@ def layer_functions(functions=None, cache: dict | None = None, directory=None) -
         fn, sentence = learner_or_reference(name, functions, cache)
         chosen.append(fn)
         sentence = sentence.replace("Drawn with", "Trains with")
-        unwritten = not callable(dict(functions or {}).get(name)) or "not implemented yet" in (
-            sentence
-        )
+        kind, _ = judge(name, dict(functions or {}).get(name), cache, anyway=False)
+        unwritten = kind in ("absent", "unwritten")
         if directory is not None and unwritten:
             sentence += " " + saved_hint(name, directory)
         said.append(sentence)

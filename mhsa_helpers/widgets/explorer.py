@@ -21,9 +21,9 @@ import traitlets
 from .. import reference as ref
 from ..examples import EXAMPLES, get_example
 from ..exercises import exercise, names
-from ..learner import as_html, warn
+from ..learner import as_html, judge, warn
 from .base import REFERENCE, REFERENCE_STATUS, PictureWidget, encode, esm
-from .panels import NOT_WRITTEN, attempt, judge
+from .panels import NOT_WRITTEN, attempt
 
 __all__ = ["REFERENCE", "REFERENCE_STATUS", "STEP_OF", "USED", "Explorer"]
 
@@ -191,7 +191,8 @@ class Explorer(PictureWidget):
 
     def _call(self, name, *args):
         """The learner's function where its check passes (or when asked), else the reference;
-        ``self.notes[name]``: how it was judged (:func:`~.panels.judge`) or why it was replaced."""
+        ``self.notes[name]``: how it was judged (:func:`~mhsa_helpers.learner.judge`) or why
+        it was replaced."""
         with np.errstate(all="ignore"):  # a learner's ±∞ upstream (drawn anyway): no warning
             expected = getattr(ref, name)(*args)
         fn = self.functions.get(name)

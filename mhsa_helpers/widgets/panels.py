@@ -19,10 +19,10 @@ import numpy as np
 import traitlets
 
 from .. import reference as ref
-from ..learner import as_html, check_sentence, warn
+from ..learner import as_html, judge, warn
 from .base import REFERENCE, REFERENCE_STATUS, PictureWidget, encode, esm
 
-__all__ = ["NOT_WRITTEN", "Panel", "PanelsWidget", "attempt", "judge", "same_structure", "slider"]
+__all__ = ["NOT_WRITTEN", "Panel", "PanelsWidget", "attempt", "same_structure", "slider"]
 
 NOT_WRITTEN = "not written yet"
 #: Why a learner's function drawn is replaced where it returns other shapes.
@@ -82,20 +82,6 @@ def _floats(result):
     if isinstance(result, tuple | list):
         return tuple(np.asarray(r, dtype=float) for r in result)
     return np.asarray(result, dtype=float)
-
-
-def judge(name: str, fn, cache: dict, anyway: bool) -> tuple[str, str | None]:
-    """How the learner's ``fn`` for exercise ``name`` is drawn, and its check's sentence:
-    "absent" (none), "unwritten" (a stub: never drawn), "used" (its check passes),
-    "failing" (the course's is drawn) or "drawn failing" (the box is ticked)."""
-    if not callable(fn):
-        return "absent", None
-    failed = check_sentence(name, fn, cache)
-    if failed is None:
-        return "used", None
-    if "not implemented yet" in failed:
-        return "unwritten", failed
-    return ("drawn failing" if anyway else "failing"), failed
 
 
 def attempt(run, fn, expected) -> tuple:
