@@ -16,8 +16,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from ..plot_style import HEAD_COLOURS
-from .panels import Panel, PanelsWidget, slider
+from .panels import Panel, PanelsWidget, head_runs, slider
 
 __all__ = ["DecodeWidget", "decode_all"]
 
@@ -83,7 +82,7 @@ class DecodeWidget(PanelsWidget):
         W = np.full((e.T, h), -np.inf)
         W[: t + 1] = A.T  # (T, h): cached token × head
         shown = np.where(np.arange(e.T)[:, None] <= t, Y, -np.inf)  # (T, d_model)
-        runs = [[i * d_k, (i + 1) * d_k, HEAD_COLOURS[i], f"head {i + 1}"] for i in range(h)]
+        runs = head_runs(h, d_k)
         cached = {"kinds": ("key", "column"), "blocks": runs, "highlight": t,
                   "pending": "not decoded yet: not in the cache"}  # fmt: skip
         rows = {"kinds": ("query", "feature"), "highlight": t}
@@ -95,7 +94,7 @@ class DecodeWidget(PanelsWidget):
             for k, C, what in (("K", Ks, "key x·W_K"), ("V", Vs, "value x·W_V"))
         ] + [
             Panel(W, f"weights of {token}", e.tokens, range(1, h + 1), ("key", "head"),
-                  blocks=[[i, i + 1, HEAD_COLOURS[i], f"head {i + 1}"] for i in range(h)],
+                  blocks=head_runs(h),
                   pending="not in the cache yet", meaning=f"the share of this cached token's "
                   f"value in the output of {token} for this head: softmax(q·K′ᵀ/√d_k)"),
             Panel(shown, "y, step by step", e.tokens, e.features, **rows,

@@ -20,9 +20,18 @@ import traitlets
 
 from .. import reference as ref
 from ..learner import as_html, judge, warn
+from ..plot_style import HEAD_COLOURS
 from .base import REFERENCE, REFERENCE_STATUS, PictureWidget, encode, esm
 
-__all__ = ["NOT_WRITTEN", "Panel", "PanelsWidget", "attempt", "same_structure", "slider"]
+__all__ = [
+    "NOT_WRITTEN",
+    "Panel",
+    "PanelsWidget",
+    "attempt",
+    "head_runs",
+    "same_structure",
+    "slider",
+]
 
 NOT_WRITTEN = "not written yet"
 #: Why a learner's function drawn is replaced where it returns other shapes.
@@ -61,6 +70,12 @@ def slider(name: str, label: str, values, buttons=()) -> dict:
         "options": options,
         "buttons": list(buttons),
     }
+
+
+def head_runs(h: int, width: int = 1) -> list:
+    """Head-coloured runs of columns ``[first, end, colour, label]``: ``width`` columns a head."""
+    return [[i * width, (i + 1) * width, HEAD_COLOURS[i % len(HEAD_COLOURS)], f"head {i + 1}"]
+            for i in range(h)]  # fmt: skip
 
 
 def same_structure(got, expected) -> bool:
@@ -166,19 +181,14 @@ class PanelsWidget(PictureWidget):
         code = f"<code>{self.name}</code>"
         kind, failed = judge(self.name, mine, self._cache, self.anyway)
         self.failing = kind in ("failing", "drawn failing")
-        if kind == "absent":
-            return (
-                course,
-                f"Drawn with the course's {code}: yours is {NOT_WRITTEN}.",
-                [f"Once your {code} is defined above, run this cell again to draw with it."],
-            )
         if kind == "used":
             return mine, f"Drawn with <b>your</b> {code} (its check passes).", []
-        if kind == "unwritten":
+        if kind in ("absent", "unwritten"):  # none, or a stub: never drawn
+            once = "defined above" if kind == "absent" else "written and its check passes"
             return (
                 course,
                 f"Drawn with the course's {code}: yours is {NOT_WRITTEN}.",
-                [f"Once your {code} is written and its check passes, run this cell again."],
+                [f"Once your {code} is {once}, run this cell again to draw with it."],
             )
         if kind == "drawn failing":
             return (
