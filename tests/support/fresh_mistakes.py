@@ -16,6 +16,10 @@ from tests.support.fresh_backward import FRESH_BACKWARD
 from tests.support.fresh_extensions import FRESH_EXTENSIONS
 from tests.support.named_slips import NAMED
 from tests.support.round2_slips import ROUND2
+from tests.support.slips47_back import SLIPS47_BACK
+from tests.support.slips47_core import SLIPS47_CORE
+from tests.support.slips47_ext import SLIPS47_EXT
+from tests.support.slips47_real import SLIPS47_REAL
 
 FRESH = {
     # Concatenates each next head on the left of the result instead of the right, so the heads
@@ -508,6 +512,7 @@ FRESH |= FRESH_EXTENSIONS  # the extensions (11 to 16)
 FRESH |= FRESH_BACKWARD  # the backward pass (17_backward)
 FRESH |= NAMED  # issue 33's misnamed, wrongly failed and uncaught slips
 FRESH |= ROUND2  # issue 33's second fresh round
+FRESH |= SLIPS47_CORE | SLIPS47_EXT | SLIPS47_BACK | SLIPS47_REAL  # issue 47's
 
 #: Those that also go through real nbgrader and grading kernels (tests/test_course.py): the
 #: cases issue 23 lists and one slip per backward function; all of them are judged
