@@ -198,7 +198,8 @@ def every_kind_of_mask(q: str = "T", k: str = "T") -> str:
 def song_and_question(song_heads: str, question_heads: str = "") -> str:
     """The layer's worked examples: the song with ``song_heads`` heads, the question sentence."""
     question = f" ({question_heads} heads)" if question_heads else ""
-    return f"the song ({song_heads} heads, causal), the question sentence{question}"
+    heads = "head" if song_heads == "1" else "heads"
+    return f"the song ({song_heads} {heads}, causal), the question sentence{question}"
 
 
 def backward_passed(what: str, cases: str, them: str = "them") -> str:

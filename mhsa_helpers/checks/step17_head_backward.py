@@ -98,6 +98,13 @@ class AttentionHeadBackward(Check):
                 "padding": ref.padding_mask(int(rng.integers(1, T + 1)), T),
             }[kind]
             calls.append(_head_call(rng, Q, K, V, mask))
+        # a mask per sequence (B, T, T), causal and padded, one sequence with every key blocked
+        B, T, d_k, d_v = (int(k) for k in rng.integers(2, 6, size=4))
+        lengths = rng.integers(0, T + 1, size=B)
+        lengths[rng.integers(B)] = 0
+        mask = ref.causal_mask(T) + ref.padding_mask(lengths, T)  # (B, T, T)
+        Q, K = (rng.normal(size=(B, T, d_k)) for _ in range(2))
+        calls.append(_head_call(rng, Q, K, rng.normal(size=(B, T, d_v)), mask))
         Q, K, V = (rng.normal(size=(2, 2, 256, 64)) for _ in range(3))  # (B, h, T, d_k)
         causal = ref.causal_mask(256)
         return [*calls, _large_head_call(rng), work(_head_call(rng, Q, K, V, causal, counted=True))]
