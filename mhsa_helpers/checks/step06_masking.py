@@ -9,6 +9,7 @@ from .batches import random_shape
 from .comparison import compare
 from .core import Call, Check
 from .failures import CheckFailed, said_publicly
+from .hints import BOOLEAN_MASK
 
 #: A mask made by multiplying 0/1 by −∞: 0 · (−∞) is NaN.
 ZERO_TIMES_INF = (
@@ -124,10 +125,7 @@ class CausalMask(Check):
 
     def judge(self, call, got):
         if isinstance(got, np.ndarray) and got.dtype == bool:
-            raise CheckFailed(
-                f"{self.name}: the mask is additive: 0.0 where attention is allowed and -np.inf "
-                "where it is blocked, not True/False."
-            )
+            raise CheckFailed(f"{self.name}: {BOOLEAN_MASK}")
         expected, known = self.catalogue(call)
         finite_for_infinity(self.name, got, expected, "the causal mask")
         compare(self.name, got, expected, "the causal mask", known)
