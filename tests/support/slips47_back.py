@@ -69,6 +69,35 @@ SLIPS47_BACK = {
         _TILED_START + _TILED_LOOP.format(scale="np.sqrt(T_k)", end="O / l"),
         "divided by √T (the sequence length, 6)",
     ),
+    # The row sum computed with a matrix product, summed over its columns.
+    "backward_sb_matrix_product_sum": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    s = np.sum(dA @ np.swapaxes(A, -1, -2), axis=-1, keepdims=True)  # Σ_k dA_k A_k
+    return A * (dA - s)
+""",
+        "Σ dA·A is taken as a matrix product",
+    ),
+    # A itself subtracted where the weighted row sum belongs.
+    "backward_sb_minus_A": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    # the Jacobian is diag(A) - A A^T
+    return A * (dA - A)
+""",
+        "the bracket subtracts A itself",
+    ),
+    # The row sum of A (which is 1) times dA, instead of the row sum of dA·A.
+    "backward_sb_sum_of_A_times_dA": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    return A * dA - A * np.sum(A, axis=axis, keepdims=True) * dA
+""",
+        "the row sum is taken of A alone",
+    ),
     # dQ built from the queries instead of the keys.
     "backward_ah_dQ_from_Q": (
         "17_backward",
