@@ -79,6 +79,16 @@ NOT_DIVIDED = (
     "the output is not divided by the running sum ℓ at the end: O holds Σ exp(S - m)·V over "
     "every block, so return O / ℓ."
 )
+BLOCK_MAXIMUM = (
+    "the running maximum is replaced by each block's own maximum: when a block's scores are "
+    "lower than an earlier block's, exp(m_old - m_new) overflows. Keep the largest so far, "
+    "m_new = max(m_old, the block's maximum)."
+)
+NEW_BLOCK_RESCALED = (
+    "the rescale multiplies the new block's exp(S - m_new)·V instead of the running output: "
+    "O = O·exp(m_old - m_new) + exp(S - m_new)·V (the new block is already taken against "
+    "m_new)."
+)
 #: What a hidden test says of a call that builds a (T_q, T_k) array on a large input.
 MEMORY_PUBLIC = (
     "tiled_attention builds a (T_q, T_k) array on a large hidden input (more than 32 MiB): "
@@ -134,6 +144,9 @@ def variant(Q, K, V, b, causal=False, **mistake):
                 l, O = l + P.sum(axis=-1, keepdims=True), O + P @ V[..., s:e, :]
                 continue
             m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+            if mistake.get("block_max"):  # the block's own maximum (the old one if it has none)
+                top = S.max(axis=-1, keepdims=True)
+                m_new = np.where(np.isneginf(top), m, top)
             shift = np.where(np.isneginf(m_new), 0.0, m_new)
             P = np.exp(S - shift)
             r = np.exp(m - shift)
@@ -142,7 +155,10 @@ def variant(Q, K, V, b, causal=False, **mistake):
             elif mistake.get("inverted"):  # exp(m_new - m_old): inf · 0 on the first block
                 r = np.exp(shift - m)
             l = (l if mistake.get("sum") else l * r) + P.sum(axis=-1, keepdims=True)
-            O = (O if mistake.get("out") else O * r) + P @ V[..., s:e, :]
+            if mistake.get("out") == "new":  # the new block rescaled instead of O
+                O = O + P @ V[..., s:e, :] * r
+            else:
+                O = (O if mistake.get("out") else O * r) + P @ V[..., s:e, :]
             m = m_new
         if mistake.get("averaged") == "seen":  # over the blocks that saw a key
             return sum(blocks) / np.maximum(sum(seen), 1)
@@ -303,6 +319,8 @@ class TiledAttention(Check):
             (SUM_NOT_RESCALED, variant(Q, K, V, b, causal, sum=True)),
             (OUTPUT_NOT_RESCALED, variant(Q, K, V, b, causal, out=True)),
             (NEITHER_RESCALED, variant(Q, K, V, b, causal, sum=True, out=True)),
+            (NEW_BLOCK_RESCALED, variant(Q, K, V, b, causal, out="new")),
+            (BLOCK_MAXIMUM, variant(Q, K, V, b, causal, block_max=True)),
             (INVERTED, variant(Q, K, V, b, causal, inverted="guarded")),
             (INVERTED, variant(Q, K, V, b, causal, inverted=True)),
             (NO_SHIFT, variant(Q, K, V, b, causal, no_shift=True)),
@@ -337,14 +355,27 @@ class TiledAttention(Check):
         return expected, out
 
     def verdict(self, calls, outcomes):
-        """As :meth:`Check.verdict`; an overflow on scores of hundreds names the missing shift."""
+        """As :meth:`Check.verdict`; an overflow on scores of hundreds names the missing shift,
+        unless its value is a block's own maximum taken for the running one (which overflows in
+        the rescale instead: :meth:`Check.judge_warned` names it from the value)."""
         renamed = []
-        for outcome in outcomes:
+        for call, outcome in zip(calls, outcomes, strict=False):
             error = outcome.error or ""
-            if "RuntimeWarning: overflow" in error:
+            if "RuntimeWarning: overflow" in error and not self._block_maximum(call, outcome):
                 outcome = Outcome(error=f"{self.name}: {NO_SHIFT} ({error})")
             renamed.append(outcome)
         super().verdict(calls, renamed)
+
+    def _block_maximum(self, call, outcome) -> bool:
+        """Whether an overflowing call's value is that of :data:`BLOCK_MAXIMUM`."""
+        if outcome.value is None or call.memory or call.raises is not None:
+            return False
+        Q, K, V, b = call.args
+        wrong = variant(Q, K, V, b, call.kwargs.get("causal", False), block_max=True)
+        try:
+            return close(_floating(self.name, outcome.value, "the output"), wrong)
+        except CheckFailed:  # not floats: the verdict says so
+            return False
 
     def judge(self, call, got):
         if call.memory:

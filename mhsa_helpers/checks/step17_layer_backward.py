@@ -111,7 +111,8 @@ DX_MISSING_PATH = (
     "dX misses the path through {which}: X makes Q, K and V, so dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."
 )
 PROJECTIONS_FROM_DC = (
-    "every projection's gradient is taken from dOut·W_Oᵀ, the gradient before the heads: "
+    "the gradients through the projections (dX, dW_Q, dW_K, dW_V) come from dOut·W_Oᵀ, the "
+    "gradient before the heads: "
     "between it and Q, K, V lies the attention, so back through it first, dQ_h, dK_h, dV_h = "
     "attention_head_backward(Q_h, K_h, V_h, split_heads(dOut·W_Oᵀ)), each merged back "
     "(merge_heads); then dW_Q = Xᵀ·dQ and dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."
@@ -125,6 +126,21 @@ DW_O_FROM_V = (
     "dW_O uses V = X·W_V: out = C·W_O with C the merged heads' outputs (A·V, merged), so "
     "dW_O = Cᵀ·dOut."
 )
+DW_O_UNMASKED = (
+    "dW_O uses heads computed without the mask: C, the merged heads that W_O multiplies, "
+    "comes from the forward with its mask, the same one the heads' backward gets."
+)
+DW_BY_POSITIONS = (
+    "the weights' gradients are divided by {label} = {n}: every position's contribution adds "
+    "up, dW_Q = Σ Xᵀ·dQ over all of them, never their mean."
+)
+
+
+class Whole(str):
+    """A hint that names a mistake only where every part of the result shows it (one factor
+    on every gradient); a part alone (dW_Q) may show another mistake's factor."""
+
+
 AVERAGED_TWICE = (
     "every gradient is {n} times too small: divided by {label} = {n} twice? dOut is already the "
     "loss's gradient, its average over {what} included: use it as it is."
@@ -147,7 +163,7 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
     M = heads_mask(mask, X.ndim, h)  # (..., 1 or h, T, T), or None: the layer's mask rule
     own = mistake.get("head", {})  # a forward of its own: its softmax, its scale
     with np.errstate(all="ignore"):
-        heads, _ = ref.attention_head(Qh, Kh, Vh, M)
+        heads, _ = ref.attention_head(Qh, Kh, Vh, None if mistake.get("forward_unmasked") else M)
         if own.get("naive") or "forward_scale" in own:
             Z = Qh @ Kh.swapaxes(-1, -2) / own.get("forward_scale", math.sqrt(Qh.shape[-1]))
             Z = Z if M is None else Z + M  # (..., h, T, T)
@@ -182,6 +198,8 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
         if mistake.get("not_summed"):
             return A.swapaxes(-1, -2) @ B  # (..., d_model, d_model)
         summed = A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
+        if mistake.get("dw_divided"):
+            return summed / mistake["dw_divided"]
         return summed / sequences if mistake.get("averaged") else summed
 
     not_t = mistake.get("dx_not_t") or mistake.get("all_not_t")
@@ -237,8 +255,11 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         (X.size, f"{count}·d_model", "every entry"),
     ):
         if n > 1:
-            said = AVERAGED_TWICE.format(n=n, label=label, what=what)
+            said = Whole(AVERAGED_TWICE.format(n=n, label=label, what=what))
             out.append((said, layer_variant(*args, divided=n)))
+    if positions > 1:
+        said = DW_BY_POSITIONS.format(label=count, n=positions)
+        out.append((said, layer_variant(*args, dw_divided=positions)))
     d = X.shape[-1]
     if d_k > 1 and h > 1:  # √d_model where √d_k belongs: in the backward, or the forward too
         said = D_MODEL_SCALE.format(d=d, d_k=d_k)
@@ -259,6 +280,7 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         out.append((NAN_WHEN_ALL_BLOCKED, layer_variant(*args, head={"naive": True})))
         out += [(FINITE_BACK, layer_variant(*args, head={"finite": f})) for f in ("fill", "add")]
     if mask is not None and np.isneginf(mask).any():
+        out.append((DW_O_UNMASKED, layer_variant(*args, forward_unmasked=True)))
         out.append((UNMASKED_BACK, layer_variant(*args, unmasked_back=True)))
     causal = with_causal(mask, X.shape[-2], X.shape[-2])
     if causal is not None:
@@ -403,7 +425,9 @@ class MultiHeadSelfAttentionBackward(Check):
             shape = np.shape(parts[i])
             if i and len(shape) > 2 and shape[-2:] == (d, d):
                 raise CheckFailed(f"{self.name}: {DW_NOT_SUMMED} ({what} has shape {shape}.)")
-            wrong = [(h, None if w is None else _flat(w)[i]) for h, w in known]
+            wrong = [
+                (h, None if w is None or isinstance(h, Whole) else _flat(w)[i]) for h, w in known
+            ]
             compare(self.name, parts[i], expected[i], what, wrong)
         parts = [as_result(self.name, p, w) for p, w in zip(parts, _LAYER_PARTS, strict=True)]
         if call.context.get("fd"):

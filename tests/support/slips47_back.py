@@ -69,6 +69,30 @@ SLIPS47_BACK = {
         _TILED_START + _TILED_LOOP.format(scale="np.sqrt(T_k)", end="O / l"),
         "divided by √T (the sequence length, 6)",
     ),
+    # The running maximum replaced by each block's own maximum: the rescale overflows when a
+    # block's scores are lower than an earlier one's.
+    "tiled_attention_block_maximum": (
+        "14_tiled",
+        "tiled_attention",
+        _TILED_START
+        + _TILED_LOOP.replace(
+            "        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))\n",
+            "        m_new = S.max(axis=-1, keepdims=True)  # this block's maximum\n"
+            "        m_new = np.where(np.isfinite(m_new), m_new, m)\n",
+        ).format(scale="np.sqrt(d_k)", end="O / l"),
+        "replaced by each block's own maximum",
+    ),
+    # The rescale put on the new block's term instead of the running output.
+    "tiled_attention_new_block_rescaled": (
+        "14_tiled",
+        "tiled_attention",
+        _TILED_START
+        + _TILED_LOOP.replace(
+            "        O = O * r + P @ V[..., s:s + block_size, :]\n",
+            "        O = O + (P @ V[..., s:s + block_size, :]) * r\n",
+        ).format(scale="np.sqrt(d_k)", end="O / l"),
+        "the rescale multiplies the new block",
+    ),
     # The row sum computed with a matrix product, summed over its columns.
     "backward_sb_matrix_product_sum": (
         "17_backward",
@@ -160,7 +184,7 @@ SLIPS47_BACK = {
                 "    dQ = dK = dV = dOut @ W_o.T  # Q, K and V all feed the output",
             ),
         ),
-        "every projection's gradient is taken from dOut·W_Oᵀ",
+        "the gradients through the projections (dX, dW_Q, dW_K, dW_V) come from dOut·W_Oᵀ",
     ),
     # A residual's + dOut in the layer's dX.
     "backward_mb_residual_inside": (
@@ -196,6 +220,48 @@ SLIPS47_BACK = {
             LAYER_BACKWARD, ("        s = np.sqrt(Q.shape[-1])", "        s = np.sqrt(d_model)")
         ),
         "dQ and dK are divided by √d_model = √8",
+    ),
+    # The forward whose merged heads make dW_o is called without the mask.
+    "backward_mb_forward_unmasked": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD,
+            (
+                "    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)",
+                "    heads, _ = mh.attention_head(Qh, Kh, Vh)",
+            ),
+        ),
+        "dW_O uses heads computed without the mask",
+    ),
+    # The weights' gradients averaged over the positions.
+    "backward_mb_dW_mean_over_positions": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD,
+            (
+                "    return dX, (flat(X).T @ flat(dQ), flat(X).T @ flat(dK), flat(X).T @ flat(dV),\n"
+                "                flat(merged).T @ flat(dOut))",
+                "    n = flat(X).shape[0]  # one gradient per position: take their mean\n"
+                "    return dX, (flat(X).T @ flat(dQ) / n, flat(X).T @ flat(dK) / n, flat(X).T @ flat(dV) / n,\n"
+                "                flat(merged).T @ flat(dOut) / n)",
+            ),
+        ),
+        "the weights' gradients are divided by T = 6",
+    ),
+    # dX from the merged heads' gradient, past the attention (the weights' gradients right).
+    "backward_mb_dX_past_the_heads": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD,
+            (
+                "    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T",
+                "    dX = (dOut @ W_o.T) @ (W_q + W_k + W_v).T  # X feeds Q, K and V",
+            ),
+        ),
+        "the gradients through the projections (dX, dW_Q, dW_K, dW_V) come from dOut·W_Oᵀ",
     ),
     # dW_o from the values instead of the merged heads.
     "backward_mb_dW_o_from_V": (
