@@ -20,6 +20,7 @@ result (:mod:`.comparison`), the failures and their public sentences
 from __future__ import annotations
 
 import contextvars
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -60,6 +61,34 @@ class Call:
     #: learner's code), not from a course function it calls: where no course function checks
     #: what is wrong (n_kv_heads not dividing n_heads), such an error is incidental.
     own: bool = False
+
+
+#: An error assigning −∞ into an array of integers (OverflowError), as a mask built in one gives.
+INT_CANNOT_HOLD_INFINITY = (
+    "the mask is built in an array of integers (np.zeros(..., dtype=int), or np.zeros_like of "
+    "an int array such as np.arange(T)), and an integer cannot hold −∞: build it in floats, "
+    "np.zeros(shape) (float by default) or np.where(blocked, -np.inf, 0.0)."
+)
+
+
+def elementwise_for_matmul(call_args, said: str) -> str | None:
+    """The sentence for ``*`` used for a matrix product, from numpy's broadcast error ``said``.
+
+    Only where the two shapes numpy names are two of the call's arrays' and the second
+    could multiply the first as a matrix, (..., n, m) @ (m, p); else None.
+    """
+    shapes_said = r"could not be broadcast together with shapes \(([\d, ]*)\) \(([\d, ]*)\)"
+    found = re.search(shapes_said, said)
+    if not found:
+        return None
+    a, b = (tuple(int(n) for n in s.split(",") if n.strip()) for s in found.groups())
+    shapes = {np.shape(x) for x in call_args if isinstance(x, np.ndarray)}
+    if a not in shapes or b not in shapes or len(a) < 2 or len(b) != 2 or a[-1] != b[0]:
+        return None
+    return (
+        f"`*` multiplies entry by entry, so its two arrays of shapes {a} and {b} would have to "
+        "match; a product of matrices (row times column) is A @ B (np.matmul)."
+    )
 
 
 #: Set while the calls before the measured ones are judged (:meth:`Check.outcomes_here`): the
@@ -290,10 +319,23 @@ class Check:
                 f"float even when it divides; use // for sizes ({error})",
                 public=public,
             )
+        if code == "raised:OverflowError" and "cannot convert float infinity to integer" in said:
+            return CheckFailed(f"{self.name}: {INT_CANNOT_HOLD_INFINITY} ({error})", public=public)
         if call.raises is None:
             batch = batch_axes_error(call.args, error, self.core_ndim)
             if batch:
                 return CheckFailed(f"{self.name}: {batch} ({error})", public=public)
+        if "more dimensions than subscripts" in said:
+            return CheckFailed(
+                f"{self.name}: an np.einsum names fewer axes than its array has: an array of "
+                "heads (..., h, T, d_k) or with batch axes has more axes than one sequence's "
+                "(T, d). Write '...' for the leading axes, e.g. np.einsum('...qd,...kd->...qk', "
+                f"Q, K), or use @ with np.swapaxes(K, -1, -2) ({error})",
+                public=public,
+            )
+        product = elementwise_for_matmul(call.args, said)
+        if product:
+            return CheckFailed(f"{self.name}: {product} ({error})", public=public)
         return CheckFailed(error, public=public)
 
     def too_many_calls(self, call: Call, error: str) -> str:

@@ -1,4 +1,110 @@
 """Issue 47's slips named by the checks (core), as learners wrote them; the format of
 :mod:`tests.support.fresh_mistakes` (merged into its ``FRESH``)."""
 
-SLIPS47_CORE = {}
+from tests.support.answer_parts import SPLIT_MERGE
+
+SLIPS47_CORE = {
+    # Slices with the length, so an array of lengths (a batch) fails with numpy's TypeError.
+    "padding_mask_int_length_only_slice": (
+        "06_masking",
+        "padding_mask",
+        """def padding_mask(lengths, seq_len):
+    m = np.zeros((1, seq_len))
+    m[:, lengths:] = -np.inf
+    return m
+""",
+        "works for one int length only",
+    ),
+    # Loops over key positions comparing each with the length: ambiguous for an array of lengths.
+    "padding_mask_int_length_only_loop": (
+        "06_masking",
+        "padding_mask",
+        """def padding_mask(lengths, seq_len):
+    m = np.zeros(seq_len)
+    for j in range(seq_len):
+        if j >= lengths:
+            m[j] = -np.inf
+    return m[None, :]
+""",
+        "(here shape (3,), giving a mask of shape lengths.shape + (1, seq_len) = (3, 1, 6))",
+    ),
+    # Builds the causal mask in an int array: assigning -np.inf raises OverflowError.
+    "causal_mask_int_array": (
+        "06_masking",
+        "causal_mask",
+        """def causal_mask(seq_len):
+    M = np.zeros((seq_len, seq_len), dtype=int)
+    M[np.triu_indices(seq_len, 1)] = -np.inf
+    return M
+""",
+        "an integer cannot hold −∞",
+    ),
+    # The padding mask in np.zeros_like of an int broadcast: an int array again.
+    "padding_mask_int_array": (
+        "06_masking",
+        "padding_mask",
+        """def padding_mask(lengths, seq_len):
+    L = np.asarray(lengths)[..., None, None]
+    j = np.arange(seq_len)
+    M = np.zeros_like(j + L)
+    M[np.broadcast_to(j >= L, M.shape)] = -np.inf
+    return M
+""",
+        "an integer cannot hold −∞",
+    ),
+    # The sliding window filled in a loop into an int array.
+    "sliding_window_mask_int_array": (
+        "16_sliding_window",
+        "sliding_window_mask",
+        """def sliding_window_mask(seq_len, window):
+    if window < 1:
+        raise ValueError(f"window must be >= 1, but got {window}")
+    M = np.zeros((seq_len, seq_len), dtype=int)
+    for i in range(seq_len):
+        for j in range(seq_len):
+            if j > i or j <= i - window:
+                M[i, j] = -np.inf
+    return M
+""",
+        "an integer cannot hold −∞",
+    ),
+    # Multiplies the 0/1 "blocked" array by -inf: 0 * -inf is NaN on the allowed keys.
+    "sliding_window_mask_zero_times_inf": (
+        "16_sliding_window",
+        "sliding_window_mask",
+        """def sliding_window_mask(seq_len, window):
+    if window < 1:
+        raise ValueError(f"window must be >= 1, but got {window}")
+    i = np.arange(seq_len)[:, None]
+    j = np.arange(seq_len)[None, :]
+    blocked = (j > i) | (j <= i - window)
+    return blocked * -np.inf
+""",
+        "0 · (−∞) is NaN",
+    ),
+    # Scores of one head written with einsum for a single sequence's (T, d_k), applied to
+    # the heads (h, T, d_k) of an unbatched layer.
+    "multi_head_self_attention_einsum_without_ellipsis": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        SPLIT_MERGE
+        + """def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh, Kh, Vh = (_split(X @ W, n_heads) for W in (W_q, W_k, W_v))
+    Z = np.einsum('qd,kd->qk', Qh, Kh) / np.sqrt(Qh.shape[-1])
+    if mask is not None:
+        Z = Z + mask
+    A = mh.softmax(Z)
+    return _merge(A @ Vh) @ W_o, A
+""",
+        "Write '...' for the leading axes",
+    ),
+    # Elementwise product for the projections.
+    "project_qkv_elementwise_product": (
+        "03_qkv",
+        "project_qkv",
+        """def project_qkv(X, W_q, W_k, W_v):
+    return X * W_q, X * W_k, X * W_v
+""",
+        "`*` multiplies entry by entry",
+    ),
+}
