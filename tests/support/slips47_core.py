@@ -107,4 +107,53 @@ SLIPS47_CORE = {
 """,
         "`*` multiplies entry by entry",
     ),
+    # Divides by the sum of every exponential in the array instead of each row's sum.
+    "softmax_whole_array_sum": (
+        "07_softmax",
+        "softmax",
+        """def softmax(Z, axis=-1):
+    m = np.max(Z, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    E = np.exp(Z - m)
+    s = E.sum()
+    return E / s if s > 0 else E
+""",
+        "the weights of all 6 rows sum to 1 together",
+    ),
+    # keepdims on the max but not on the sum: column i is divided by row i's sum.
+    "softmax_sum_without_keepdims": (
+        "07_softmax",
+        "softmax",
+        """def softmax(Z, axis=-1):
+    m = np.max(Z, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    E = np.exp(Z - m)
+    s = E.sum(axis=axis)
+    return E / np.where(s > 0, s, 1.0)
+""",
+        "the row sums lost their axis",
+    ),
+    # keepdims on neither.
+    "softmax_max_and_sum_without_keepdims": (
+        "07_softmax",
+        "softmax",
+        """def softmax(Z, axis=-1):
+    E = np.exp(Z - np.max(Z, axis=axis))
+    return E / E.sum(axis=axis)
+""",
+        "both lost their axis",
+    ),
+    # Always normalises along the last axis, whatever axis says.
+    "softmax_always_last_axis": (
+        "07_softmax",
+        "softmax",
+        """def softmax(Z, axis=-1):
+    m = np.max(Z, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    E = np.exp(Z - m)
+    s = E.sum(axis=-1, keepdims=True)
+    return E / np.where(s > 0, s, 1.0)
+""",
+        "the axis argument is ignored",
+    ),
 }
