@@ -112,13 +112,17 @@ def _sums_without_keepdims(Z) -> list:
 
 
 def _whole_sums(Z) -> list:
-    """The softmax divided by the sum of the whole array, with each row's max or Z's max."""
+    """The softmax divided by the sum of the whole array, each row shifted by its own max.
+
+    (Shifted by Z's one maximum, it is the global maximum's slip wherever one row
+    alone survives the shift; that slip is named first.)
+    """
     if Z.ndim < 2 or Z.shape[-2] < 2:
         return []  # one row: its sum is the whole array's
     with np.errstate(all="ignore"):
         m = Z.max(axis=-1, keepdims=True)
         out = []
-        for shift in (np.where(np.isfinite(m), m, 0.0), m, Z.max()):
+        for shift in (np.where(np.isfinite(m), m, 0.0), m):
             e = np.exp(Z - shift)
             s = e.sum()
             out += [e / s, e / s if s > 0 else e]
