@@ -156,4 +156,119 @@ SLIPS47_CORE = {
 """,
         "the axis argument is ignored",
     ),
+    # Returns the scaled scores where the weights are asked for.
+    "attention_head_returns_scores": (
+        "08_head_output",
+        "attention_head",
+        """def attention_head(Q, K, V, mask=None):
+    d_k = Q.shape[-1]
+    Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    if mask is not None:
+        Z = Z + mask
+    A = mh.softmax(Z)
+    return A @ V, Z
+""",
+        "the second value returned is the scores Z",
+    ),
+    # Its own softmax divides by the sum over the whole array.
+    "attention_head_whole_array_sum": (
+        "08_head_output",
+        "attention_head",
+        """def attention_head(Q, K, V, mask=None):
+    Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        Z = Z + mask
+    E = np.exp(Z - Z.max(axis=-1, keepdims=True))
+    A = E / E.sum()
+    return A @ V, A
+""",
+        "the weights of all 6 rows sum to 1 together",
+    ),
+    # Forgets the softmax: the scores are used as the weights.
+    "attention_head_no_softmax": (
+        "08_head_output",
+        "attention_head",
+        """def attention_head(Q, K, V, mask=None):
+    Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        Z = Z + mask
+    return Z @ V, Z
+""",
+        "the softmax is missing",
+    ),
+    # Adds the input back (a residual) inside the layer.
+    "multi_head_self_attention_residual_inside": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        SPLIT_MERGE
+        + """def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh, Kh, Vh = (_split(X @ W, n_heads) for W in (W_q, W_k, W_v))
+    Z = Qh @ np.swapaxes(Kh, -1, -2) / np.sqrt(Qh.shape[-1])
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+        Z = Z + mask
+    A = mh.softmax(Z)
+    return X + _merge(A @ Vh) @ W_o, A
+""",
+        "the residual connection belongs to the block around the layer",
+    ),
+    # Projects each head by its own diagonal block of W_O: the heads never mix.
+    "multi_head_self_attention_W_o_per_head": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        SPLIT_MERGE
+        + """def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh, Kh, Vh = (_split(X @ W, n_heads) for W in (W_q, W_k, W_v))
+    d_k = Qh.shape[-1]
+    Z = Qh @ np.swapaxes(Kh, -1, -2) / np.sqrt(d_k)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+        Z = Z + mask
+    A = mh.softmax(Z)
+    H = A @ Vh
+    outs = [H[..., i, :, :] @ W_o[i*d_k:(i+1)*d_k, i*d_k:(i+1)*d_k] for i in range(n_heads)]
+    return np.concatenate(outs, axis=-1), A
+""",
+        "W_O is applied to each head apart, head i's 2 columns",
+    ),
+    # Takes head 0's slice of a per-head mask and shares it with every head.
+    "multi_head_self_attention_first_head_mask": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        SPLIT_MERGE
+        + """def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh, Kh, Vh = (_split(X @ W, n_heads) for W in (W_q, W_k, W_v))
+    Z = Qh @ np.swapaxes(Kh, -1, -2) / np.sqrt(Qh.shape[-1])
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.ndim > X.ndim:
+            mask = mask[..., 0, :, :]
+        Z = Z + np.expand_dims(mask, -3)
+    A = mh.softmax(Z)
+    return _merge(A @ Vh) @ W_o, A
+""",
+        "only the first head's mask is used",
+    ),
+    # Divides by √d_model (the layer's width) instead of √d_k: told as such, not "d_k".
+    "multi_head_self_attention_sqrt_d_model": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        SPLIT_MERGE
+        + """def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh, Kh, Vh = (_split(X @ W, n_heads) for W in (W_q, W_k, W_v))
+    Z = Qh @ np.swapaxes(Kh, -1, -2) / np.sqrt(X.shape[-1])
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+        Z = Z + mask
+    A = mh.softmax(Z)
+    return _merge(A @ Vh) @ W_o, A
+""",
+        "divided by √d_model = √8",
+    ),
 }
