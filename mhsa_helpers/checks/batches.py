@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["batch_axes", "batch_axes_error", "batch_rng", "random_shape"]
+__all__ = ["SHAPE_ERRORS", "batch_axes", "batch_axes_error", "batch_rng", "random_shape"]
 
+
+#: numpy's words for a matrix product whose inner sizes differ.
+_CORE_MISMATCH = "mismatch in its core dimension"
+#: numpy's words for the shape errors an input of the wrong shape gives (products, sums, reshapes).
+SHAPE_ERRORS = (_CORE_MISMATCH, "could not be broadcast", "cannot reshape")
 
 #: The advice for a shape error on an input with batch axes, by the words of the error.
 _BATCH_TIPS = (
     (
-        ("mismatch in its core dimension",),
+        (_CORE_MISMATCH,),
         "swap the last two axes, np.swapaxes(M, -1, -2), not M.T (which reverses every axis, "
         "the batch axes too)",
     ),

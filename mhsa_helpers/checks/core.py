@@ -34,6 +34,7 @@ from ..exercises import exercise, forbidden
 from .batches import batch_axes, batch_axes_error
 from .comparison import JUDGED_ARGS, guard_numpy, precision, same
 from .failures import AmbiguousMistake, CheckFailed, NotYet, blind, mistake_key, said_publicly
+from .hints import INT_CANNOT_HOLD_INFINITY
 from .masks import HEAD_AXIS_TWICE, NO_HEAD_AXIS, batched_mask_error, mask_has_head_axis
 
 __all__ = ["Call", "Check", "Opaque", "Outcome", "call_in_notebook"]
@@ -61,14 +62,6 @@ class Call:
     #: learner's code), not from a course function it calls: where no course function checks
     #: what is wrong (n_kv_heads not dividing n_heads), such an error is incidental.
     own: bool = False
-
-
-#: An error assigning −∞ into an array of integers (OverflowError), as a mask built in one gives.
-INT_CANNOT_HOLD_INFINITY = (
-    "the mask is built in an array of integers (np.zeros(..., dtype=int), or np.zeros_like of "
-    "an int array such as np.arange(T)), and an integer cannot hold −∞: build it in floats, "
-    "np.zeros(shape) (float by default) or np.where(blocked, -np.inf, 0.0)."
-)
 
 
 def elementwise_for_matmul(call_args, said: str) -> str | None:

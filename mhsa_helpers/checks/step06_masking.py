@@ -9,7 +9,7 @@ from .batches import random_shape
 from .comparison import compare
 from .core import Call, Check
 from .failures import CheckFailed, said_publicly
-from .hints import ZERO_TIMES_INF
+from .hints import BOOLEAN_MASK, ZERO_TIMES_INF
 
 
 def finite_for_infinity(name: str, got, expected, what: str) -> None:
@@ -107,8 +107,8 @@ ONE_INT = (
     "only integer scalar arrays can be converted to a scalar index",
     "only length-1 arrays can be converted to Python scalars",
     "only 0-dimensional arrays can be converted to Python scalars",
-    "cannot be interpreted as an integer",
-    "truth value of an array with more than one element is ambiguous",
+    "interpreted as an integer",
+    "truth value of an array",
     "slice indices must be integers",
 )
 
@@ -130,10 +130,7 @@ class CausalMask(Check):
 
     def judge(self, call, got):
         if isinstance(got, np.ndarray) and got.dtype == bool:
-            raise CheckFailed(
-                f"{self.name}: the mask is additive: 0.0 where attention is allowed and -np.inf "
-                "where it is blocked, not True/False."
-            )
+            raise CheckFailed(f"{self.name}: {BOOLEAN_MASK}")
         expected, known = self.catalogue(call)
         finite_for_infinity(self.name, got, expected, "the causal mask")
         compare(self.name, got, expected, "the causal mask", known)

@@ -9,7 +9,7 @@ from ..examples import get_example
 from .batches import batch_rng, random_shape
 from .comparison import close, compare
 from .core import Call, Check
-from .hints import whole_array_sum
+from .hints import AXIS_IGNORED, LARGE_FINITE, lost_axis, whole_array_sum
 
 COLUMNS = (
     "each column sums to 1 (the softmax ran down the columns, as the source article says); "
@@ -27,27 +27,22 @@ GLOBAL_MAX = (
     "the shift subtracts the maximum of all of Z (Z.max() without an axis): a row far below "
     "it underflows to 0/0; subtract each row's own maximum, Z.max(axis=-1, keepdims=True)."
 )
-NO_KEEPDIMS = (
-    "the row maxima lost their axis (keepdims=True is missing), so row i's maximum is "
-    "subtracted from column i: Z.max(axis=axis, keepdims=True)."
-)
-SUM_NO_KEEPDIMS = (
-    "the row sums lost their axis (keepdims=True is missing): E / E.sum(axis=axis) divides "
-    "column i by row i's sum, not each row by its own; E.sum(axis=axis, keepdims=True)."
-)
-BOTH_NO_KEEPDIMS = (
-    "the row maxima and the row sums both lost their axis (keepdims=True is missing twice): "
-    "column i is shifted by row i's maximum and divided by row i's sum; "
-    "Z.max(axis=axis, keepdims=True) and E.sum(axis=axis, keepdims=True)."
+NO_KEEPDIMS = lost_axis("maxima", "maximum", "Z.max(axis=axis, keepdims=True)")
+SUM_NO_KEEPDIMS = lost_axis("sums", "sum", "E.sum(axis=axis, keepdims=True)", effect="divides")
+BOTH_NO_KEEPDIMS = lost_axis(
+    "maxima and sums",
+    "maximum and sum",
+    "Z.max(axis=axis, keepdims=True) and E.sum(axis=axis, keepdims=True)",
+    effect="shift and divide",
 )
 CLAMPED = (
     "a row that is entirely −∞ (fully masked) comes out uniform, 1/n each: −∞ was replaced by "
-    "a large finite number (such as −1e9). Keep −∞, and return zeros for such a row: shift it "
-    "by 0, not by its max, and do not divide 0 by 0."
+    f"{LARGE_FINITE}. Keep −∞, and return zeros for such a row: shift it by 0, not by its max, "
+    "and do not divide 0 by 0."
 )
 IGNORES_AXIS = (
-    "the axis argument is ignored: every slice along the given axis must sum to 1 (each "
-    "column, for the axis of the rows), not always each row; use axis in the max and the sum."
+    f"{AXIS_IGNORED}: every slice along the given axis must sum to 1 (each column, for the "
+    "axis of the rows), not always each row; use axis in the max and the sum."
 )
 
 

@@ -11,7 +11,16 @@ from .batches import batch_rng, random_shape
 from .comparison import as_pair, as_result, close, compare_head_outputs
 from .core import Call, Check
 from .failures import CheckFailed
-from .hints import whole_array_sum
+from .hints import (
+    ADD_MASK,
+    FULLY_BLOCKED_SEQUENCE,
+    MASK_IGNORED,
+    SONG_HEAD_1,
+    WRONG_AXIS,
+    by_d_v,
+    matches_on_random,
+    whole_array_sum,
+)
 from .masks import FINITE_WHEN_ALL_BLOCKED, fully_blocked, fully_blocked_rows, two_batch_axes_mask
 
 #: The scores returned where the weights are asked for.
@@ -44,14 +53,7 @@ def mistakes(Q, K, V, mask) -> list:
     d_k, d_v = Q.shape[-1], V.shape[-1]
     if d_v != d_k:
         a = ref.softmax(Z * np.sqrt(d_k) / np.sqrt(d_v) + M)
-        out.append(
-            (
-                f"the scores are divided by √d_v = √{d_v} (the size of the values); divide by "
-                f"√d_k = √{d_k}, the size of the queries and keys that the dot product sums over.",
-                a @ V,
-                a,
-            )
-        )
+        out.append((by_d_v(d_v, d_k), a @ V, a))
     A = ref.softmax(Z + M)
     with np.errstate(all="ignore"):
         out += [
@@ -74,14 +76,7 @@ def mistakes(Q, K, V, mask) -> list:
         )
     )
     a = ref.softmax(Z + M, axis=-2)
-    out.append(
-        (
-            "the softmax runs over the wrong axis: each row of the attention matrix "
-            "(one query) must sum to 1.",
-            a @ V,
-            a,
-        )
-    )
+    out.append((WRONG_AXIS, a @ V, a))
     if mask is None:
         return out
     if fully_blocked(mask, Z.shape) is not None:  # −1e9 for −∞: those rows come out uniform
@@ -89,7 +84,7 @@ def mistakes(Q, K, V, mask) -> list:
             a = ref.softmax(np.where(np.broadcast_to(np.isneginf(M), Z.shape), -1e9, Z + M))
         out.append((FINITE_WHEN_ALL_BLOCKED, a @ V, a))
     a = ref.softmax(Z)
-    out.append(("the mask is ignored: add it to the scores before the softmax.", a @ V, a))
+    out.append((MASK_IGNORED, a @ V, a))
     with np.errstate(all="ignore"):  # masked_fill(mask == 0, -1e9), as for a 1/0 keep-mask
         a = ref.softmax(np.where(np.broadcast_to(M, Z.shape) == 0, -1e9, Z))
     out.append((KEEP_MASK, a @ V, a))
@@ -106,8 +101,8 @@ def mistakes(Q, K, V, mask) -> list:
         a = np.where(blocked, 0.0, ref.softmax(Z))
         out.append(
             (
-                "the masked weights are zeroed after the softmax, so rows no longer sum to 1; "
-                "add the mask to the scores before the softmax.",
+                f"the masked weights are zeroed after the softmax, so rows no longer sum to 1; "
+                f"{ADD_MASK}.",
                 a @ V,
                 a,
             )
@@ -140,10 +135,10 @@ def _song_head_1():
 class AttentionHead(Check):
     name = "attention_head"
     passed = (
-        "output and weights match: students, song head 1, causal and padding masks, a batch "
-        "with a mask per sequence, a sequence whose every key is blocked, float32, two batch axes."
+        f"output and weights match: students, {SONG_HEAD_1}, a batch with a mask per "
+        f"sequence, {FULLY_BLOCKED_SEQUENCE}, float32, two batch axes."
     )
-    passed_hidden = "matches on random shapes with and without masks."
+    passed_hidden = matches_on_random("with and without masks")
 
     def visible(self):
         s = get_example("students")

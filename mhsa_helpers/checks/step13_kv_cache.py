@@ -20,6 +20,7 @@ from .batches import batch_rng, random_shape
 from .comparison import as_pair, as_result, close, compare, precision
 from .core import Call, Check, Outcome
 from .failures import AmbiguousMistake, CheckFailed
+from .hints import W_O_MISSING, by_d_model, not_dividing, not_scaled
 from .wording import agree
 
 PREPENDED = (
@@ -50,8 +51,8 @@ AS_SEQUENCE = (
     "before d_model and no token axis: insert it just before the last axis, x[..., None, :] "
     "(shape (..., 1, d_model))."
 )
-NO_W_O = "the output projection W_O is missing: multiply the concatenated heads by W_O."
-NOT_SCALED = "the scores are not scaled: divide q·Kᵀ by √d_k."
+NO_W_O = W_O_MISSING
+NOT_SCALED = not_scaled("q")
 NO_CACHE = (
     "fails on the first token, where the cache is None: with no cache, the new token's own "
     "keys and values are the whole cache (K' = k, V' = v, shape (..., n_heads, 1, d_k)); "
@@ -63,14 +64,6 @@ IN_PLACE = (
     "modified the cache passed in (in place): leave K and V as they are and build new arrays, "
     "e.g. with np.concatenate."
 )
-
-
-def sqrt_d_model(d_model: int, d_k: int) -> str:
-    """The hint for scores divided by √d_model (it quotes the call's sizes)."""
-    return (
-        f"the scores are divided by √d_model = √{d_model}; each head divides by its own "
-        f"√d_k = √{d_k}."
-    )
 
 
 def step_calls(X, Ws, h: int, steps=None) -> list[Call]:
@@ -135,7 +128,7 @@ def mistakes(call: Call) -> list:
         (SWAPPED, (right, (V, K))),
         (AS_SEQUENCE, as_sequence),
         (NO_W_O, (y(K, V, W_out=None), (K, V))),
-        (sqrt_d_model(d_model, d_k), (y(K, V, math.sqrt(d_model)), (K, V)) if h > 1 else None),
+        (by_d_model(d_model, d_k), (y(K, V, math.sqrt(d_model)), (K, V)) if h > 1 else None),
         (NOT_SCALED, (y(K, V, 1.0), (K, V)) if d_k > 1 else None),
     ]
 
@@ -192,7 +185,7 @@ class DecodeStep(Check):
             Call(
                 (song.X[0], None, *song.weights, 3),
                 raises="ValueError",
-                context={"why": "n_heads = 3, which does not divide d_model = 4"},
+                context={"why": not_dividing(3, 4)},
             ),
         ]
 
@@ -208,7 +201,7 @@ class DecodeStep(Check):
             calls += step_calls(X, Ws, h)
         d = 6
         Ws = tuple(rng.normal(size=(d, d)) for _ in range(4))
-        why = f"n_heads = 4, which does not divide d_model = {d}"
+        why = not_dividing(4, d)
         calls.append(
             Call((rng.normal(size=d), None, *Ws, 4), raises="ValueError", context={"why": why})
         )

@@ -141,7 +141,7 @@ SLIPS47_CORE = {
     E = np.exp(Z - np.max(Z, axis=axis))
     return E / E.sum(axis=axis)
 """,
-        "both lost their axis",
+        "the row maxima and sums lost their axis",
     ),
     # Always normalises along the last axis, whatever axis says.
     "softmax_always_last_axis": (
