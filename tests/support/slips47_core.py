@@ -271,4 +271,40 @@ SLIPS47_CORE = {
 """,
         "divided by √d_model = √8",
     ),
+    # Types the base as 1000.
+    "positional_encoding_base_1000": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    pos = np.arange(seq_len)[:, None]
+    i = np.arange(d_model)[None, :]
+    angle = pos / 1000 ** (2 * (i // 2) / d_model)
+    return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))
+""",
+        "the angles' base is 1000, not 10000",
+    ),
+    # Fills an int array: every sin and cos is truncated.
+    "positional_encoding_int_array": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    PE = np.zeros((seq_len, d_model), dtype=int)
+    pos = np.arange(seq_len)[:, None]
+    i = np.arange(0, d_model, 2)
+    angle = pos / 10000 ** (i / d_model)
+    PE[:, 0::2] = np.sin(angle)
+    PE[:, 1::2] = np.cos(angle[:, : d_model // 2])
+    return PE
+""",
+        "the encoding is an array of integers",
+    ),
+    # Multiplies entry by entry and sums: one score per query, against its own position's key.
+    "attention_scores_diagonal_only": (
+        "05_scores",
+        "attention_scores",
+        """def attention_scores(Q, K):
+    return (Q * K).sum(-1) / np.sqrt(Q.shape[-1])
+""",
+        "only query i against key i",
+    ),
 }
