@@ -31,6 +31,47 @@ _BATCH_TIPS = (
 )
 
 
+#: What code written for a fixed number of leading axes does, by the words of the error it
+#: raises on an input without batch axes.
+_FIXED_AXES = (
+    (
+        ("not enough values to unpack",),
+        "B, T, d = X.shape assumes one batch axis",
+        "T, d = X.shape[-2:], and count axes from the end",
+    ),
+    (
+        ("tuple index out of range",),
+        "a size read from the front (M.shape[2], Q.shape[3]) assumes leading axes that are "
+        "not there",
+        "read sizes from the end (M.shape[-1], M.shape[-2]) and count axes from the end",
+    ),
+    (
+        ("too many subscripts for operand",),
+        "np.einsum's subscripts name a fixed set of axes ('BTNH': one batch axis, then a head "
+        "axis after the tokens)",
+        "write '...' for the batch axes, np.einsum('...td,...sd->...ts', Q, K)",
+    ),
+    (
+        ("axes don't match array",),
+        "transpose(0, 2, 1, 3) lists the axes of exactly one batch axis",
+        "swap axes counted from the end, swapaxes(-2, -3)",
+    ),
+    (
+        ("cannot reshape",),
+        "reshape(M.shape[0], M.shape[1], h, -1) takes the first two axes as (B, T), one batch axis",
+        "reshape(*M.shape[:-1], h, -1), and count axes from the end",
+    ),
+)
+
+
+def _reshaped_from_front(said: str, shape: tuple) -> bool:
+    """Whether numpy's "cannot reshape … into shape (…)" keeps ``shape`` in front, as
+    ``M.reshape(M.shape[0], M.shape[1], h, -1)`` does on an input without batch axes."""
+    target = said.rsplit("into shape (", 1)[-1].split(")", 1)[0].split(",")
+    sizes = [s.strip() for s in target]
+    return len(sizes) > len(shape) and sizes[: len(shape)] == [str(n) for n in shape]
+
+
 def batch_axes(call_args, core_ndim: int) -> str | None:
     """ "batch axes (shape …)" if the call's first array has batch axes, else None."""
     first = next((a for a in call_args if isinstance(a, np.ndarray)), None)
@@ -47,12 +88,16 @@ def batch_axes_error(call_args, error: str, core_ndim: int) -> str | None:
     """
     first = next((a for a in call_args if isinstance(a, np.ndarray)), None)
     said = error.split(" raised ", 1)[-1].lower()
-    if first is not None and first.ndim == core_ndim and "not enough values to unpack" in said:
-        return (
-            f"it fails on an input without batch axes (shape {first.shape}): B, T, d = X.shape "
-            "assumes one batch axis, but the contract is (..., T, d), zero, one or two leading "
-            "axes: T, d = X.shape[-2:], and count axes from the end."
-        )
+    if first is not None and first.ndim == core_ndim:
+        fixed = next((tip for words, *tip in _FIXED_AXES if any(w in said for w in words)), None)
+        if "cannot reshape" in said and not _reshaped_from_front(said, first.shape):
+            fixed = None
+        if fixed:
+            return (
+                f"it fails on an input without batch axes (shape {first.shape}): {fixed[0]}, "
+                "but the contract is (..., T, d), zero, one or two leading axes: "
+                f"{fixed[1]}."
+            )
     if first is None or first.ndim <= core_ndim:
         return None
     tips = [tip for words, tip in _BATCH_TIPS if any(w in said for w in words)]

@@ -174,7 +174,12 @@ class Softmax(Check):
             shape = (*random_shape(rng), int(rng.integers(2, 8)), int(rng.integers(2, 8)))
             calls.append(Call((rng.normal(size=shape) * scale,)))
         T = int(rng.integers(2, 8))
-        Z = rng.normal(size=(2, T, T)) + ref.causal_mask(T)
+        # the first sequence's scores near 1000, the second's (with the fully masked row) near
+        # 0: exp without the shift overflows on the first, a shift by the maximum of all of Z
+        # underflows the second, and a row-max shift without a guard for an all −∞ row NaNs
+        # that row only: the three are told apart
+        Z = rng.normal(size=(2, T, T)) + np.array([1000.0, 0.0])[:, None, None]
+        Z = Z + ref.causal_mask(T)
         Z = Z + ref.padding_mask(np.array([[T], [1]]), T)
         Z[1, 0] = -np.inf
         # one row far below the others: Z's own maximum (not the row's) underflows it to 0

@@ -41,6 +41,28 @@ KEEP_MASK = (
 )
 
 
+#: Code for a boolean keep-mask (True = attend, as torch, jax and keras take one) used with the
+#: course's additive mask: mask.astype(bool) is True where the mask is −∞.
+BOOLEAN_MASK = (
+    "the mask is read as a boolean keep-mask (True = attend, as torch, jax and keras take a "
+    "boolean mask): mask.astype(bool) is True where the mask is −∞ and False where it is 0, so "
+    "the allowed keys are blocked and the blocked ones allowed (a row with no blocked key comes "
+    "out NaN). The mask of this course is additive, 0 where a key is allowed and −∞ where it is "
+    "blocked: add it to the scores, Z + M."
+)
+
+
+def _read_as_boolean(Q, K, mask, A) -> bool:
+    """Whether the weights ``A`` are those of the mask read as a boolean keep-mask: 0 (allowed)
+    blocks with −∞ and −∞ (blocked) allows, NaN on the rows left with no key."""
+    Z = ref.attention_scores(Q, K)
+    with np.errstate(all="ignore"):
+        flipped = Z + np.where(np.broadcast_to(mask, Z.shape) == 0, -np.inf, 0.0)
+        e = np.exp(flipped - flipped.max(axis=-1, keepdims=True))
+        wrong = e / e.sum(axis=-1, keepdims=True)
+    return A.shape == wrong.shape and bool(np.allclose(A, wrong, equal_nan=True))
+
+
 def mistakes(Q, K, V, mask) -> list:
     """``(hint, wrong output, wrong weights)`` for the known mistakes of one head."""
     M = 0.0 if mask is None else mask
@@ -208,6 +230,8 @@ class AttentionHead(Check):
                 )
             if np.isneginf(A).any():
                 raise CheckFailed(f"{self.name}: {MASK_AFTER} (The weights hold −∞.)")
+            if _read_as_boolean(Q, K, mask, A):
+                raise CheckFailed(f"{self.name}: {BOOLEAN_MASK}")
             raise CheckFailed(
                 f"{self.name}: the output has NaN: −∞ went into K or V (or was multiplied); "
                 "the mask is added to the scores Z, never to K or V."

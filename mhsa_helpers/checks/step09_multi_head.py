@@ -219,6 +219,7 @@ class MultiHeadSelfAttention(Check):
         )
         return [
             # first the question (d_model = 8, 4 heads): √d_model, d_k, √d_k and √T all differ
+            Call((q.X, *q.weights, 4)),
             Call((q.X, *q.weights, 4, ref.causal_mask(q.T))),
             *(Call((e.X, *e.weights, h)) for h in (2, 1, 4)),
             Call((e.X, *e.weights, 2, ref.causal_mask(6))),

@@ -169,6 +169,24 @@ class RotaryEmbedding(Check):
         X, positions, base = _args(call)
         return ref.rotary_embedding(X, positions, base), mistakes(X, positions, base)
 
+    def explain_error(self, call, outcome):
+        """As :meth:`Check.explain_error`; a broadcast error with positions flattened (np.outer
+        of per-batch positions) names the flattening."""
+        _, positions, _ = _args(call)
+        error = outcome.error or ""
+        flat = np.ndim(positions) >= 2 and f"({np.size(positions)}," in error.replace(" ", "")
+        if (outcome.code or "") == "raised:ValueError" and "broadcast" in error and flat:
+            shape, n = np.shape(positions), np.size(positions)
+            return CheckFailed(
+                f"{self.name}: the positions of shape {shape} were flattened into {n} rows: "
+                "np.outer(positions, θ) ravels both of its inputs, so per-batch positions lose "
+                f"their batch axes. Use positions[..., None] * θ, of shape {shape} + (d/2,), "
+                f"which lines up with X's pairs ({error})",
+                public=f"{self.name}: per-batch positions were flattened (np.outer ravels its "
+                "inputs): use positions[..., None] * θ.",
+            )
+        return super().explain_error(call, outcome)
+
     def judge(self, call, got):
         X, _, _ = _args(call)
         out = as_result(self.name, got, "the rotated X")

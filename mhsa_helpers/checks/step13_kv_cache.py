@@ -143,6 +143,23 @@ def _floating(name: str, got, what: str) -> np.ndarray:
     return arr
 
 
+def _tokens_before_heads(name: str, got, expected, which: str, contract) -> None:
+    """Fail where a cache holds the token axis before the head axis, (..., t, n_heads, d_k)."""
+    if expected.ndim < 3 or got.shape == expected.shape:
+        return
+    swapped = np.swapaxes(expected, -2, -3)
+    if got.shape != swapped.shape or not close(got, swapped, contract=contract):
+        return
+    raise CheckFailed(
+        f"{name}: the cache {which} is laid out (..., t, n_heads, d_k), the token axis before "
+        "the head axis (as llama's code keeps its cache, before it transposes the heads out); "
+        "this course's cache is (..., n_heads, t, d_k), split_heads of the keys so far, with "
+        "each new token appended on axis −2.",
+        public=f"{name}: the cache has the token axis before the head axis; the course's is "
+        "(..., n_heads, t, d_k).",
+    )
+
+
 def _named_nan(name: str, got, known, contract) -> None:
     """Name a catalogued mistake whose result has NaN where ``got`` has (compare cannot)."""
     if not np.isnan(got).any():
@@ -249,4 +266,6 @@ class DecodeStep(Check):
         for i, (got_i, exp_i, what) in enumerate(zip(parts, exp_parts, whats, strict=True)):
             wrong = [(h, None if w is None else (*w[1], w[0])[i]) for h, w in known]
             _named_nan(self.name, got_i, wrong, contract)
+            if i < 2:
+                _tokens_before_heads(self.name, got_i, exp_i, "K'" if i == 0 else "V'", contract)
             compare(self.name, got_i, exp_i, what, wrong, contract=contract)
