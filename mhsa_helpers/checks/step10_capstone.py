@@ -25,6 +25,7 @@ from .masks import (
     two_batch_axes_mask,
     without_head_axis,
 )
+from .relayed import core_sizes, qk_shapes
 from .wording import number
 
 #: The shape of multi-query attention's shared keys and values, and how they meet the heads.
@@ -32,6 +33,13 @@ SHARED_KV = (
     "K = X·W_K and V = X·W_V are one shared head of width d_k, (..., T, d_k): do not split "
     "them into heads; give them a head axis of size 1, K[..., None, :, :] of shape "
     "(..., 1, T, d_k), so that they broadcast against every query head (..., h, T, d_k)."
+)
+
+#: The heads (..., h, T, d_k) reshaped to (..., T, d_model) without moving the head axis.
+MERGED_HEAD_AXIS_FIRST = (
+    "the heads (..., h, T, d_k) are reshaped to (..., T, d_model) with their head axis still "
+    "in front of T, which mixes tokens and heads: move it next to d_k first, "
+    "np.swapaxes(heads, -3, -2), then reshape (mh.merge_heads does both)."
 )
 
 
@@ -71,6 +79,12 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             *run(axis=-2),
         ),
     ]
+    if h > 1 and d_k > 1:  # the heads reshaped to (..., T, d_model) with the head axis in front
+        with np.errstate(all="ignore"):
+            A = ref.softmax(Qh @ K.swapaxes(-1, -2) / math.sqrt(d_k) + M)
+            heads = A @ V  # (..., h, T, d_k)
+        flat = heads.reshape(*heads.shape[:-3], heads.shape[-2], d_model)
+        out.append((MERGED_HEAD_AXIS_FIRST, flat @ W_o, A))
     if mask is not None:
         out.append(("the mask is ignored: add it to every head's scores.", *run(use_mask=False)))
     raw = without_head_axis(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # scores: (..., h, T, T)
@@ -145,6 +159,32 @@ class MultiQueryAttention(Check):
             self.name, got, expected, known, "the attention weights (..., h, T, T)"
         )
 
+    def relayed(self, call, said):
+        """The shared K and V split into heads, read off the shapes mh.attention_head refused."""
+        X, W_k, h = call.args[0], call.args[2], call.args[5]
+        shapes = qk_shapes(said)
+        widths = core_sizes(said)
+        if shapes is not None and shapes[2] == "width":
+            width, d_k = shapes[1][-1], shapes[0][-1]
+        elif widths is not None:
+            width, d_k = widths
+        else:
+            return None
+        T = np.shape(X)[-2]
+        if widths is not None and width == T != d_k:  # Q @ K.T: K (..., 1, T, d_k) reversed
+            return (
+                f"K.T reverses every axis of the shared K (..., 1, T, d_k), its head axis "
+                f"too, so Q's d_k = {d_k} columns meet K's T = {T} rows: swap only the last "
+                "two axes, np.swapaxes(K, -1, -2)."
+            )
+        if h > 1 and width * h == d_k == np.shape(W_k)[-1]:
+            return (
+                f"the shared K and V were split into n_heads = {h} heads of {width} columns "
+                f"(d_k / n_heads), which the query heads of d_k = {d_k} columns cannot meet. "
+                f"{SHARED_KV}"
+            )
+        return None
+
     def explain_error(self, call, outcome):
         """As :meth:`Check.explain_error`; a shape error names the shared K and V's shape."""
         said = (outcome.error or "").split(" raised ", 1)[-1]
@@ -156,7 +196,8 @@ class MultiQueryAttention(Check):
             "cannot reshape",
             "broadcastable batch axes",
         )
-        if (outcome.code or "").startswith("raised:") and any(w in said for w in shapes):
+        raised = (outcome.code or "").startswith("raised:")
+        if raised and not self.relayed(call, said) and any(w in said for w in shapes):
             return CheckFailed(
                 f"{self.name}: {SHARED_KV} ({outcome.error})",
                 public=said_publicly(self.name, outcome.code),
@@ -213,10 +254,26 @@ class KVCacheSize(Check):
                 hint += "multi-query size.)"
         elif got == 3 * expected // 2:
             hint = " Only K and V are cached (the queries are used once and dropped): 2·, not 3·."
+        elif mq and h > 1 and got == 2 * T * h and h != d // h:
+            hint = (
+                f" That is 2·T·n_heads: the shared head caches d_k = d_model // n_heads = "
+                f"{d // h} numbers per token for K and for V, not n_heads = {h}."
+            )
+        elif T > 1 and got == T * expected:
+            hint = (
+                f" That is T = {T} times too many (T·T positions): each token caches one row "
+                "of K and one of V."
+            )
         elif h > 1 and got == h * expected:
             hint = (
                 f" That is n_heads = {h} times too many: each head caches d_k = d_model / "
                 "n_heads numbers per token for K and for V, not d_model."
+            )
+        elif got in (2 * expected, 4 * expected, 8 * expected):
+            hint = (
+                f" That is {got // expected} times the count: kv_cache_size counts numbers, not "
+                "bytes (the bytes are the count times the size of one number, outside this "
+                "function)."
             )
         raise CheckFailed(
             f"{self.name}({T}, {d}, {h}, multi_query={mq}) returned {number(got)}, "
