@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 __all__ = ["batch_axes", "batch_axes_error", "batch_rng", "random_shape"]
@@ -48,6 +50,13 @@ def batch_axes_error(call_args, error: str, core_ndim: int) -> str | None:
             "assumes one batch axis, but the contract is (..., T, d), zero, one or two leading "
             "axes: T, d = X.shape[-2:], and count axes from the end."
         )
+    if first is not None and first.ndim == core_ndim and _reshaped_as_batch(first.shape, said):
+        return (
+            f"it fails on an input without batch axes (shape {first.shape}): B, T = "
+            "X.shape[0], X.shape[1] assumes one batch axis and reads T as B and d as T, but the "
+            "contract is (..., T, d), zero, one or two leading axes: take the leading axes as "
+            "X.shape[:-2] and reshape to (*X.shape[:-1], h, d_k), counting axes from the end."
+        )
     if first is None or first.ndim <= core_ndim:
         return None
     tips = [tip for words, tip in _BATCH_TIPS if any(w in said for w in words)]
@@ -67,6 +76,16 @@ def batch_axes_error(call_args, error: str, core_ndim: int) -> str | None:
         f"it fails on an input with {batch} (shape {first.shape}): the contract is "
         f"(..., T, d), zero, one or two leading axes, so count axes from the end: {tips[0]}."
     )
+
+
+def _reshaped_as_batch(shape: tuple, said: str) -> bool:
+    """Whether ``said`` is a reshape of an input without batch axes into (shape..., more):
+    its first axes read as (B, T), as code written for exactly one batch axis does."""
+    found = re.search(r"cannot reshape array of size \d+ into shape \(([\d,\s]*)\)", said)
+    if found is None:
+        return False
+    target = tuple(int(n) for n in found[1].replace(",", " ").split())
+    return len(target) > len(shape) and target[: len(shape)] == tuple(shape)
 
 
 def batch_rng() -> np.random.Generator:

@@ -45,5 +45,5 @@ def core_sizes(said: str) -> tuple[int, int] | None:
     """
     if "mismatch in its core dimension" not in said:
         return None
-    found = re.search(r"size (\d+) is different from (\d+)", said)
+    found = re.search(r"size (\d+) is different from (\d+)\)", said)  # not cut off
     return (int(found[1]), int(found[2])) if found else None

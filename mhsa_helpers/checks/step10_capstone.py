@@ -13,6 +13,7 @@ from .batches import batch_rng, random_shape
 from .comparison import compare_head_outputs
 from .core import Call, Check, Opaque
 from .failures import CheckFailed, said_publicly
+from .hints import QUERY_HEADS_STRIDED
 from .masks import (
     HEAD_AXIS_TWICE,
     NO_HEAD_AXIS,
@@ -50,7 +51,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     d_model, d_k = X.shape[-1], Qh.shape[-1]
     M = per_head(mask, X.ndim, h)  # (..., 1 or h, T, T): the layer's mask rule
 
-    def run(scale=None, axis=-1, use_mask=True, W_out=W_o, M=M, V=V):
+    def run(scale=None, axis=-1, use_mask=True, W_out=W_o, M=M, V=V, Qh=Qh):
         with np.errstate(all="ignore"):
             Z = Qh @ K.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
             A = ref.softmax(Z + (M if use_mask else 0.0), axis=axis)
@@ -79,6 +80,9 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             *run(axis=-2),
         ),
     ]
+    if h > 1 and d_k > 1:  # query head i of the columns i, i + h, …
+        Q = X @ W_q
+        out.append((QUERY_HEADS_STRIDED, *run(Qh=np.stack([Q[..., i::h] for i in range(h)], -3))))
     if h > 1 and d_k > 1:  # the heads reshaped to (..., T, d_model) with the head axis in front
         with np.errstate(all="ignore"):
             A = ref.softmax(Qh @ K.swapaxes(-1, -2) / math.sqrt(d_k) + M)
