@@ -410,7 +410,10 @@ class GroupedQueryAttention(Check):
                 and call.raises is None
                 and (
                     self.relayed(call, error.split(" raised ", 1)[1])
-                    or batch_axes_error(call.args, error, self.core_ndim)
+                    or (  # code for exactly one batch axis, on X without one
+                        np.ndim(call.args[0]) == self.core_ndim
+                        and batch_axes_error(call.args, error, self.core_ndim)
+                    )
                 )
             )
             if named:  # explain_error names it
