@@ -32,7 +32,6 @@ KNOWN_GAPS = {
     "multi_head_self_attention_masked_fill",
     "multi_query_attention_kv_without_head_axis_with_mh",
     "multi_query_attention_mask_without_head_axis",
-    "softmax_global_max",
 }
 
 

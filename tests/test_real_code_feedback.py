@@ -4,10 +4,14 @@ Each function is written as public code writes it, adapted only to the
 course's signature; the notebook's check must name the deviation.
 """
 
+import io
+from contextlib import redirect_stdout
+
 import pytest
 
 from mhsa_helpers import checks
 from tests.support.answers import load
+from tests.support.real_code import REAL
 
 CAUSAL_FINITE = """
 def causal_mask(seq_len):
@@ -119,3 +123,23 @@ def test_code_from_elsewhere_is_told_how_it_strays(name, source, said):
     with pytest.raises(AssertionError) as info:
         checks.check(name, load(source, name))
     assert said in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("key", sorted(k for k, v in REAL.items() if v[3] is not None))
+def test_public_code_is_told_its_deviation(key):
+    """Issue 47: onnx's, keras's, picoGPT's, llama3.np's … conventions, each named."""
+    name, source, _origin, said = REAL[key]
+    with pytest.raises(AssertionError) as info:
+        checks.check(name, load(source, name))
+    assert said in str(info.value), str(info.value)
+    assert " Or: " not in str(info.value)
+
+
+@pytest.mark.parametrize("key", sorted(k for k, v in REAL.items() if v[3] is None))
+def test_public_code_right_in_its_own_way_passes(key):
+    """Issue 47: right code written another way (onnx's √scale on Q and K, keras's einsum,
+    np.triu of −∞, np.repeat of K/V heads) passes the visible and the hidden check."""
+    name, source, _origin, _ = REAL[key]
+    with redirect_stdout(io.StringIO()):
+        assert checks.check(name, load(source, name)) is None
+        assert checks.check_hidden(name, load(source, name)) is None

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-__all__ = ["batch_axes", "batch_axes_error", "batch_rng", "random_shape"]
+__all__ = ["SHAPE_ERRORS", "batch_axes", "batch_axes_error", "batch_rng", "random_shape"]
 
+
+#: numpy's words for a matrix product whose inner sizes differ.
+_CORE_MISMATCH = "mismatch in its core dimension"
+#: numpy's words for the shape errors an input of the wrong shape gives (products, sums, reshapes).
+SHAPE_ERRORS = (_CORE_MISMATCH, "could not be broadcast", "cannot reshape")
 
 #: The advice for a shape error on an input with batch axes, by the words of the error.
 _BATCH_TIPS = (
     (
-        ("mismatch in its core dimension",),
+        (_CORE_MISMATCH,),
         "swap the last two axes, np.swapaxes(M, -1, -2), not M.T (which reverses every axis, "
         "the batch axes too)",
     ),
@@ -26,6 +29,47 @@ _BATCH_TIPS = (
         "index and sum along negative axes (axis=-1, X[..., i]), not axis=1 or X[:, i]",
     ),
 )
+
+
+#: What code written for a fixed number of leading axes does, by the words of the error it
+#: raises on an input without batch axes.
+_FIXED_AXES = (
+    (
+        ("not enough values to unpack",),
+        "B, T, d = X.shape assumes one batch axis",
+        "T, d = X.shape[-2:], and count axes from the end",
+    ),
+    (
+        ("tuple index out of range",),
+        "a size read from the front (M.shape[2], Q.shape[3]) assumes leading axes that are "
+        "not there",
+        "read sizes from the end (M.shape[-1], M.shape[-2]) and count axes from the end",
+    ),
+    (
+        ("too many subscripts for operand",),
+        "np.einsum's subscripts name a fixed set of axes ('BTNH': one batch axis, then a head "
+        "axis after the tokens)",
+        "write '...' for the batch axes, np.einsum('...td,...sd->...ts', Q, K)",
+    ),
+    (
+        ("axes don't match array",),
+        "transpose(0, 2, 1, 3) lists the axes of exactly one batch axis",
+        "swap axes counted from the end, swapaxes(-2, -3)",
+    ),
+    (
+        ("cannot reshape",),
+        "reshape(M.shape[0], M.shape[1], h, -1) takes the first two axes as (B, T), one batch axis",
+        "reshape(*M.shape[:-1], h, -1), and count axes from the end",
+    ),
+)
+
+
+def _reshaped_from_front(said: str, shape: tuple) -> bool:
+    """Whether numpy's "cannot reshape … into shape (…)" keeps ``shape`` in front, as
+    ``M.reshape(M.shape[0], M.shape[1], h, -1)`` does on an input without batch axes."""
+    target = said.rsplit("into shape (", 1)[-1].split(")", 1)[0].split(",")
+    sizes = [s.strip() for s in target]
+    return len(sizes) > len(shape) and sizes[: len(shape)] == [str(n) for n in shape]
 
 
 def batch_axes(call_args, core_ndim: int) -> str | None:
@@ -44,19 +88,16 @@ def batch_axes_error(call_args, error: str, core_ndim: int) -> str | None:
     """
     first = next((a for a in call_args if isinstance(a, np.ndarray)), None)
     said = error.split(" raised ", 1)[-1].lower()
-    if first is not None and first.ndim == core_ndim and "not enough values to unpack" in said:
-        return (
-            f"it fails on an input without batch axes (shape {first.shape}): B, T, d = X.shape "
-            "assumes one batch axis, but the contract is (..., T, d), zero, one or two leading "
-            "axes: T, d = X.shape[-2:], and count axes from the end."
-        )
-    if first is not None and first.ndim == core_ndim and _reshaped_as_batch(first.shape, said):
-        return (
-            f"it fails on an input without batch axes (shape {first.shape}): B, T = "
-            "X.shape[0], X.shape[1] assumes one batch axis and reads T as B and d as T, but the "
-            "contract is (..., T, d), zero, one or two leading axes: take the leading axes as "
-            "X.shape[:-2] and reshape to (*X.shape[:-1], h, d_k), counting axes from the end."
-        )
+    if first is not None and first.ndim == core_ndim:
+        fixed = next((tip for words, *tip in _FIXED_AXES if any(w in said for w in words)), None)
+        if "cannot reshape" in said and not _reshaped_from_front(said, first.shape):
+            fixed = None
+        if fixed:
+            return (
+                f"it fails on an input without batch axes (shape {first.shape}): {fixed[0]}, "
+                "but the contract is (..., T, d), zero, one or two leading axes: "
+                f"{fixed[1]}."
+            )
     if first is None or first.ndim <= core_ndim:
         return None
     tips = [tip for words, tip in _BATCH_TIPS if any(w in said for w in words)]
@@ -76,16 +117,6 @@ def batch_axes_error(call_args, error: str, core_ndim: int) -> str | None:
         f"it fails on an input with {batch} (shape {first.shape}): the contract is "
         f"(..., T, d), zero, one or two leading axes, so count axes from the end: {tips[0]}."
     )
-
-
-def _reshaped_as_batch(shape: tuple, said: str) -> bool:
-    """Whether ``said`` is a reshape of an input without batch axes into (shape..., more):
-    its first axes read as (B, T), as code written for exactly one batch axis does."""
-    found = re.search(r"cannot reshape array of size \d+ into shape \(([\d,\s]*)\)", said)
-    if found is None:
-        return False
-    target = tuple(int(n) for n in found[1].replace(",", " ").split())
-    return len(target) > len(shape) and target[: len(shape)] == tuple(shape)
 
 
 def batch_rng() -> np.random.Generator:

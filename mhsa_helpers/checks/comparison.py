@@ -29,6 +29,7 @@ __all__ = [
     "compare",
     "compare_head_outputs",
     "guard_numpy",
+    "head_weights",
     "precision",
     "same",
     "tolerance",
@@ -292,6 +293,21 @@ def compare(
         f"{name}: {said}first {where(idx, labels)}: got {shown}, expected {wanted}.",
         public=f"{name}: {redact(what, bare=True)} {agree(what, 'differs')} from the reference.",
     )
+
+
+def head_weights(heads: str = "h", q: str = "T", k: str = "T") -> str:
+    """A layer's attention weights as a sentence names them: "the attention weights (..., h, T, T)".
+
+    Parameters
+    ----------
+    heads, q, k : str
+        The names of the head, query and key axes' sizes.
+
+    Returns
+    -------
+    str
+    """
+    return f"the attention weights (..., {heads}, {q}, {k})"
 
 
 def compare_head_outputs(

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from .hints import ADD_MASK, MASK_ARGUMENT_ONLY, NO_CAUSAL_ASKED
 from .wording import agree, number
 
 __all__ = ["diagnose", "diagnose_order"]
@@ -289,13 +290,13 @@ def _leak(c: _Case) -> str | None:
     g, e = np.where(zero, 0.0, got), np.where(zero, 0.0, exp)
     said = f"{c.what} {c.be} not 0 where the reference is exactly 0 (masked cells): the mask leaks"
     if c.eq(g, e):
-        return f"{said}; the rest matches: mask the scores before the softmax, not after."
+        return f"{said}; the rest matches: {ADD_MASK}, not after."
     den = e.sum(axis=-1, keepdims=True)  # (..., T, 1)
     r = np.where(den != 0, g.sum(axis=-1, keepdims=True) / np.where(den != 0, den, 1.0), 1.0)
     if c.eq(g, r * e):
         return (
             f"{said}; the rest matches after renormalising each row, as a softmax without "
-            "the mask gives: add the mask to the scores before the softmax."
+            f"the mask gives: {ADD_MASK}."
         )
     return None
 
@@ -317,9 +318,8 @@ def _causal(c: _Case) -> str | None:
     if np.any(np.abs(got[..., future]) > 1e-12 * c.scale):
         return None
     return (
-        f"{c.what} {c.be} 0 for every key after its query, as a causal mask makes, where this "
-        "call asks for no causal mask: apply the mask argument only (none when it is None), "
-        "never a causal mask of your own."
+        f"{c.what} {c.be} 0 for every key after its query, as a causal mask makes, "
+        f"{NO_CAUSAL_ASKED}: apply {MASK_ARGUMENT_ONLY}, never a causal mask of your own."
     )
 
 

@@ -16,6 +16,7 @@ import html
 import re
 
 from ..execution.outcomes import Opaque, Outcome
+from .hints import CHAIN_RULE
 
 __all__ = [
     "RAISED_HIDDEN",
@@ -125,7 +126,7 @@ _PUBLIC = {
     "unstable": "{name} gave a different answer when called again with the same inputs.",
     "reference": "{name} calls the course's reference instead of implementing it.",
     "calls": "{name} makes far more function calls than a backward pass needs, as central "
-    "differences of the forward do: compute the gradient by the chain rule.",
+    f"differences of the forward do: {CHAIN_RULE}.",
     "warning": "{name} gave a warning (in these checks a warning counts as an error).",
     "exit": "{name} tried to end its process.",
     "crashed": "{name}: its process ended during the call.",

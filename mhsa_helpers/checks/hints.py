@@ -3,9 +3,231 @@
 A check module imports the sentence it shares with another instead of writing it
 out again: rewording it here rewords it everywhere. ``tests/test_one_voice.py``
 fails when a string of 30 characters or more is written in two check modules.
+
+A sentence that quotes the call's numbers is a function of them
+(:func:`by_d_model`, :func:`not_dividing` …); a sentence whose ending differs
+from check to check is a function of that ending (:func:`wrong_axis`,
+:func:`additive` …). What a check says only itself stays in its module.
 """
 
 from __future__ import annotations
+
+__all__ = [
+    "ADD_MASK",
+    "AXIS_IGNORED",
+    "BOOLEAN_MASK",
+    "CHAIN_RULE",
+    "FINITE_MASK",
+    "FULLY_BLOCKED_QUERY",
+    "FULLY_BLOCKED_SEQUENCE",
+    "GRADIENT_LEAKS",
+    "LARGE_FINITE",
+    "MASKS_WITH_HEAD_AXIS",
+    "MASK_ARGUMENT_ONLY",
+    "MASK_IGNORED",
+    "MASK_IGNORED_HEADS",
+    "NOT_SCALED",
+    "NO_CAUSAL_ASKED",
+    "PER_SEQUENCE",
+    "QK_WIDTH",
+    "QUERY_HEADS_STRIDED",
+    "REVERSED_MERGE",
+    "SONG_HEAD_1",
+    "TWO_AXES_FULLY_BLOCKED",
+    "WRONG_AXIS",
+    "WRONG_AXIS_HEADS",
+    "W_O_MISSING",
+    "W_O_TRANSPOSED",
+    "additive",
+    "backward_passed",
+    "by_d_k",
+    "by_d_model",
+    "by_d_v",
+    "by_length",
+    "every_kind_of_mask",
+    "head_axis_forms",
+    "lost_axis",
+    "matches_on_random",
+    "not_dividing",
+    "not_scaled",
+    "scaled_wrongly",
+    "song_and_question",
+    "wrong_axis",
+]
+
+
+# -- the scores' scale ---------------------------------------------------------
+
+
+def not_scaled(query: str = "Q") -> str:
+    """The hint for scores not divided at all; ``query`` as the step names it (q: one token)."""
+    return f"the scores are not scaled: divide {query}·Kᵀ by √d_k."
+
+
+#: Scores not divided by √d_k.
+NOT_SCALED = not_scaled()
+#: What √d_k divides: "the width of the queries and keys".
+QK_WIDTH = "the width of the queries and keys"
+
+
+def scaled_wrongly(by: str, d_k: int) -> str:
+    """The hint for scores of heads divided ``by`` a size other than √d_k (e.g. "√d_model = √6")."""
+    return f"the scores are divided by {by}; each head divides by its own √d_k = √{d_k}."
+
+
+def by_d_model(d_model: int, d_k: int) -> str:
+    """The hint for scores divided by √d_model instead of √d_k."""
+    return scaled_wrongly(f"√d_model = √{d_model}", d_k)
+
+
+def by_length(T: int, d_k: int) -> str:
+    """The hint for scores divided by √T, the sequence length."""
+    return (
+        f"the scores are divided by √T (the sequence length, {T}), as the source article says; "
+        f"divide by √d_k = √{d_k}, the per-head key size."
+    )
+
+
+def by_d_k(d_k: int) -> str:
+    """The hint for scores divided by d_k instead of its square root."""
+    return f"the scores are divided by d_k = {d_k}; divide by its square root √d_k."
+
+
+def by_d_v(d_v: int, d_k: int) -> str:
+    """The hint for scores divided by √d_v, the values' width, instead of √d_k."""
+    return (
+        f"the scores are divided by √d_v = √{d_v} (the width of the values); divide by "
+        f"√d_k = √{d_k}, {QK_WIDTH} that the dot product sums over."
+    )
+
+
+# -- the softmax ---------------------------------------------------------------
+
+
+def wrong_axis(each_row: str, over: str = "") -> str:
+    """The hint for a softmax over the wrong axis: ``each_row`` "must sum to 1" ``over``."""
+    return f"the softmax runs over the wrong axis: {each_row} must sum to 1{over}."
+
+
+#: One head's softmax over the wrong axis.
+WRONG_AXIS = wrong_axis("each row of the attention matrix (one query)")
+#: A layer's softmax over the wrong axis.
+WRONG_AXIS_HEADS = wrong_axis("each row of a head's attention matrix (one query)")
+#: A softmax (or its backward) that ignores its ``axis`` argument; a colon and its effect follow.
+AXIS_IGNORED = "the axis argument is ignored"
+
+
+def lost_axis(rows: str, row: str, fix: str) -> str:
+    """The hint for row ``rows`` (maxima, sums) that lost their axis: ``row`` is one of them."""
+    return (
+        f"the row {rows} lost their axis (keepdims=True is missing), so row i's {row} is "
+        f"subtracted from column i: {fix}."
+    )
+
+
+# -- the mask ------------------------------------------------------------------
+
+#: Where the mask goes (no period: a sentence goes on or ends after it).
+ADD_MASK = "add the mask to the scores before the softmax"
+#: One head's mask ignored.
+MASK_IGNORED = "the mask is ignored: add it to the scores before the softmax."
+#: A layer's mask ignored.
+MASK_IGNORED_HEADS = "the mask is ignored: add it to every head's scores."
+
+
+def additive(instead: str) -> str:
+    """The hint for a mask made of something other than 0.0 and -np.inf (``instead``)."""
+    return (
+        "the mask is additive: 0.0 where a key is allowed and -np.inf where it is blocked, "
+        f"not {instead}."
+    )
+
+
+#: A mask of booleans.
+BOOLEAN_MASK = additive("True/False")
+#: A query whose every key is blocked (the subject of a sentence).
+FULLY_BLOCKED_QUERY = "a query whose every key is blocked"
+#: What stands in for −∞ in a finite mask.
+LARGE_FINITE = "a large finite number such as −1e9"
+#: A mask applied with a large finite number instead of −∞ (no period).
+FINITE_MASK = (
+    f"the mask is applied with {LARGE_FINITE} (as masked_fill(mask, -1e9) puts in) instead of −∞"
+)
+#: A backward that lets gradient through the blocked cells (no period).
+GRADIENT_LEAKS = "gradient flows through blocked positions"
+#: Where a causal mask of the code's own is wrong (no period).
+NO_CAUSAL_ASKED = "where this call asks for no causal mask"
+#: The mask to apply, after "apply" or "use" (no period).
+MASK_ARGUMENT_ONLY = "the mask argument only (none when it is None)"
+
+# -- the heads and W_O ---------------------------------------------------------
+
+#: The layer without its output projection.
+W_O_MISSING = "the output projection W_O is missing: multiply the concatenated heads by W_O."
+#: The layer's output projection transposed.
+W_O_TRANSPOSED = (
+    "W_O is transposed: the merged heads (..., T, d_model) times W_O, not W_O.T "
+    "(a weight's rows are its inputs, as in X·W_Q)."
+)
+#: Heads merged last first (a space and where the columns go follow).
+REVERSED_MERGE = "the heads are merged in reverse order: head 1 fills the first d_k columns"
+
+
+def not_dividing(count: int, total: int, count_name="n_heads", total_name="d_model") -> str:
+    """Why a call must raise: ``count_name = count``, which does not divide ``total``."""
+    return f"{count_name} = {count}, which does not divide {total_name} = {total}"
+
+
+# -- what a check tried (its ``passed`` and ``passed_hidden`` sentences) --------
+
+
+def matches_on_random(what: str) -> str:
+    """A hidden test's success: "matches on random shapes, ``what``."."""
+    return f"matches on random shapes, {what}."
+
+
+def head_axis_forms(q: str = "T", k: str = "T") -> str:
+    """The masks with a head axis the layers' checks try, ``q`` queries and ``k`` keys."""
+    return f"(h, {q}, {k}) on X ({q}, d_model), (B, 1, {q}, {k}) and (B, 1, 1, {k}) on a batch"
+
+
+def every_kind_of_mask(q: str = "T", k: str = "T") -> str:
+    """Every kind of mask, with the head-axis forms for ``q`` queries and ``k`` keys."""
+    return f"every kind of mask (with a head axis too: {head_axis_forms(q, k)})"
+
+
+def song_and_question(song_heads: str, question_heads: str = "") -> str:
+    """The layer's worked examples: the song with ``song_heads`` heads, the question sentence."""
+    question = f" ({question_heads} heads)" if question_heads else ""
+    return f"the song ({song_heads} heads, causal), the question sentence{question}"
+
+
+def backward_passed(what: str, cases: str, them: str = "them") -> str:
+    """A backward's success: ``what`` match central differences on ``cases``, and it is a
+    backward pass (no period: a check may say more)."""
+    return (
+        f"{what}, as central differences give {them}, on {cases}; and on a large input it is a "
+        "backward pass"
+    )
+
+
+#: The masks with a head axis the layers' checks try.
+MASKS_WITH_HEAD_AXIS = f"masks with a head axis ({head_axis_forms()})"
+#: A batch whose sequences have masks of their own.
+PER_SEQUENCE = "batches with a mask per sequence"
+#: A sequence whose every key is blocked (its weights 0, its output 0).
+FULLY_BLOCKED_SEQUENCE = "a sequence whose every key is blocked"
+#: Two batch axes, one sequence fully blocked.
+TWO_AXES_FULLY_BLOCKED = f"two batch axes with {FULLY_BLOCKED_SEQUENCE}"
+#: One head of the song, with the masks one head takes.
+SONG_HEAD_1 = "the song's head 1, causal and padding masks"
+
+# -- the backward --------------------------------------------------------------
+
+#: What a backward pass does, in place of central differences (no period).
+CHAIN_RULE = "compute the gradient by the chain rule"
+
+# -- the heads -----------------------------------------------------------------
 
 #: The query heads cut from X·W_Q by stride (np.stack of Q[..., i::n_heads]), not in runs of d_k.
 QUERY_HEADS_STRIDED = (

@@ -13,6 +13,7 @@ import numpy as np
 from .. import reference as ref
 from ..reference.inputs import heads_mask
 from .failures import CheckFailed
+from .hints import FINITE_MASK, FULLY_BLOCKED_QUERY
 
 __all__ = [
     "FINITE_WHEN_ALL_BLOCKED",
@@ -34,15 +35,14 @@ __all__ = [
 
 #: A query whose every key is blocked, given weights that sum to 1 (a finite stand-in for −∞).
 FINITE_WHEN_ALL_BLOCKED = (
-    "a query whose every key is blocked gets weights that sum to 1 (it still reads the values, "
-    "as if nothing were blocked or all equally): the mask is applied with a large finite number"
-    " (such as −1e9, as masked_fill(mask, -1e9) puts in) instead of −∞. Add the course's −∞ "
-    "mask to the scores and use the course's softmax (notebook 07, mh.softmax): a fully blocked"
-    " row then has weights 0 and output 0."
+    f"{FULLY_BLOCKED_QUERY} gets weights that sum to 1 (it still reads the values, as if "
+    f"nothing were blocked or all equally): {FINITE_MASK}. Add the course's −∞ mask to the "
+    "scores and use the course's softmax (notebook 07, mh.softmax): a fully blocked row then "
+    "has weights 0 and output 0."
 )
 #: A query whose every key is blocked, given NaN.
 NAN_WHEN_ALL_BLOCKED = (
-    "a query whose every key is blocked gets NaN: its scores are all −∞, and a softmax that "
+    f"{FULLY_BLOCKED_QUERY} gets NaN: its scores are all −∞, and a softmax that "
     "subtracts the row's maximum computes −∞ − (−∞). The course's softmax (notebook 07, "
     "mh.softmax) gives that row weights 0 and output 0: use it, or handle an all −∞ row."
 )

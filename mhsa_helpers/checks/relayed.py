@@ -43,7 +43,5 @@ def core_sizes(said: str) -> tuple[int, int] | None:
     ``Q @ K.swapaxes(-1, -2)`` with K of width w and Q of width d_k says
     "(size w is different from d_k)"; None for any other error.
     """
-    if "mismatch in its core dimension" not in said:
-        return None
-    found = re.search(r"size (\d+) is different from (\d+)\)", said)  # not cut off
+    found = re.search(r"core dimension.*size (\d+) is different from (\d+)\)", said)  # not cut
     return (int(found[1]), int(found[2])) if found else None

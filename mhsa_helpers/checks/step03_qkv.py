@@ -9,6 +9,7 @@ from .batches import batch_rng, random_shape
 from .comparison import compare
 from .core import Call, Check
 from .failures import CheckFailed
+from .hints import matches_on_random
 
 NAMES = ("Q", "K", "V")
 
@@ -59,7 +60,7 @@ class ProjectQKV(Check):
         "Q, K and V match on the song example, a batch of 2 sentences and a batch with two "
         "batch axes (2, 3)."
     )
-    passed_hidden = "matches on random shapes with batch axes."
+    passed_hidden = matches_on_random("with batch axes")
 
     def visible(self):
         e = get_example("song")

@@ -9,6 +9,7 @@ from ..examples import get_example
 from .batches import batch_rng, random_shape
 from .comparison import compare
 from .core import Call, Check
+from .hints import REVERSED_MERGE
 
 
 def split_mistakes(M, h: int) -> list:
@@ -59,8 +60,8 @@ def merge_mistakes(H) -> list:
             np.moveaxis(H, -3, -1).reshape(*lead, T, h * d_k) if h > 1 and d_k > 1 else None,
         ),
         (
-            "the heads are merged in reverse order: head 1 fills the first d_k columns "
-            "(0:d_k), head 2 the next, … ; merge_heads must undo split_heads exactly.",
+            f"{REVERSED_MERGE} (0:d_k), head 2 the next, … ; merge_heads must undo split_heads "
+            "exactly.",
             ref.merge_heads(H[..., ::-1, :, :]) if H.shape[-3] > 1 else None,
         ),
         *(

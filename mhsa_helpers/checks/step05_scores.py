@@ -11,6 +11,7 @@ from ..examples import get_example
 from .batches import batch_rng, random_shape
 from .comparison import compare
 from .core import Call, Check
+from .hints import NOT_SCALED, by_d_k, by_d_model, by_length, matches_on_random
 
 
 def mistakes(Q, K, d_model: int | None = None) -> list:
@@ -23,28 +24,24 @@ def mistakes(Q, K, d_model: int | None = None) -> list:
     T_q, d_k = Q.shape[-2:]
     T_k = K.shape[-2]
     out = [
-        ("the scores are not scaled: divide Q·Kᵀ by √d_k.", raw),
-        (
-            f"divided by √T (the sequence length, {T_k}), as the source article says; divide "
-            f"by √d_k = √{d_k}, the per-head key size.",
-            raw / math.sqrt(T_k),
-        ),
-        (f"divided by d_k = {d_k}; divide by its square root √d_k.", raw / d_k),
-        ("multiplied by √d_k; divide by it.", raw * math.sqrt(d_k)),
+        (NOT_SCALED, raw),
+        (by_length(T_k, d_k), raw / math.sqrt(T_k)),
+        (by_d_k(d_k), raw / d_k),
+        ("the scores are multiplied by √d_k; divide by it.", raw * math.sqrt(d_k)),
         (
             "computed K·Qᵀ: rows must be queries and columns keys, Q·Kᵀ.",
             K @ Q.swapaxes(-1, -2) / math.sqrt(d_k) if T_q == T_k else None,
         ),
     ]
     if T_q != T_k:
-        out.append((f"divided by √T_q = √{T_q}; divide by √d_k = √{d_k}.", raw / math.sqrt(T_q)))
-    if d_model is not None and d_model != d_k:
         out.append(
             (
-                f"divided by √d_model = √{d_model}; one head divides by its own √d_k = √{d_k}.",
-                raw / math.sqrt(d_model),
+                f"the scores are divided by √T_q = √{T_q}; divide by √d_k = √{d_k}.",
+                raw / math.sqrt(T_q),
             )
         )
+    if d_model is not None and d_model != d_k:
+        out.append((by_d_model(d_model, d_k), raw / math.sqrt(d_model)))
     return out
 
 
@@ -54,7 +51,7 @@ class AttentionScores(Check):
         "Z = Q·Kᵀ/√d_k on the song's and the question's head 1, the six students and a batch "
         "with T_q ≠ T_k, in float64 and float32, and two batch axes."
     )
-    passed_hidden = "matches on random shapes, batch axes and T_q != T_k."
+    passed_hidden = matches_on_random("batch axes and T_q != T_k")
 
     def visible(self):
         e = get_example("song")

@@ -9,6 +9,7 @@ from .batches import random_shape
 from .comparison import compare
 from .core import Call, Check
 from .failures import CheckFailed, said_publicly
+from .hints import BOOLEAN_MASK
 
 #: A mask made by multiplying 0/1 by −∞: 0 · (−∞) is NaN.
 ZERO_TIMES_INF = (
@@ -124,13 +125,38 @@ class CausalMask(Check):
 
     def judge(self, call, got):
         if isinstance(got, np.ndarray) and got.dtype == bool:
-            raise CheckFailed(
-                f"{self.name}: the mask is additive: 0.0 where attention is allowed and -np.inf "
-                "where it is blocked, not True/False."
-            )
+            raise CheckFailed(f"{self.name}: {BOOLEAN_MASK}")
         expected, known = self.catalogue(call)
         finite_for_infinity(self.name, got, expected, "the causal mask")
         compare(self.name, got, expected, "the causal mask", known)
+
+
+def _head_axis_too(name: str, got, expected) -> None:
+    """Fail where the padding mask has extra axes of size 1 before its last two (a head axis,
+    the (B, 1, 1, T) layout of a key padding mask for (B, h, T_q, T_k) scores)."""
+    if (
+        not isinstance(got, np.ndarray)
+        or got.ndim <= expected.ndim
+        or got.shape[-1:] != (expected.shape[-1],)
+    ):
+        return
+    lead, extra = got.shape[:-2], got.shape[-2:]
+    squeezed = tuple(n for n in lead if n != 1)
+    wanted = tuple(n for n in expected.shape[:-2] if n != 1)
+    if extra[0] != 1 or squeezed != wanted:
+        return
+    with np.errstate(all="ignore"):
+        if not np.array_equal(got.reshape(expected.shape), expected):
+            return
+    more = got.ndim - expected.ndim
+    axes = "an extra axis" if more == 1 else f"{more} extra axes"
+    raise CheckFailed(
+        f"{name}: the mask has shape {got.shape}, with {axes} of size 1 before the query axis "
+        "(a head axis, as in a key padding mask laid out (batch, 1, 1, T) for scores "
+        f"(batch, heads, T_q, T_k)); this course's padding mask is lengths.shape + "
+        f"(1, seq_len) = {expected.shape}: the layer inserts the head axis itself.",
+        public=f"{name}: the mask has extra axes of size 1 (a head axis) before the query axis.",
+    )
 
 
 class PaddingMask(Check):
@@ -163,6 +189,7 @@ class PaddingMask(Check):
     def judge(self, call, got):
         expected, known = self.catalogue(call)
         finite_for_infinity(self.name, got, expected, "the padding mask")
+        _head_axis_too(self.name, got, expected)
         compare(self.name, got, expected, "the padding mask", known)
 
     def explain_error(self, call, outcome):

@@ -9,6 +9,7 @@ from ..examples import get_example
 from .batches import batch_rng, random_shape
 from .comparison import close, compare
 from .core import Call, Check
+from .hints import AXIS_IGNORED, LARGE_FINITE, lost_axis
 
 COLUMNS = (
     "each column sums to 1 (the softmax ran down the columns, as the source article says); "
@@ -26,16 +27,13 @@ GLOBAL_MAX = (
     "the shift subtracts the maximum of all of Z (Z.max() without an axis): a row far below "
     "it underflows to 0/0; subtract each row's own maximum, Z.max(axis=-1, keepdims=True)."
 )
-NO_KEEPDIMS = (
-    "the row maxima lost their axis (keepdims=True is missing), so row i's maximum is "
-    "subtracted from column i: Z.max(axis=axis, keepdims=True)."
-)
+NO_KEEPDIMS = lost_axis("maxima", "maximum", "Z.max(axis=axis, keepdims=True)")
 CLAMPED = (
     "a row that is entirely −∞ (fully masked) comes out uniform, 1/n each: −∞ was replaced by "
-    "a large finite number (such as −1e9). Keep −∞, and return zeros for such a row: shift it "
-    "by 0, not by its max, and do not divide 0 by 0."
+    f"{LARGE_FINITE}. Keep −∞, and return zeros for such a row: shift it by 0, not by its max, "
+    "and do not divide 0 by 0."
 )
-IGNORES_AXIS = "the axis argument is ignored: softmax(Z, axis=0) normalises each column."
+IGNORES_AXIS = f"{AXIS_IGNORED}: softmax(Z, axis=0) normalises each column."
 
 
 def naive(Z, axis: int = -1):
@@ -129,7 +127,12 @@ class Softmax(Check):
             shape = (*random_shape(rng), int(rng.integers(2, 8)), int(rng.integers(2, 8)))
             calls.append(Call((rng.normal(size=shape) * scale,)))
         T = int(rng.integers(2, 8))
-        Z = rng.normal(size=(2, T, T)) + ref.causal_mask(T)
+        # the first sequence's scores near 1000, the second's (with the fully masked row) near
+        # 0: exp without the shift overflows on the first, a shift by the maximum of all of Z
+        # underflows the second, and a row-max shift without a guard for an all −∞ row NaNs
+        # that row only: the three are told apart
+        Z = rng.normal(size=(2, T, T)) + np.array([1000.0, 0.0])[:, None, None]
+        Z = Z + ref.causal_mask(T)
         Z = Z + ref.padding_mask(np.array([[T], [1]]), T)
         Z[1, 0] = -np.inf
         return [*calls, Call((Z,))]

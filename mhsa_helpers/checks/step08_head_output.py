@@ -11,6 +11,15 @@ from .batches import batch_rng, random_shape
 from .comparison import as_pair, as_result, compare_head_outputs
 from .core import Call, Check
 from .failures import CheckFailed
+from .hints import (
+    ADD_MASK,
+    FULLY_BLOCKED_SEQUENCE,
+    MASK_IGNORED,
+    SONG_HEAD_1,
+    WRONG_AXIS,
+    by_d_v,
+    matches_on_random,
+)
 from .masks import FINITE_WHEN_ALL_BLOCKED, fully_blocked, fully_blocked_rows, two_batch_axes_mask
 
 MASK_AFTER = "the mask is added after the softmax; add it to the scores Z, then take the softmax."
@@ -20,6 +29,28 @@ KEEP_MASK = (
     "masked_fill(mask == 0, -1e9)): the course's mask is additive, 0 where a key is allowed and "
     "−∞ where it is blocked; add it to the scores, Z + M."
 )
+
+
+#: Code for a boolean keep-mask (True = attend, as torch, jax and keras take one) used with the
+#: course's additive mask: mask.astype(bool) is True where the mask is −∞.
+BOOLEAN_MASK = (
+    "the mask is read as a boolean keep-mask (True = attend, as torch, jax and keras take a "
+    "boolean mask): mask.astype(bool) is True where the mask is −∞ and False where it is 0, so "
+    "the allowed keys are blocked and the blocked ones allowed (a row with no blocked key comes "
+    "out NaN). The mask of this course is additive, 0 where a key is allowed and −∞ where it is "
+    "blocked: add it to the scores, Z + M."
+)
+
+
+def _read_as_boolean(Q, K, mask, A) -> bool:
+    """Whether the weights ``A`` are those of the mask read as a boolean keep-mask: 0 (allowed)
+    blocks with −∞ and −∞ (blocked) allows, NaN on the rows left with no key."""
+    Z = ref.attention_scores(Q, K)
+    with np.errstate(all="ignore"):
+        flipped = Z + np.where(np.broadcast_to(mask, Z.shape) == 0, -np.inf, 0.0)
+        e = np.exp(flipped - flipped.max(axis=-1, keepdims=True))
+        wrong = e / e.sum(axis=-1, keepdims=True)
+    return A.shape == wrong.shape and bool(np.allclose(A, wrong, equal_nan=True))
 
 
 def mistakes(Q, K, V, mask) -> list:
@@ -34,14 +65,7 @@ def mistakes(Q, K, V, mask) -> list:
     d_k, d_v = Q.shape[-1], V.shape[-1]
     if d_v != d_k:
         a = ref.softmax(Z * np.sqrt(d_k) / np.sqrt(d_v) + M)
-        out.append(
-            (
-                f"the scores are divided by √d_v = √{d_v} (the size of the values); divide by "
-                f"√d_k = √{d_k}, the size of the queries and keys that the dot product sums over.",
-                a @ V,
-                a,
-            )
-        )
+        out.append((by_d_v(d_v, d_k), a @ V, a))
     A = ref.softmax(Z + M)
     out.append(
         (
@@ -52,14 +76,7 @@ def mistakes(Q, K, V, mask) -> list:
         )
     )
     a = ref.softmax(Z + M, axis=-2)
-    out.append(
-        (
-            "the softmax runs over the wrong axis: each row of the attention matrix "
-            "(one query) must sum to 1.",
-            a @ V,
-            a,
-        )
-    )
+    out.append((WRONG_AXIS, a @ V, a))
     if mask is None:
         return out
     if fully_blocked(mask, Z.shape) is not None:  # −1e9 for −∞: those rows come out uniform
@@ -67,7 +84,7 @@ def mistakes(Q, K, V, mask) -> list:
             a = ref.softmax(np.where(np.broadcast_to(np.isneginf(M), Z.shape), -1e9, Z + M))
         out.append((FINITE_WHEN_ALL_BLOCKED, a @ V, a))
     a = ref.softmax(Z)
-    out.append(("the mask is ignored: add it to the scores before the softmax.", a @ V, a))
+    out.append((MASK_IGNORED, a @ V, a))
     with np.errstate(all="ignore"):  # masked_fill(mask == 0, -1e9), as for a 1/0 keep-mask
         a = ref.softmax(np.where(np.broadcast_to(M, Z.shape) == 0, -1e9, Z))
     out.append((KEEP_MASK, a @ V, a))
@@ -84,8 +101,8 @@ def mistakes(Q, K, V, mask) -> list:
         a = np.where(blocked, 0.0, ref.softmax(Z))
         out.append(
             (
-                "the masked weights are zeroed after the softmax, so rows no longer sum to 1; "
-                "add the mask to the scores before the softmax.",
+                f"the masked weights are zeroed after the softmax, so rows no longer sum to 1; "
+                f"{ADD_MASK}.",
                 a @ V,
                 a,
             )
@@ -107,10 +124,10 @@ def _song_head_1():
 class AttentionHead(Check):
     name = "attention_head"
     passed = (
-        "output and weights match: students, song head 1, causal and padding masks, a batch "
-        "with a mask per sequence, a sequence whose every key is blocked, float32, two batch axes."
+        f"output and weights match: students, {SONG_HEAD_1}, a batch with a mask per "
+        f"sequence, {FULLY_BLOCKED_SEQUENCE}, float32, two batch axes."
     )
-    passed_hidden = "matches on random shapes with and without masks."
+    passed_hidden = matches_on_random("with and without masks")
 
     def visible(self):
         s = get_example("students")
@@ -170,6 +187,8 @@ class AttentionHead(Check):
                 )
             if np.isneginf(A).any():
                 raise CheckFailed(f"{self.name}: {MASK_AFTER} (The weights hold −∞.)")
+            if _read_as_boolean(Q, K, mask, A):
+                raise CheckFailed(f"{self.name}: {BOOLEAN_MASK}")
             raise CheckFailed(
                 f"{self.name}: the output has NaN: −∞ went into K or V (or was multiplied); "
                 "the mask is added to the scores Z, never to K or V."

@@ -9,8 +9,24 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from .batches import batch_rng, random_shape
-from .comparison import compare_head_outputs
+from .comparison import compare_head_outputs, head_weights
 from .core import Call, Check
+from .hints import (
+    MASK_IGNORED_HEADS,
+    MASKS_WITH_HEAD_AXIS,
+    NOT_SCALED,
+    PER_SEQUENCE,
+    REVERSED_MERGE,
+    TWO_AXES_FULLY_BLOCKED,
+    W_O_MISSING,
+    W_O_TRANSPOSED,
+    WRONG_AXIS_HEADS,
+    by_d_k,
+    by_d_model,
+    by_length,
+    matches_on_random,
+    song_and_question,
+)
 from .masks import (
     HEAD_AXIS_TWICE,
     NO_HEAD_AXIS,
@@ -58,10 +74,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
 
     Qh, Kh, Vh = (ref.split_heads(M_, h) for M_ in (Q, K, V))  # (..., h, T, d_k) each
     out = [
-        (
-            "the output projection W_O is missing: multiply the concatenated heads by W_O.",
-            *run(Qh, Kh, Vh, W_out=None),
-        ),
+        (W_O_MISSING, *run(Qh, Kh, Vh, W_out=None)),
         (
             "the heads are split by reshaping without the transpose: use split_heads "
             "(reshape to (..., T, h, d_k), then swap the T and h axes).",
@@ -75,46 +88,24 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             "the same weight is used for Q, K and V: Q = X·W_Q, K = X·W_K, V = X·W_V.",
             *run(Qh, Qh, Qh),
         ),
+        (by_d_model(d_model, d_k), *run(Qh, Kh, Vh, scale=math.sqrt(d_model))),
+        (NOT_SCALED, *run(Qh, Kh, Vh, scale=1.0)),
+        (W_O_TRANSPOSED, *run(Qh, Kh, Vh, W_out=W_o.T)),
         (
-            f"the scores are divided by √d_model = √{d_model}; each head divides by its own "
-            f"√d_k = √{d_k}.",
-            *run(Qh, Kh, Vh, scale=math.sqrt(d_model)),
-        ),
-        ("the scores are not scaled: divide Q·Kᵀ by √d_k.", *run(Qh, Kh, Vh, scale=1.0)),
-        (
-            "W_O is transposed: the merged heads (..., T, d_model) times W_O, not W_O.T "
-            "(a weight's rows are its inputs, as in X·W_Q).",
-            *run(Qh, Kh, Vh, W_out=W_o.T),
-        ),
-        (
-            "the heads are merged in reverse order: head 1 fills the first d_k columns "
-            "before W_O, head 2 the next, … (merge_heads, no [::-1]).",
+            f"{REVERSED_MERGE} before W_O, head 2 the next, … (merge_heads, no [::-1]).",
             *(
                 run(Qh, Kh, Vh, merge=lambda H: ref.merge_heads(H[..., ::-1, :, :]))
                 if h > 1
                 else (None, None)
             ),
         ),
-        (
-            f"the scores are divided by √T (the sequence length, {T}); divide by √d_k = √{d_k}.",
-            *run(Qh, Kh, Vh, scale=math.sqrt(T)),
-        ),
-        (
-            f"the scores are divided by d_k = {d_k}; divide by its square root √d_k.",
-            *run(Qh, Kh, Vh, scale=float(d_k)),
-        ),
-        (
-            "the softmax runs over the wrong axis: each row of a head's attention matrix (one "
-            "query) must sum to 1.",
-            *run(Qh, Kh, Vh, axis=-2),
-        ),
+        (by_length(T, d_k), *run(Qh, Kh, Vh, scale=math.sqrt(T))),
+        (by_d_k(d_k), *run(Qh, Kh, Vh, scale=float(d_k))),
+        (WRONG_AXIS_HEADS, *run(Qh, Kh, Vh, axis=-2)),
     ]
     if mask is not None:
         out += [
-            (
-                "the mask is ignored: pass it on to every head's scores.",
-                *run(Qh, Kh, Vh, no_mask=True),
-            ),
+            (MASK_IGNORED_HEADS, *run(Qh, Kh, Vh, no_mask=True)),
             (MASK_AFTER, *run(Qh, Kh, Vh, mask_after=True)),
         ]
         raw = without_head_axis(mask, (*Qh.shape[:-1], Kh.shape[-2]))  # scores: (..., h, T, T)
@@ -148,12 +139,10 @@ class MultiHeadSelfAttention(Check):
     name = "multi_head_self_attention"
     mask_rule = True
     passed = (
-        "the layer matches on the song (1, 2, 4 heads, causal), the question sentence, batches "
-        "with a mask per sequence, masks with a head axis ((h, T, T) on X (T, d_model), "
-        "(B, 1, T, T) and (B, 1, 1, T) on a batch), an odd d_model = 5, float32, and two batch "
-        "axes with a sequence whose every key is blocked."
+        f"the layer matches on {song_and_question('1, 2, 4')}, {PER_SEQUENCE}, "
+        f"{MASKS_WITH_HEAD_AXIS}, an odd d_model = 5, float32, and {TWO_AXES_FULLY_BLOCKED}."
     )
-    passed_hidden = "matches on random shapes, batch axes and heads."
+    passed_hidden = matches_on_random("batch axes and heads")
 
     def visible(self):
         e = get_example("song")
@@ -211,6 +200,4 @@ class MultiHeadSelfAttention(Check):
     def judge(self, call, got):
         expected, known = self.catalogue(call)
         known = [(hint, *wrong) for hint, wrong in known]
-        compare_head_outputs(
-            self.name, got, expected, known, "the attention weights (..., h, T, T)"
-        )
+        compare_head_outputs(self.name, got, expected, known, head_weights())

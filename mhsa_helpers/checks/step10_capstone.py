@@ -9,11 +9,21 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .batches import batch_rng, random_shape
-from .comparison import compare_head_outputs
+from .batches import SHAPE_ERRORS, batch_rng, random_shape
+from .comparison import compare_head_outputs, head_weights
 from .core import Call, Check, Opaque
 from .failures import CheckFailed, said_publicly
-from .hints import QUERY_HEADS_STRIDED
+from .hints import (
+    MASK_IGNORED_HEADS,
+    MASKS_WITH_HEAD_AXIS,
+    NOT_SCALED,
+    QUERY_HEADS_STRIDED,
+    TWO_AXES_FULLY_BLOCKED,
+    W_O_MISSING,
+    W_O_TRANSPOSED,
+    WRONG_AXIS_HEADS,
+    by_d_model,
+)
 from .masks import (
     HEAD_AXIS_TWICE,
     NO_HEAD_AXIS,
@@ -59,26 +69,12 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             return (heads @ W_out if W_out is not None else heads), A
 
     out = [
-        (
-            "the output projection W_O is missing: multiply the concatenated heads by W_O.",
-            *run(W_out=None),
-        ),
-        ("the scores are not scaled: divide Q·Kᵀ by √d_k.", *run(scale=1.0)),
+        (W_O_MISSING, *run(W_out=None)),
+        (NOT_SCALED, *run(scale=1.0)),
         ("the shared values are computed with W_k: V = X·W_V.", *run(V=K)),
-        (
-            "W_O is transposed: the merged heads (..., T, d_model) times W_O, not W_O.T "
-            "(a weight's rows are its inputs, as in X·W_Q).",
-            *run(W_out=W_o.T),
-        ),
-        (
-            f"the scores are divided by √d_model = √{d_model}; each head divides by √d_k = √{d_k}.",
-            *run(scale=math.sqrt(d_model)),
-        ),
-        (
-            "the softmax runs over the wrong axis: each row of a head's attention matrix must "
-            "sum to 1.",
-            *run(axis=-2),
-        ),
+        (W_O_TRANSPOSED, *run(W_out=W_o.T)),
+        (by_d_model(d_model, d_k), *run(scale=math.sqrt(d_model))),
+        (WRONG_AXIS_HEADS, *run(axis=-2)),
     ]
     if h > 1 and d_k > 1:  # query head i of the columns i, i + h, …
         Q = X @ W_q
@@ -90,7 +86,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         flat = heads.reshape(*heads.shape[:-3], heads.shape[-2], d_model)
         out.append((MERGED_HEAD_AXIS_FIRST, flat @ W_o, A))
     if mask is not None:
-        out.append(("the mask is ignored: add it to every head's scores.", *run(use_mask=False)))
+        out.append((MASK_IGNORED_HEADS, *run(use_mask=False)))
     raw = without_head_axis(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # scores: (..., h, T, T)
     if raw is not None:
         out.append((NO_HEAD_AXIS, *run(M=raw)))
@@ -105,8 +101,7 @@ class MultiQueryAttention(Check):
     mask_rule = True
     passed = (
         "one shared K and V for all heads; matches on the question sentence, a batch, and "
-        "masks with a head axis ((h, T, T) on X (T, d_model), (B, 1, T, T) and (B, 1, 1, T) "
-        "on a batch), and two batch axes with a sequence whose every key is blocked."
+        f"{MASKS_WITH_HEAD_AXIS}, and {TWO_AXES_FULLY_BLOCKED}."
     )
     passed_hidden = "matches on random shapes."
 
@@ -159,9 +154,7 @@ class MultiQueryAttention(Check):
     def judge(self, call, got):
         expected, known = self.catalogue(call)
         known = [(hint, *wrong) for hint, wrong in known]
-        compare_head_outputs(
-            self.name, got, expected, known, "the attention weights (..., h, T, T)"
-        )
+        compare_head_outputs(self.name, got, expected, known, head_weights())
 
     def relayed(self, call, said):
         """The shared K and V split into heads, read off the shapes mh.attention_head refused."""
@@ -178,8 +171,8 @@ class MultiQueryAttention(Check):
         if widths is not None and width == T != d_k:  # Q @ K.T: K (..., 1, T, d_k) reversed
             return (
                 f"K.T reverses every axis of the shared K (..., 1, T, d_k), its head axis "
-                f"too, so Q's d_k = {d_k} columns meet K's T = {T} rows: swap only the last "
-                "two axes, np.swapaxes(K, -1, -2)."
+                f"too, so Q's d_k = {d_k} columns meet K's T = {T} rows: swap just its "
+                "final two, np.swapaxes(K, -1, -2)."
             )
         if h > 1 and width * h == d_k == np.shape(W_k)[-1]:
             return (
@@ -194,12 +187,7 @@ class MultiQueryAttention(Check):
         said = (outcome.error or "").split(" raised ", 1)[-1]
         if mask_has_head_axis(call.args) and batched_mask_error(call.args, outcome.error or ""):
             return super().explain_error(call, outcome)  # the mask's head axis added twice
-        shapes = (
-            "mismatch in its core dimension",
-            "could not be broadcast",
-            "cannot reshape",
-            "broadcastable batch axes",
-        )
+        shapes = (*SHAPE_ERRORS, "broadcastable batch axes")
         raised = (outcome.code or "").startswith("raised:")
         if raised and not self.relayed(call, said) and any(w in said for w in shapes):
             return CheckFailed(

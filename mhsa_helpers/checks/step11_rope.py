@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from .. import reference as ref
@@ -11,6 +9,7 @@ from .batches import random_shape
 from .comparison import as_result, close, compare, precision
 from .core import Call, Check
 from .failures import CheckFailed
+from .hints import matches_on_random
 
 HALF_SPLIT = (
     "the pairs are the two halves (x[i], x[i + d/2]), the GPT-NeoX layout; this course "
@@ -143,7 +142,7 @@ class RotaryEmbedding(Check):
         "random and per-batch positions, another base, d = 2, positions up to 8191, float32; "
         "norms kept, scores depend on m − n only, odd d refused."
     )
-    passed_hidden = "matches on random shapes, batch axes, positions, bases and float32."
+    passed_hidden = matches_on_random("batch axes, positions, bases and float32")
 
     def visible(self):
         rng = np.random.default_rng(1111)
@@ -213,23 +212,23 @@ class RotaryEmbedding(Check):
         X, positions, base = _args(call)
         return ref.rotary_embedding(X, positions, base), mistakes(X, positions, base)
 
-    def relayed(self, call, said):
-        """np.outer(positions, θ) on positions with batch axes, read off numpy's shapes."""
-        X, positions, _ = _args(call)
-        if positions is None or np.ndim(positions) < 2:
-            return None
-        rows, half = int(np.size(positions)), np.shape(X)[-1] // 2
-        shapes = {
-            tuple(int(n) for n in m.replace(",", " ").split())
-            for m in re.findall(r"\(([\d,\s]+)\)", said)
-        }
-        if "broadcast" not in said or (rows, half) not in shapes:
-            return None
-        return (
-            f"np.outer(positions, θ) flattens positions of shape {np.shape(positions)} into "
-            f"{rows} rows (angles of shape ({rows}, {half})), losing their batch axes: keep "
-            "them, angle = positions[..., None] * θ, of shape (..., T, d/2)."
-        )
+    def explain_error(self, call, outcome):
+        """As :meth:`Check.explain_error`; a broadcast error with positions flattened (np.outer
+        of per-batch positions) names the flattening."""
+        _, positions, _ = _args(call)
+        error = outcome.error or ""
+        flat = np.ndim(positions) >= 2 and f"({np.size(positions)}," in error.replace(" ", "")
+        if (outcome.code or "") == "raised:ValueError" and "broadcast" in error and flat:
+            shape, n = np.shape(positions), np.size(positions)
+            return CheckFailed(
+                f"{self.name}: the positions of shape {shape} were flattened into {n} rows: "
+                "np.outer(positions, θ) ravels both of its inputs, so per-batch positions lose "
+                f"their batch axes. Use positions[..., None] * θ, of shape {shape} + (d/2,), "
+                f"which lines up with X's pairs ({error})",
+                public=f"{self.name}: per-batch positions were flattened (np.outer ravels its "
+                "inputs): use positions[..., None] * θ.",
+            )
+        return super().explain_error(call, outcome)
 
     def judge(self, call, got):
         X, _, _ = _args(call)

@@ -15,10 +15,21 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from .batches import batch_axes_error, batch_rng, random_shape
-from .comparison import as_pair, close, compare, precision
+from .comparison import as_pair, close, compare, head_weights, precision
 from .core import Call, Check, Outcome
 from .failures import CheckFailed
-from .hints import QUERY_HEADS_STRIDED
+from .hints import (
+    MASK_IGNORED_HEADS,
+    NOT_SCALED,
+    QUERY_HEADS_STRIDED,
+    W_O_MISSING,
+    WRONG_AXIS_HEADS,
+    by_d_model,
+    every_kind_of_mask,
+    matches_on_random,
+    not_dividing,
+    scaled_wrongly,
+)
 from .masks import (
     HEAD_AXIS_TWICE,
     NO_HEAD_AXIS,
@@ -142,10 +153,12 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
             "n_heads // n_kv_heads, axis=-3).",
             run(Kh=columns[0], Vh=columns[1]),
         ),
+        (W_O_MISSING, run(W_out=None)),
+        (by_d_model(d_model, d_k), run(scale=math.sqrt(d_model))),
         (
             "K/V head j takes every n_kv_heads-th column of X @ W_k (columns j, j + n_kv_heads, "
-            "…): it owns the consecutive columns j·d_k … (j+1)·d_k − 1, as split_heads(X @ W_k, "
-            "n_kv_heads) gives them (the same for X @ W_v).",
+            "…) instead of the run j·d_k … (j+1)·d_k − 1 that split_heads(X @ W_k, n_kv_heads) "
+            "gives it (the same for X @ W_v).",
             run(Kh=strided[0], Vh=strided[1]) if kv > 1 and d_k > 1 else None,
         ),
         (
@@ -158,28 +171,14 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
             run(Vh=Kkv[..., right, :, :]),
         ),
         (
-            "the output projection W_O is missing: multiply the concatenated heads by W_O.",
-            run(W_out=None),
-        ),
-        (
-            f"the scores are divided by √d_model = √{d_model}; each head divides by its own "
-            f"√d_k = √{d_k}.",
-            run(scale=math.sqrt(d_model)),
-        ),
-        (
-            f"the scores are divided by √(n_kv_heads·d_k) = √{kv * d_k}, the width of X @ W_k; "
-            f"each head divides by its own √d_k = √{d_k}.",
+            scaled_wrongly(f"√(n_kv_heads·d_k) = √{kv * d_k}, the width of X @ W_k", d_k),
             run(scale=math.sqrt(kv * d_k)),
         ),
-        ("the scores are not scaled: divide Q·Kᵀ by √d_k.", run(scale=1.0)),
-        (
-            "the softmax runs over the wrong axis: each row of a head's attention matrix (one "
-            "query) must sum to 1.",
-            run(axis=-2),
-        ),
+        (NOT_SCALED, run(scale=1.0)),
+        (WRONG_AXIS_HEADS, run(axis=-2)),
     ]
     if mask is not None:
-        out.append(("the mask is ignored: add it to every head's scores.", run(masked=False)))
+        out.append((MASK_IGNORED_HEADS, run(masked=False)))
     raw = without_head_axis(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # scores: (..., h, T, T)
     if raw is not None:
         out.append((NO_HEAD_AXIS, run(M=raw)))
@@ -213,11 +212,10 @@ class GroupedQueryAttention(Check):
     mask_rule = True
     passed = (
         "groups of consecutive query heads share a K/V head; matches for 8 (n_heads, n_kv_heads) "
-        "pairs, every kind of mask (with a head axis too: (h, T, T) on X (T, d_model), "
-        "(B, 1, T, T) and (B, 1, 1, T) on a batch), batches, float32, and raises ValueError "
-        "where it should."
+        f"pairs, {every_kind_of_mask()}, batches, float32, and raises ValueError where it "
+        "should."
     )
-    passed_hidden = "matches on random shapes, head counts, masks and precisions."
+    passed_hidden = matches_on_random("head counts, masks and precisions")
 
     def visible(self):
         q = get_example("question")  # 6 tokens, d_model = 8
@@ -278,7 +276,7 @@ class GroupedQueryAttention(Check):
             Call(
                 (X, W, W6, W6, W, 4, 3),
                 raises="ValueError",
-                context={"why": "n_kv_heads = 3, which does not divide n_heads = 4"},
+                context={"why": not_dividing(3, 4, "n_kv_heads", "n_heads")},
                 own=True,  # no course function checks it: mh.attention_head's error is incidental
             ),
             Call(
@@ -290,7 +288,7 @@ class GroupedQueryAttention(Check):
             Call(
                 (X6, V6, W2, W2, V6, 4, 2),
                 raises="ValueError",
-                context={"why": "n_heads = 4, which does not divide d_model = 6"},
+                context={"why": not_dividing(4, 6)},
             ),
         ]
 
@@ -345,7 +343,7 @@ class GroupedQueryAttention(Check):
             got,
             expected,
             known,
-            "the attention weights (..., n_heads, T, T)",
+            head_weights("n_heads"),
             precision((*call.args, got)),  # float32 in or out: float32's tolerance
         )
 

@@ -20,6 +20,7 @@ from .batches import batch_rng, random_shape
 from .comparison import as_pair, as_result, close, compare, precision
 from .core import Call, Check, Outcome
 from .failures import AmbiguousMistake, CheckFailed
+from .hints import W_O_MISSING, by_d_model, not_dividing, not_scaled
 from .relayed import qk_shapes
 from .wording import agree
 
@@ -51,8 +52,8 @@ AS_SEQUENCE = (
     "before d_model and no token axis: insert it just before the last axis, x[..., None, :] "
     "(shape (..., 1, d_model))."
 )
-NO_W_O = "the output projection W_O is missing: multiply the concatenated heads by W_O."
-NOT_SCALED = "the scores are not scaled: divide q·Kᵀ by √d_k."
+NO_W_O = W_O_MISSING
+NOT_SCALED = not_scaled("q")
 NO_CACHE = (
     "fails on the first token, where the cache is None: with no cache, the new token's own "
     "keys and values are the whole cache (K' = k, V' = v, shape (..., n_heads, 1, d_k)); "
@@ -89,14 +90,6 @@ IN_PLACE = (
     "modified the cache passed in (in place): leave K and V as they are and build new arrays, "
     "e.g. with np.concatenate."
 )
-
-
-def sqrt_d_model(d_model: int, d_k: int) -> str:
-    """The hint for scores divided by √d_model (it quotes the call's sizes)."""
-    return (
-        f"the scores are divided by √d_model = √{d_model}; each head divides by its own "
-        f"√d_k = √{d_k}."
-    )
 
 
 def step_calls(X, Ws, h: int, steps=None) -> list[Call]:
@@ -163,7 +156,7 @@ def mistakes(call: Call) -> list:
         (old_cache(t), (right, cache) if grown else None),
         (AS_SEQUENCE, as_sequence),
         (NO_W_O, (y(K, V, W_out=None), (K, V))),
-        (sqrt_d_model(d_model, d_k), (y(K, V, math.sqrt(d_model)), (K, V)) if h > 1 else None),
+        (by_d_model(d_model, d_k), (y(K, V, math.sqrt(d_model)), (K, V)) if h > 1 else None),
         (NOT_SCALED, (y(K, V, 1.0), (K, V)) if d_k > 1 else None),
     ]
 
@@ -176,6 +169,23 @@ def _floating(name: str, got, what: str) -> np.ndarray:
             f"{arr.dtype}."
         )
     return arr
+
+
+def _tokens_before_heads(name: str, got, expected, which: str, contract) -> None:
+    """Fail where a cache holds the token axis before the head axis, (..., t, n_heads, d_k)."""
+    if expected.ndim < 3 or got.shape == expected.shape:
+        return
+    swapped = np.swapaxes(expected, -2, -3)
+    if got.shape != swapped.shape or not close(got, swapped, contract=contract):
+        return
+    raise CheckFailed(
+        f"{name}: the cache {which} is laid out (..., t, n_heads, d_k), the token axis before "
+        "the head axis (as llama's code keeps its cache, before it transposes the heads out); "
+        "this course's cache is (..., n_heads, t, d_k), split_heads of the keys so far, with "
+        "each new token appended on axis −2.",
+        public=f"{name}: the cache has the token axis before the head axis; the course's is "
+        "(..., n_heads, t, d_k).",
+    )
 
 
 def _named_nan(name: str, got, known, contract) -> None:
@@ -220,7 +230,7 @@ class DecodeStep(Check):
             Call(
                 (song.X[0], None, *song.weights, 3),
                 raises="ValueError",
-                context={"why": "n_heads = 3, which does not divide d_model = 4"},
+                context={"why": not_dividing(3, 4)},
             ),
         ]
 
@@ -236,7 +246,7 @@ class DecodeStep(Check):
             calls += step_calls(X, Ws, h)
         d = 6
         Ws = tuple(rng.normal(size=(d, d)) for _ in range(4))
-        why = f"n_heads = 4, which does not divide d_model = {d}"
+        why = not_dividing(4, d)
         calls.append(
             Call((rng.normal(size=d), None, *Ws, 4), raises="ValueError", context={"why": why})
         )
@@ -301,4 +311,6 @@ class DecodeStep(Check):
         for i, (got_i, exp_i, what) in enumerate(zip(parts, exp_parts, whats, strict=True)):
             wrong = [(h, None if w is None else (*w[1], w[0])[i]) for h, w in known]
             _named_nan(self.name, got_i, wrong, contract)
+            if i < 2:
+                _tokens_before_heads(self.name, got_i, exp_i, "K'" if i == 0 else "V'", contract)
             compare(self.name, got_i, exp_i, what, wrong, contract=contract)

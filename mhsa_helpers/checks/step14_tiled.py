@@ -21,6 +21,7 @@ from .batches import batch_rng, random_shape
 from .comparison import close, compare, precision
 from .core import Call, Check, Outcome
 from .failures import CheckFailed
+from .hints import NOT_SCALED, by_d_v
 from .step13_kv_cache import _floating, _named_nan
 
 SUM_NOT_RESCALED = (
@@ -59,7 +60,6 @@ LAST_BLOCK = (
     "the last, shorter block of keys is skipped: loop over range(0, T_k, block_size) and cut "
     "the last block at T_k."
 )
-NOT_SCALED = "the scores are not scaled: divide Q·Kᵀ by √d_k."
 ZERO_START = (
     "the running maximum must start at −∞, not at 0: when every score of a row is very "
     "negative (here thousands below 0), exp(S - 0) is 0 for every key and the row ends as "
@@ -261,8 +261,7 @@ class TiledAttention(Check):
             (LAST_BLOCK, variant(Q, K, V, b, causal, last_block=True) if T_k % b else None),
             (NOT_SCALED, variant(Q, K, V, b, causal, not_scaled=True) if Q.shape[-1] > 1 else None),
             (
-                f"the scores are divided by √d_v = √{V.shape[-1]} (the width of the values); "
-                f"divide by √d_k = √{Q.shape[-1]}, the width of the queries and keys.",
+                by_d_v(V.shape[-1], Q.shape[-1]),
                 variant(Q, K, V, b, causal, by_d_v=True) if V.shape[-1] != Q.shape[-1] else None,
             ),
         ]

@@ -14,9 +14,19 @@ import numpy as np
 from .. import reference as ref
 from ..examples import get_example
 from .batches import batch_rng, random_shape
-from .comparison import precision
+from .comparison import head_weights, precision
 from .core import Call, Check
 from .failures import CheckFailed, said_publicly
+from .hints import (
+    MASK_IGNORED_HEADS,
+    NOT_SCALED,
+    W_O_MISSING,
+    by_d_model,
+    every_kind_of_mask,
+    not_dividing,
+    scaled_wrongly,
+    wrong_axis,
+)
 from .masks import HEAD_AXIS_TWICE, head_axis_twice, per_head, per_head_mask
 from .step12_gqa import as64, compare_pair
 
@@ -25,9 +35,9 @@ def mask_counts_C(x_ndim: int, c_ndim: int) -> str:
     """The hint for a mask whose head axis is decided by counting C's axes alone."""
     return (
         f"the mask's head axis is decided by counting the axes of C alone (C has {c_ndim}, X "
-        f"has {x_ndim}): one memory C shared by a batch of queries has fewer batch axes than X. A "
-        "mask with at most as many axes as X or C, whichever has more, has no head axis: give "
-        "it one, np.expand_dims(mask, -3)."
+        f"has {x_ndim}): one memory C shared by a batch of queries has fewer batch axes than X. "
+        "Count the axes of X or C, whichever has more: a mask with no more axes than that has "
+        "no head axis yet, so give it one, np.expand_dims(mask, -3)."
     )
 
 
@@ -88,21 +98,10 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
             "with C's positions).",
             run(k=X),
         ),
-        (
-            "the output projection W_O is missing: multiply the concatenated heads by W_O.",
-            run(W_out=None),
-        ),
-        (
-            f"the scores are divided by √d_model = √{d_model}; each head divides by its own "
-            f"√d_k = √{d_k}.",
-            run(scale=math.sqrt(d_model)),
-        ),
-        ("the scores are not scaled: divide Q·Kᵀ by √d_k.", run(scale=1.0)),
-        (
-            "the softmax runs over the wrong axis: each row (one query of X) must sum to 1 over "
-            "the positions of C.",
-            run(axis=-2),
-        ),
+        (W_O_MISSING, run(W_out=None)),
+        (by_d_model(d_model, d_k), run(scale=math.sqrt(d_model))),
+        (NOT_SCALED, run(scale=1.0)),
+        (wrong_axis("each row (one query of X)", " over the positions of C"), run(axis=-2)),
     ]
     T_q, T_k = X.shape[-2], C.shape[-2]
     out += [
@@ -111,13 +110,12 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
             run(Wv=np.eye(d_model)),
         ),
         (
-            f"the scores are divided by √T_k = √{T_k}, the length of C (the number of keys), "
-            f"as the source article's √(sequence length); each head divides by √d_k = √{d_k}.",
+            scaled_wrongly(f"√T_k = √{T_k}, the length of C (the number of keys)", d_k),
             run(scale=math.sqrt(T_k)) if T_k not in (1, d_k) else None,
         ),
     ]
     if mask is not None:
-        out.append(("the mask is ignored: add it to every head's scores.", run(masked=False)))
+        out.append((MASK_IGNORED_HEADS, run(masked=False)))
     if mask is not None and C.ndim < np.ndim(mask) <= X.ndim and np.ndim(mask) > 2:
         out.append((mask_counts_C(X.ndim, C.ndim), run(M=np.asarray(mask))))
     scores = (*np.broadcast_shapes(X.shape[:-2], C.shape[:-2]), h, T_q, T_k)  # (..., h, T_q, T_k)
@@ -149,9 +147,9 @@ class CrossAttention(Check):
     name = "cross_attention"
     mask_rule = True
     passed = (
-        "queries from X, keys and values from C; matches for T_q <, = and > T_k, every kind of "
-        "mask (with a head axis too: (h, T_q, T_k) on X (T_q, d_model), (B, 1, T_q, T_k) and "
-        "(B, 1, 1, T_k) on a batch), batches, float32, and equals self-attention when C is X."
+        "queries from X, keys and values from C; matches for T_q <, = and > T_k, "
+        f"{every_kind_of_mask('T_q', 'T_k')}, batches, float32, and equals self-attention when "
+        "C is X."
     )
     passed_hidden = "matches on random lengths, heads, batches, masks and precisions."
 
@@ -202,7 +200,7 @@ class CrossAttention(Check):
             Call(
                 (Xe, Ce, *_weights(b, 6), 4),
                 raises="ValueError",
-                context={"why": "n_heads = 4, which does not divide d_model = 6"},
+                context={"why": not_dividing(4, 6)},
             ),
         ]
 
@@ -229,7 +227,7 @@ class CrossAttention(Check):
         h = int(rng.integers(3, 6))
         d = h * 2 + 1
         X, W = rng.normal(size=(3, d)), rng.normal(size=(d, d))
-        why = f"n_heads = {h}, which does not divide d_model = {d}"
+        why = not_dividing(h, d)
         return [*calls, Call((X, X, W, W, W, W, h), raises="ValueError", context={"why": why})]
 
     # -- verdict -------------------------------------------------------------
@@ -251,7 +249,7 @@ class CrossAttention(Check):
             got,
             expected,
             known,
-            "the attention weights (..., n_heads, T_q, T_k)",
+            head_weights("n_heads", "T_q", "T_k"),
             precision((*call.args, got)),  # float32 in or out: float32's tolerance
         )
 

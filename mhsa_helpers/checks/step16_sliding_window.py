@@ -7,6 +7,7 @@ import numpy as np
 from .. import reference as ref
 from .core import Call, Check, Opaque
 from .failures import CheckFailed
+from .hints import BOOLEAN_MASK, additive
 from .step06_masking import finite_for_infinity
 
 #: numpy's own, as imported before any learner code ran (see core.guard_numpy).
@@ -28,14 +29,8 @@ LOOKS_AHEAD = (
     "the window looks ahead (rows and columns swapped): rows are queries i, columns keys j, "
     "and query i sees j from i − window + 1 up to i."
 )
-BOOLEAN = (
-    "the mask is additive: 0.0 where a key is allowed and -np.inf where it is blocked, "
-    "not True/False."
-)
-ZERO_ONE = (
-    "the mask is additive: 0.0 where a key is allowed and -np.inf where it is blocked, "
-    "not 0 and 1 (nor 1 and 0): it is added to the scores."
-)
+BOOLEAN = BOOLEAN_MASK
+ZERO_ONE = additive("0 and 1 (nor 1 and 0): it is added to the scores")
 
 
 WRAPPED = (

@@ -52,6 +52,7 @@ from .comparison import close
 from .core import Call
 from .diagnose import diagnose_order
 from .failures import CheckFailed
+from .hints import CHAIN_RULE
 from .wording import agree
 
 #: The finite-difference bound of LEARNING.md.
@@ -85,8 +86,8 @@ def not_a_backward(name: str, error: str, numbers: int, rule: str) -> str:
     )
     return (
         f"{name} {said}: that is central differences (two forward passes per entry) or "
-        "another loop over every entry, not a backward pass. Compute the gradient by the chain "
-        f"rule, with array operations over whole axes: {rule} A backward pass makes a fixed "
+        f"another loop over every entry, not a backward pass; {CHAIN_RULE}, with array "
+        f"operations over whole axes: {rule} A backward pass makes a fixed "
         "number of array operations whatever the size of its input; central differences are "
         "only for checking it on small inputs. (The check counts the function calls of one "
         f"call on a large input: at most one per {CALLS_PER} numbers of its inputs.)"
@@ -115,8 +116,7 @@ def work(call: Call) -> Call:
 WORK_SLOW = (
     "{name} took far longer than a backward pass on a large hidden input: central "
     "differences, batched or not, make forward passes for every number of the input, and no "
-    "time budget fits them. Compute the gradient by the chain rule, with array operations "
-    "over whole axes."
+    f"time budget fits them: {CHAIN_RULE}, with array operations over whole axes."
 )
 
 

@@ -11,6 +11,7 @@ from .batches import batch_rng, random_shape
 from .comparison import as_result, compare
 from .core import Call, Check
 from .failures import CheckFailed, said_publicly
+from .hints import FULLY_BLOCKED_SEQUENCE, SONG_HEAD_1, backward_passed, matches_on_random
 from .step17_backward import (
     FD_STEP,
     against_differences,
@@ -53,12 +54,14 @@ HEAD_RULE = (
 class AttentionHeadBackward(Check):
     name = "attention_head_backward"
     passed = (
-        "dQ, dK and dV match, as central differences give them, on the song's head 1, causal "
-        "and padding masks, T_q ≠ T_k, d_v ≠ d_k, masks with and without a head axis, one and "
-        "two batch axes, a sequence whose every key is blocked, and float32; and on a large "
-        "input it is a backward pass."
+        backward_passed(
+            "dQ, dK and dV match",
+            f"{SONG_HEAD_1}, T_q ≠ T_k, d_v ≠ d_k, masks with and without a head axis, one and "
+            f"two batch axes, {FULLY_BLOCKED_SEQUENCE}, and float32",
+        )
+        + "."
     )
-    passed_hidden = "matches on random shapes, heads, masks and batches."
+    passed_hidden = matches_on_random("heads, masks and batches")
 
     def visible(self):
         e = get_example("song")

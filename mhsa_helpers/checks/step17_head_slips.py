@@ -8,6 +8,15 @@ import math
 import numpy as np
 
 from .. import reference as ref
+from .hints import (
+    ADD_MASK,
+    FINITE_MASK,
+    FULLY_BLOCKED_QUERY,
+    GRADIENT_LEAKS,
+    MASK_ARGUMENT_ONLY,
+    NO_CAUSAL_ASKED,
+    QK_WIDTH,
+)
 from .masks import fully_blocked
 
 DQ_NOT_SCALED = "dQ misses the 1/√d_k: Z = Q·Kᵀ/√d_k, so dQ = dZ·K/√d_k."
@@ -29,7 +38,7 @@ SOFTMAX_SKIPPED = (
 DK_FROM_K = "dK = dZᵀ·K: Z = Q·Kᵀ/√d_k, so the keys' gradient takes the queries: dK = dZᵀ·Q/√d_k."
 ZEROED_AFTER = (
     "the weights are masked after the softmax (A·(mask == 0)), so their rows no longer sum to "
-    "1: add the mask to the scores before the softmax, as the forward does."
+    f"1: {ADD_MASK}, as the forward does."
 )
 DA_TRANSPOSED = (
     "dA is transposed: output = A·V gives dA = dOut·Vᵀ (one row per query, one column per "
@@ -52,12 +61,11 @@ DV_NOT_TRANSPOSED = (
     "the queries that read it)."
 )
 MASK_LEAKS = (
-    "gradient flows through blocked positions: the backward uses weights computed without the "
+    f"{GRADIENT_LEAKS}: the backward uses weights computed without the "
     "mask; use the forward's masked A (0 where blocked), so no gradient passes there."
 )
 FINITE_BACK = (
-    "a query whose every key is blocked still passes gradient: the mask is applied with a large"
-    " finite number (such as −1e9, as masked_fill(mask, -1e9) puts in) instead of −∞, so that "
+    f"{FULLY_BLOCKED_QUERY} still passes gradient: {FINITE_MASK}, so that "
     "query's weights sum to 1 instead of being 0. With the course's −∞ mask and softmax, a "
     "fully blocked query has weights 0: its dQ row is 0 and it adds nothing to dK and dV."
 )
@@ -72,8 +80,7 @@ HEAD_NO_ROW_SUM = (
 )
 ALWAYS_CAUSAL_BACK = (
     "the backward applies a causal mask of its own: these gradients are those of a causal "
-    "layer, where this call asks for no causal mask. Use the mask argument only (none when it "
-    "is None), as the forward does."
+    f"layer, {NO_CAUSAL_ASKED}. Use {MASK_ARGUMENT_ONLY}, as the forward does."
 )
 
 
@@ -178,7 +185,7 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
     if d_v != d_k:
         hint = (
             f"dQ and dK are divided by √d_v = √{d_v}, the width of the values; the scores "
-            f"were divided by √d_k = √{d_k}, the width of the queries and keys, and so is dZ."
+            f"were divided by √d_k = √{d_k}, {QK_WIDTH}, and so is dZ."
         )
         out.append((hint, head_variant(Q, K, V, dOut, mask, by_d_v=True)))
     every_key = fully_blocked(mask, (*Q.shape[:-1], K.shape[-2])) is not None

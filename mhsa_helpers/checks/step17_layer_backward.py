@@ -11,10 +11,19 @@ from .. import reference as ref
 from ..examples import get_example
 from ..gradcheck import central_differences
 from ..reference.inputs import heads_mask
-from .batches import batch_axes_error, batch_rng, random_shape
+from .batches import SHAPE_ERRORS, batch_axes_error, batch_rng, random_shape
 from .comparison import as_result, compare
 from .core import Call, Check
 from .failures import CheckFailed, said_publicly
+from .hints import (
+    GRADIENT_LEAKS,
+    MASKS_WITH_HEAD_AXIS,
+    PER_SEQUENCE,
+    TWO_AXES_FULLY_BLOCKED,
+    backward_passed,
+    matches_on_random,
+    song_and_question,
+)
 from .masks import fully_blocked, hidden_mask, per_head_mask, two_batch_axes_mask
 from .step17_backward import (
     FD_STEP,
@@ -67,7 +76,7 @@ BARE_RESHAPE = (
 )
 UNMASKED_BACK = (
     "the heads' backward gets no mask: pass the forward's mask (with its head axis) to "
-    "attention_head_backward too, or gradient flows through blocked positions."
+    f"attention_head_backward too, or {GRADIENT_LEAKS}."
 )
 DW_NOT_SUMMED = (
     "the weights' gradients keep the batch axes: one W is shared by every sequence, so sum "
@@ -230,13 +239,14 @@ class MultiHeadSelfAttentionBackward(Check):
     name = "multi_head_self_attention_backward"
     mask_rule = True
     passed = (
-        "dX and the four weights' gradients match, as central differences give them, on the "
-        "song (1 and 2 heads, causal), the question (4 heads), batches with a mask per "
-        "sequence, masks with a head axis ((h, T, T), (B, 1, T, T), (B, 1, 1, T)), two batch "
-        "axes with a sequence whose every key is blocked, and float32; and on a large input "
-        "it is a backward pass."
+        backward_passed(
+            "dX and the four weights' gradients match",
+            f"{song_and_question('1 and 2', '4')}, {PER_SEQUENCE}, {MASKS_WITH_HEAD_AXIS}, "
+            f"{TWO_AXES_FULLY_BLOCKED}, and float32",
+        )
+        + "."
     )
-    passed_hidden = "matches on random shapes, heads, masks and batches."
+    passed_hidden = matches_on_random("heads, masks and batches")
 
     def visible(self):
         e, q = get_example("song"), get_example("question")
@@ -283,7 +293,7 @@ class MultiHeadSelfAttentionBackward(Check):
             return said
         error = outcome.error or ""
         said = error.split(" raised ", 1)[-1]
-        shapes = ("mismatch in its core dimension", "could not be broadcast", "cannot reshape")
+        shapes = SHAPE_ERRORS
         plain = batch_axes_error(call.args, error, self.core_ndim) is None
         if (outcome.code or "").startswith("raised:") and plain and any(w in said for w in shapes):
             return CheckFailed(

@@ -10,6 +10,8 @@ from ..gradcheck import central_differences
 from .batches import batch_rng, random_shape
 from .comparison import as_result, compare
 from .core import Call, Check
+from .hints import AXIS_IGNORED as IGNORED
+from .hints import backward_passed, lost_axis, matches_on_random
 from .step17_backward import FD_STEP, against_differences, call_bound, not_a_backward
 
 NO_ROW_SUM = (
@@ -31,11 +33,8 @@ DIAGONAL = (
     "entries together, so dZ = A·(dA − Σ_k dA_k·A_k)."
 )
 REVERSED = "the bracket is reversed (the sign is flipped): dZ = A·(dA − Σ dA·A), not A·(Σ − dA)."
-NO_KEEPDIMS = (
-    "the row sums lost their axis (keepdims=True is missing), so row i's sum is subtracted "
-    "from column i: np.sum(dA * A, axis=axis, keepdims=True)."
-)
-AXIS_IGNORED = "the axis argument is ignored: with axis=-2 the sums run down the columns."
+NO_KEEPDIMS = lost_axis("sums", "sum", "np.sum(dA * A, axis=axis, keepdims=True)")
+AXIS_IGNORED = f"{IGNORED}: with axis=-2 the sums run down the columns."
 PLUS_SIGN = (
     "the row-sum term is added: the Jacobian is diag(a) − a·aᵀ, so dZ = A·(dA − Σ dA·A), with "
     "a minus."
@@ -103,11 +102,15 @@ SOFTMAX_RULE = "dZ = A·(dA − Σ dA·A), the sum along the softmax's axis with
 class SoftmaxBackward(Check):
     name = "softmax_backward"
     passed = (
-        "dZ = A·(dA − Σ dA·A), as central differences give it, on the students, a causal and "
-        "a fully masked row, axis=-2, one and two batch axes and float32; and on a large "
-        "input it is a backward pass (not a forward called again and again)."
+        backward_passed(
+            "dZ = A·(dA − Σ dA·A)",
+            "the students, a causal and a fully masked row, axis=-2, one and two batch axes and "
+            "float32",
+            them="it",
+        )
+        + " (not a forward called again and again)."
     )
-    passed_hidden = "matches on random shapes, axes, masks and batches."
+    passed_hidden = matches_on_random("axes, masks and batches")
 
     def visible(self):
         s = get_example("students")
