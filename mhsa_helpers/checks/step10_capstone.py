@@ -33,6 +33,7 @@ from .masks import (
     mask_has_head_axis,
     per_head,
     per_head_mask,
+    per_sequence_mask,
     two_batch_axes_mask,
     without_head_axis,
 )
@@ -144,6 +145,13 @@ class MultiQueryAttention(Check):
             W_q, W_o = (rng.normal(size=(d, d)) for _ in range(2))
             W_k, W_v = (rng.normal(size=(d, d_k)) for _ in range(2))
             calls.append(Call((X, W_q, W_k, W_v, W_o, h, hidden_mask(rng, lead, T, h))))
+        # a batch with a mask per sequence and no head axis, a query that reads nothing
+        h, d_k, T, B = (int(n) for n in rng.integers(2, 5, size=4))
+        d = h * d_k
+        X = rng.normal(size=(B, T, d))
+        W_q, W_o = (rng.normal(size=(d, d)) for _ in range(2))
+        W_k, W_v = (rng.normal(size=(d, d_k)) for _ in range(2))
+        calls.append(Call((X, W_q, W_k, W_v, W_o, h, per_sequence_mask(rng, (B,), T, T))))
         return calls
 
     def catalogue(self, call):

@@ -38,6 +38,7 @@ from .masks import (
     head_axis_twice,
     per_head,
     per_head_mask,
+    per_sequence_mask,
     without_head_axis,
 )
 from .relayed import core_sizes, qk_shapes
@@ -312,6 +313,11 @@ class GroupedQueryAttention(Check):
             elif kind == "per batch":
                 mask = np.where(rng.random((*lead, T, T)) < 0.3, -np.inf, 0.0)
             calls.append(_call(X, _weights(rng, d, h, kv, dtype), h, kv, mask))
+        # a batch with a mask per sequence and no head axis, a query that reads nothing
+        kv, group, d_k, T, B = (int(n) for n in rng.integers(2, 4, size=5))
+        X = rng.normal(size=(B, T, kv * group * d_k))
+        Ws = _weights(rng, kv * group * d_k, kv * group, kv)
+        calls.append(_call(X, Ws, kv * group, kv, per_sequence_mask(rng, (B,), T, T)))
         h = int(rng.integers(3, 6))
         kv = h + 1 if rng.random() < 0.5 else h - 1
         X, W = rng.normal(size=(4, 2 * h)), rng.normal(size=(2 * h, 2 * h))

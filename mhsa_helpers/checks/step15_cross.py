@@ -27,7 +27,7 @@ from .hints import (
     scaled_wrongly,
     wrong_axis,
 )
-from .masks import HEAD_AXIS_TWICE, head_axis_twice, per_head, per_head_mask
+from .masks import HEAD_AXIS_TWICE, head_axis_twice, per_head, per_head_mask, per_sequence_mask
 from .step12_gqa import as64, compare_pair
 
 
@@ -224,6 +224,11 @@ class CrossAttention(Check):
             elif kind == "self":
                 C, mask = X.copy(), ref.causal_mask(T_q)
             calls.append(_call(X, C, _weights(rng, d, dtype), h, mask))
+        # one memory C for a batch of queries, a mask per sequence and query (no head axis)
+        h, d_k, T_q, T_k, B = (int(n) for n in rng.integers(2, 5, size=5))
+        X, C = rng.normal(size=(B, T_q, h * d_k)), rng.normal(size=(T_k, h * d_k))
+        mask = per_sequence_mask(rng, (B,), T_q, T_k)
+        calls.append(_call(X, C, _weights(rng, h * d_k), h, mask))
         h = int(rng.integers(3, 6))
         d = h * 2 + 1
         X, W = rng.normal(size=(3, d)), rng.normal(size=(d, d))
