@@ -34,6 +34,7 @@ __all__ = [
     "PER_SEQUENCE",
     "QK_WIDTH",
     "QUERY_HEADS_STRIDED",
+    "RESIDUAL_OUTSIDE",
     "REVERSED_MERGE",
     "SONG_HEAD_1",
     "TWO_AXES_FULLY_BLOCKED",
@@ -274,4 +275,11 @@ CHAIN_RULE = "compute the gradient by the chain rule"
 QUERY_HEADS_STRIDED = (
     "query head i takes every n_heads-th column of X·W_Q (columns i, i + n_heads, …): it owns "
     "the consecutive columns i·d_k … (i+1)·d_k − 1, as split_heads(X @ W_q, n_heads) gives them."
+)
+
+
+#: Where a residual connection belongs (no period): the forward's and the backward's slip.
+RESIDUAL_OUTSIDE = (
+    "the residual connection belongs to the block around the layer (x + attention(x)), not "
+    "inside it"
 )

@@ -16,6 +16,7 @@ from .hints import (
     MASKS_WITH_HEAD_AXIS,
     NOT_SCALED,
     PER_SEQUENCE,
+    RESIDUAL_OUTSIDE,
     REVERSED_MERGE,
     TWO_AXES_FULLY_BLOCKED,
     W_O_MISSING,
@@ -138,9 +139,8 @@ FIRST_HEAD_MASK = (
 def residual_inside() -> str:
     """The sentence for a layer that adds its input X to its output (a residual inside)."""
     return (
-        "the output is X + the layer's output: the residual connection belongs to the block "
-        "around the layer (x + attention(x)), not inside it; return the merged heads times "
-        "W_O alone."
+        f"the output is X + the layer's output: {RESIDUAL_OUTSIDE}; return the merged heads "
+        "times W_O alone."
     )
 
 

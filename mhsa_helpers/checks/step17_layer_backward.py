@@ -19,6 +19,7 @@ from .hints import (
     GRADIENT_LEAKS,
     MASKS_WITH_HEAD_AXIS,
     PER_SEQUENCE,
+    RESIDUAL_OUTSIDE,
     TWO_AXES_FULLY_BLOCKED,
     backward_passed,
     by_d_model,
@@ -118,9 +119,9 @@ PROJECTIONS_FROM_DC = (
     "(merge_heads); then dW_Q = Xᵀ·dQ and dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."
 )
 RESIDUAL_BACK = (
-    "dX has an extra + dOut, as if the layer had a residual connection: this layer returns "
-    "attention(X)·W_O alone (no X + …), so dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ, nothing more; a "
-    "residual's + dOut belongs to the block around the layer."
+    f"dX has an extra + dOut, as if the layer had a residual connection: {RESIDUAL_OUTSIDE}. "
+    "This layer returns attention(X)·W_O alone, so dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ, nothing "
+    "more."
 )
 DW_O_FROM_V = (
     "dW_O uses V = X·W_V: out = C·W_O with C the merged heads' outputs (A·V, merged), so "
