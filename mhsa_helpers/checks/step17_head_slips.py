@@ -218,4 +218,22 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
     causal = with_causal(mask, Q.shape[-2], K.shape[-2])
     if causal is not None:  # code for a decoder: causal whatever the mask argument says
         out.append((ALWAYS_CAUSAL_BACK, head_variant(Q, K, V, dOut, causal)))
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    shared = [n for n, M in zip("QKV", (Q, K, V), strict=True) if M.shape[:-2] != lead]
+    if shared:  # an input shared by the batch: its gradient is the sum of every sequence's
+        full = [np.broadcast_to(M, (*lead, *M.shape[-2:])) for M in (Q, K, V)]
+        out.append((not_summed_back(shared, lead), ref.attention_head_backward(*full, dOut, mask)))
     return out
+
+
+def not_summed_back(shared: list[str], lead: tuple) -> str:
+    """The hint for gradients left with the batch axes their inputs were broadcast along."""
+    names, grads = " and ".join(shared), " and ".join(f"d{n}" for n in shared)
+    one = len(shared) == 1
+    return (
+        f"{grads} {'keeps' if one else 'keep'} the batch axes {names} "
+        f"{'was' if one else 'were'} broadcast along: {names} {'serves' if one else 'serve'} "
+        f"every sequence of the batch {lead}, so each gradient is the sum of every sequence's: "
+        f"sum {grads} over the batch axes {names} {'lacks' if one else 'lack'}, back to "
+        f"{'its' if one else 'their'} own shape."
+    )

@@ -373,7 +373,7 @@ class MultiHeadSelfAttentionBackward(Check):
         # a mask per sequence without its head axis (B, T, T), causal and padded, one sequence
         # with every key blocked
         B, h, d_k, T = (int(k) for k in rng.integers(2, 4, size=4))
-        lengths = rng.integers(0, T + 2, size=B)
+        lengths = rng.integers(1, T + 2, size=B)  # every other sequence reads a key
         lengths[rng.integers(B)] = 0
         mask = ref.causal_mask(T + 1) + ref.padding_mask(lengths, T + 1)  # (B, T, T)
         Ws = [rng.normal(size=(h * d_k, h * d_k)) / math.sqrt(h * d_k) for _ in range(4)]

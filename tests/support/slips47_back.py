@@ -276,4 +276,18 @@ SLIPS47_BACK = {
         ),
         "dW_O uses V = X·W_V",
     ),
+    # The gradients of a K and V shared by a batch left batched (no sum over the batch axes).
+    "backward_ah_shared_kv_not_summed": (
+        "17_backward",
+        "attention_head_backward",
+        """def attention_head_backward(Q, K, V, dOut, mask=None):
+    s = np.sqrt(Q.shape[-1])
+    _, A = mh.attention_head(Q, K, V, mask)
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+    return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, dV
+""",
+        "dK and dV keep the batch axes K and V were broadcast along",
+    ),
 }
