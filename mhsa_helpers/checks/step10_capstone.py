@@ -211,7 +211,9 @@ class KVCacheSize(Check):
     passed_hidden = "correct on random sizes."
 
     def visible(self):
-        return self._calls([(6, 4, 2), (1024, 512, 8), (10, 12, 3)])
+        # three heads first: with two, 2·T·d_k (the test of multi_query reversed) is T·d_model
+        # (K or V counted once); with d_k = 4 ≠ n_heads, 2·T·n_heads is no size either
+        return self._calls([(10, 12, 3), (6, 4, 2), (1024, 512, 8)])
 
     def hidden(self, rng):
         sizes = []
@@ -246,7 +248,12 @@ class KVCacheSize(Check):
                 "way round? Without it, every head caches its own K and V, 2·T·d_model."
             )
         elif mq and got == 2 * T * d:
-            hint = " With one shared K/V head, each token caches 2·d_k numbers."
+            hint = (
+                f" That is 2·T·d_model, the multi-head size, as if multi_query=True were ignored "
+                "or the one shared K/V head had the whole width d_model (n_heads set to 1 before "
+                f"d_k = d_model // n_heads): it is d_k = {d // h} wide, so each token caches "
+                "2·d_k numbers; take d_k from the n_heads given."
+            )
         elif got in (T * d, T * d // h):
             hint = " Both K and V are cached: count them twice."
             if reversed_test:

@@ -52,6 +52,11 @@ LINSPACE = (
     "θ_i = base^(−2i/(d−2)), as np.linspace(0, 1, d // 2) gives, reaches base^(−1) at the last "
     "pair; the exponent is −2i/d (np.arange(0, d, 2) / d), which stops short of −1."
 )
+INTEGER_EXPONENT = (
+    "the exponent is taken with integer division, 2i // d, which is 0 for every pair, so "
+    "every θ_i is base^0: each pair turns by one radian per position. Divide as floats: "
+    "θ_i = base^(−2i / d)."
+)
 
 
 def theta_over_T(T: int, d: int) -> str:
@@ -75,6 +80,7 @@ def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
         "plus": 2 * i / d,
         "T": -2 * i / T,
         "linspace": -2 * i / max(d - 2, 1),
+        "integer": -(2 * i // d),
     }.get(how.get("exponent"), -2 * i / d)
     angle = pos[..., None] * b**exponent  # (..., T, d/2)
     if how.get("degrees"):
@@ -118,6 +124,7 @@ def mistakes(X, positions=None, base=10000.0) -> list:
         (HALVES_OUT, rope(X, positions, base, halves_out=True) if d > 2 else None),
         (DEGREES, rope(X, positions, base, degrees=True)),
         (LINSPACE, rope(X, positions, base, exponent="linspace") if d > 2 else None),
+        (INTEGER_EXPONENT, rope(X, positions, base, exponent="integer") if d > 2 else None),
     ]
 
 

@@ -9,6 +9,7 @@ n_heads does not divide d_model.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -56,6 +57,28 @@ REPEAT_AXIS = (
     "the head axis, np.repeat(K_heads, n_heads // n_kv_heads, axis=-3), not axis=0, which is "
     "the batch axis once X has batch axes (the same for V)."
 )
+
+
+def by_n_kv_heads(group: int) -> str:
+    """The hint for K/V head index i // n_kv_heads, where i // g belongs (g the group size)."""
+    return (
+        "query head i reads K/V head i // n_kv_heads; it must read K/V head i // g, with "
+        f"g = n_heads // n_kv_heads = {group} the size of a group (np.repeat(..., g, "
+        "axis=-3))."
+    )
+
+
+def mask_repeated(mask_shape: tuple, group: int, heads: int) -> str:
+    """The hint for a mask with its head axis repeated like K and V (``heads`` after it)."""
+    return (
+        f"the per-head mask of shape {mask_shape} is repeated like K and V (g = n_heads // "
+        f"n_kv_heads = {group} times along its head axis, giving {heads}), but it already has "
+        "one entry per query head, not per K/V head: add it to the scores as it is."
+    )
+
+
+_SHAPES = r"\(([\d,\s]+)\)"
+
 #: Words of numpy's errors when arrays of different head counts or widths meet.
 SHAPE_ERRORS = ("broadcast", "mismatch", "not aligned", "cannot reshape", "must divide d_model")
 
@@ -142,12 +165,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
             "head 2, … (index i reads index i // g: np.repeat over the head axis).",
             run(heads=wrapped),
         ),
-        (
-            "query head i reads K/V head i // n_kv_heads; it must read K/V head i // g, with "
-            f"g = n_heads // n_kv_heads = {group} the size of a group (np.repeat(..., g, "
-            "axis=-3)).",
-            run(heads=by_kv) if by_kv != right else None,
-        ),
+        (by_n_kv_heads(group), run(heads=by_kv) if by_kv != right else None),
         (
             "the columns of X @ W_k and X @ W_v are repeated one by one (np.repeat on the last "
             "axis); repeat whole K/V heads: np.repeat(split_heads(X @ W_k, n_kv_heads), "
@@ -326,7 +344,12 @@ class GroupedQueryAttention(Check):
         wrong = Call(
             (X, W, Wkv, Wkv, W, h, kv), raises="ValueError", context={"why": why}, own=True
         )
-        return [*calls, wrong]
+        # a mask with its head axis, one entry per query head, on groups of two or more
+        kv, group, d_k, T = (int(n) for n in rng.integers(2, 4, size=4))
+        h, lead = kv * group, random_shape(rng)
+        X = rng.normal(size=(*lead, T, h * d_k))
+        heads = np.broadcast_to(per_head_mask(T, h), (*lead, h, T, T)).copy()
+        return [*calls, wrong, _call(X, _weights(rng, h * d_k, h, kv), h, kv, heads)]
 
     # -- verdict -------------------------------------------------------------
     def catalogue(self, call):
@@ -365,6 +388,24 @@ class GroupedQueryAttention(Check):
         if not (isinstance(h, int) and isinstance(kv, int) and h > 0 < kv) or d_model % h:
             return None
         d_k, g = d_model // h, h // kv
+        mask = call.args[7] if len(call.args) > 7 else None
+        if g > 1 and isinstance(mask, np.ndarray) and mask.ndim == np.ndim(X) + 1:
+            # a mask with its head axis (one axis more than X) repeated g times like K and V
+            m = mask.shape
+            repeated = (*m[:-3], m[-3] * g, *m[-2:])
+            found = {
+                tuple(int(n) for n in t.replace(",", " ").split())
+                for t in re.findall(_SHAPES, said)
+            }
+            if "broadcast" in said and repeated in found:
+                return mask_repeated(m, g, m[-3] * g)
+        bounds = re.search(r"index (\d+) is out of bounds for axis -?\d+ with size (\d+)", said)
+        if bounds and g > 1 and int(bounds[2]) == kv <= int(bounds[1]) <= (h - 1) // kv:
+            # the K/V heads indexed by np.arange(n_heads) // n_kv_heads: past the last
+            return (
+                f"{by_n_kv_heads(g)} With n_heads = {h} and n_kv_heads = {kv}, i // n_kv_heads "
+                f"reaches {(h - 1) // kv}, past the last K/V head, index {kv - 1}."
+            )
         shapes, widths = qk_shapes(said), core_sizes(said)
         if shapes is not None and shapes[2] == "width":
             width = shapes[1][-1]
