@@ -41,10 +41,21 @@ from .relayed import core_sizes, qk_shapes
 from .wording import number
 
 #: The shape of multi-query attention's shared keys and values, and how they meet the heads.
+SHARED_KV_HEAD_AXIS = (
+    "give them a head axis of size 1, K[..., None, :, :] of shape (..., 1, T, d_k), so that "
+    "they broadcast against every query head (..., h, T, d_k)."
+)
 SHARED_KV = (
     "K = X·W_K and V = X·W_V are one shared head of width d_k, (..., T, d_k): do not split "
-    "them into heads; give them a head axis of size 1, K[..., None, :, :] of shape "
-    "(..., 1, T, d_k), so that they broadcast against every query head (..., h, T, d_k)."
+    f"them into heads; {SHARED_KV_HEAD_AXIS}"
+)
+
+#: The queries split by a bare reshape to (..., h, T, d_k), and the heads merged back likewise.
+QUERIES_BARE_RESHAPE = (
+    "the queries X·W_Q are reshaped straight to (..., n_heads, T, d_k) and the heads back to "
+    "(..., T, d_model), with no transpose, which mixes tokens and heads: split with "
+    "mh.split_heads (to (..., T, n_heads, d_k), then swap the T and n_heads axes) and merge "
+    "with mh.merge_heads."
 )
 
 #: The heads (..., h, T, d_k) reshaped to (..., T, d_model) without moving the head axis.
@@ -55,6 +66,15 @@ MERGED_HEAD_AXIS_FIRST = (
 )
 
 
+def no_head_axis(k_shape: str = "(..., T, d_k)", q_shape: str = "(..., h, T, d_k)") -> str:
+    """The hint for a shared K and V without a head axis, whose batch axis meets the heads'."""
+    return (
+        f"the shared K and V have no head axis: K of shape {k_shape} meets the query heads "
+        f"{q_shape} with its axes lined up from the end, so its batch axis falls on the heads' "
+        f"axis. As one shared head of width d_k, {SHARED_KV_HEAD_AXIS}"
+    )
+
+
 def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     """``(hint, wrong output, wrong weights)`` for the known mistakes of multi-query attention."""
     Qh = ref.split_heads(X @ W_q, h)  # (..., h, T, d_k)
@@ -62,7 +82,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     d_model, d_k = X.shape[-1], Qh.shape[-1]
     M = per_head(mask, X.ndim, h)  # (..., 1 or h, T, T): the layer's mask rule
 
-    def run(scale=None, axis=-1, use_mask=True, W_out=W_o, M=M, V=V, Qh=Qh):
+    def run(scale=None, axis=-1, use_mask=True, W_out=W_o, M=M, V=V, Qh=Qh, K=K):
         with np.errstate(all="ignore"):
             Z = Qh @ K.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
             A = ref.softmax(Z + (M if use_mask else 0.0), axis=axis)
@@ -80,12 +100,25 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     if h > 1 and d_k > 1:  # query head i of the columns i, i + h, …
         Q = X @ W_q
         out.append((QUERY_HEADS_STRIDED, *run(Qh=np.stack([Q[..., i::h] for i in range(h)], -3))))
+    if h > 1:  # the queries split, and the heads merged, by a bare reshape
+        Q = X @ W_q
+        bare = Q.reshape(*Q.shape[:-2], h, Q.shape[-2], d_k)  # (..., h, T, d_k), tokens mixed
+        with np.errstate(all="ignore"):
+            A = ref.softmax(bare @ K.swapaxes(-1, -2) / math.sqrt(d_k) + M)
+            heads = A @ V  # (..., h, T, d_k)
+        flat = heads.reshape(*heads.shape[:-3], heads.shape[-2], d_model)
+        out.append((QUERIES_BARE_RESHAPE, flat @ W_o, A))
     if h > 1 and d_k > 1:  # the heads reshaped to (..., T, d_model) with the head axis in front
         with np.errstate(all="ignore"):
             A = ref.softmax(Qh @ K.swapaxes(-1, -2) / math.sqrt(d_k) + M)
             heads = A @ V  # (..., h, T, d_k)
         flat = heads.reshape(*heads.shape[:-3], heads.shape[-2], d_model)
         out.append((MERGED_HEAD_AXIS_FIRST, flat @ W_o, A))
+    if X.ndim > 2:  # K and V (..., T, d_k) without a head axis: the batch meets the heads
+        try:
+            out.append((no_head_axis(), *run(K=K[..., 0, :, :], V=V[..., 0, :, :])))
+        except ValueError:
+            pass  # numpy refuses (the batch and the heads differ): the error is read instead
     if mask is not None:
         out.append((MASK_IGNORED_HEADS, *run(use_mask=False)))
     raw = without_head_axis(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # scores: (..., h, T, T)
@@ -169,6 +202,11 @@ class MultiQueryAttention(Check):
         X, W_k, h = call.args[0], call.args[2], call.args[5]
         shapes = qk_shapes(said)
         widths = core_sizes(said)
+        if shapes is not None and shapes[2] == "batch":  # K (..., T, d_k) with no head axis
+            q_shape, k_shape = shapes[0], shapes[1]
+            if k_shape == (*np.shape(X)[:-1], q_shape[-1]) and len(k_shape) > 2:
+                return no_head_axis(str(k_shape), str(q_shape))
+            return None
         if shapes is not None and shapes[2] == "width":
             width, d_k = shapes[1][-1], shapes[0][-1]
         elif widths is not None:
