@@ -20,7 +20,7 @@ from .batches import batch_rng, random_shape
 from .comparison import as_pair, as_result, close, compare, precision
 from .core import Call, Check, Outcome
 from .failures import AmbiguousMistake, CheckFailed
-from .hints import W_O_MISSING, by_d_model, not_dividing, not_scaled
+from .hints import W_O_MISSING, by_d_model, not_dividing, not_scaled, scaled_wrongly
 from .relayed import qk_shapes
 from .wording import agree
 
@@ -46,12 +46,32 @@ UNSPLIT = (
     "shape (..., n_heads, t + 1, d_k), as split_heads gives them."
 )
 SWAPPED = "the cache is returned as (V', K'): return (K', V'), keys first."
+TOKEN_AXIS_AT_MINUS_2 = (
+    "x has batch axes before d_model and no token axis: insert it just before the last axis, "
+    "x[..., None, :] (shape (..., 1, d_model))."
+)
 AS_SEQUENCE = (
     "x is read as a sequence of tokens: x[None, :] puts the new token axis in front, so a "
-    "batch of new tokens (B, d_model) becomes one sequence of B tokens. x has batch axes "
-    "before d_model and no token axis: insert it just before the last axis, x[..., None, :] "
-    "(shape (..., 1, d_model))."
+    f"batch of new tokens (B, d_model) becomes one sequence of B tokens. {TOKEN_AXIS_AT_MINUS_2}"
 )
+
+
+def at_least_2d(batch: int) -> str:
+    """The hint for np.atleast_2d's token axis: a batch of ``batch`` new tokens read as tokens."""
+    return (
+        "np.atleast_2d adds the token axis in front, and only where there is no axis before "
+        f"d_model: a batch of new tokens (B, d_model) stays as it is and its B = {batch} tokens "
+        f"are read as one sequence. {TOKEN_AXIS_AT_MINUS_2}"
+    )
+
+
+def by_positions(t: int, d_k: int) -> str:
+    """The hint for a step's scores divided by √(t + 1), the number of cached positions."""
+    return scaled_wrongly(
+        f"√(t + 1) = √{t + 1}, the number of positions in the cache at step t = {t}", d_k
+    )
+
+
 NO_W_O = W_O_MISSING
 NOT_SCALED = not_scaled("q")
 NO_CACHE = (
@@ -142,6 +162,13 @@ def mistakes(call: Call) -> list:
             Zs = qs @ ks.swapaxes(-1, -2) / math.sqrt(d_k)  # (1, ..., h, B, B)
             ys = ref.merge_heads(ref.softmax(Zs) @ vs)[..., 0, :] @ W_o
         as_sequence = (ys, (ks, vs))
+    front = None  # np.atleast_2d(x @ W): the last batch axis read as the token axis
+    if x.ndim > 1 and cache is None:
+        qs, ks, vs = (ref.split_heads(x @ W, h) for W in (W_q, W_k, W_v))  # (..., h, B, d_k)
+        with np.errstate(all="ignore"):
+            Zs = qs @ ks.swapaxes(-1, -2) / math.sqrt(d_k)  # (..., h, B, B)
+            ys = ref.merge_heads(ref.softmax(Zs) @ vs)[..., 0, :] @ W_o
+        front = (ys, (ks, vs))
     grown = t > 0  # on the first step several mistakes change nothing
     prepended = tuple(np.concatenate([new, old], -2) for new, old in ((k, K_old), (v, V_old)))
     position = np.arange(t + 1)
@@ -155,9 +182,14 @@ def mistakes(call: Call) -> list:
         (QUERY_FROM_W_K, (y(K, V, q=k), (K, V))),
         (old_cache(t), (right, cache) if grown else None),
         (AS_SEQUENCE, as_sequence),
+        (at_least_2d(x.shape[-2] if x.ndim > 1 else 1), front),
         (NO_W_O, (y(K, V, W_out=None), (K, V))),
         (by_d_model(d_model, d_k), (y(K, V, math.sqrt(d_model)), (K, V)) if h > 1 else None),
         (NOT_SCALED, (y(K, V, 1.0), (K, V)) if d_k > 1 else None),
+        (
+            by_positions(t, d_k),
+            (y(K, V, math.sqrt(t + 1)), (K, V)) if t + 1 not in (1, d_k, d_model) else None,
+        ),
     ]
 
 
