@@ -33,9 +33,21 @@ from .step12_gqa import as64, compare_pair
 
 def mask_counts_C(x_ndim: int, c_ndim: int) -> str:
     """The hint for a mask whose head axis is decided by counting C's axes alone."""
+    return mask_counts_one("C", c_ndim, "X", x_ndim, "one memory C shared by a batch of queries")
+
+
+def mask_counts_X(x_ndim: int, c_ndim: int) -> str:
+    """The hint for a mask whose head axis is decided by counting X's axes alone."""
+    return mask_counts_one(
+        "X", x_ndim, "C", c_ndim, "one sequence of queries X reading a batch of memories C"
+    )
+
+
+def mask_counts_one(counted: str, n: int, other: str, m: int, case: str) -> str:
+    """The hint for a mask rule that counts the axes of ``counted`` alone (``other`` has more)."""
     return (
-        f"the mask's head axis is decided by counting the axes of C alone (C has {c_ndim}, X "
-        f"has {x_ndim}): one memory C shared by a batch of queries has fewer batch axes than X. "
+        f"the mask's head axis is decided by counting the axes of {counted} alone ({counted} "
+        f"has {n}, {other} has {m}): {case} has fewer batch axes in {counted} than in {other}. "
         "Count the axes of X or C, whichever has more: a mask with no more axes than that has "
         "no head axis yet, so give it one, np.expand_dims(mask, -3)."
     )
@@ -118,6 +130,8 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
         out.append((MASK_IGNORED_HEADS, run(masked=False)))
     if mask is not None and C.ndim < np.ndim(mask) <= X.ndim and np.ndim(mask) > 2:
         out.append((mask_counts_C(X.ndim, C.ndim), run(M=np.asarray(mask))))
+    if mask is not None and X.ndim < np.ndim(mask) <= C.ndim and np.ndim(mask) > 2:
+        out.append((mask_counts_X(X.ndim, C.ndim), run(M=np.asarray(mask))))
     scores = (*np.broadcast_shapes(X.shape[:-2], C.shape[:-2]), h, T_q, T_k)  # (..., h, T_q, T_k)
     twice = head_axis_twice(mask, scores)  # (..., h, 1, T_q, T_k)
     if twice is not None:
@@ -190,6 +204,10 @@ class CrossAttention(Check):
             _call(XB, CB[0], _weights(b, 8), 4),
             _call(XB, CB[1], _weights(b, 8), 2, shared),  # (B, T_q, T_k), B = n_heads
             _call(XB, CB[1], _weights(b, 8), 4, shared),  # (B, T_q, T_k), B ≠ n_heads
+            # one sequence of queries X (T_q, d_model) reading a batch of memories C: the mask
+            # rule counts C's axes
+            _call(XB[0], CB, _weights(b, 8), 4, shared),  # (B, T_q, T_k), B ≠ n_heads
+            _call(XB[1], CB, _weights(b, 8), 2, shared),  # (B, T_q, T_k), B = n_heads
             # masks with their head axis (one axis more than X): added as they are
             _call(q.X, q.X, Wq, 2, per_head_mask(q.T, 2)),  # (h, T, T): self-attention
             _call(s.X[:4], q.X, Wq, 2, per_head_mask(q.T, 2)[:, :4]),  # (h, T_q, T_k)
@@ -229,6 +247,11 @@ class CrossAttention(Check):
         X, C = rng.normal(size=(B, T_q, h * d_k)), rng.normal(size=(T_k, h * d_k))
         mask = per_sequence_mask(rng, (B,), T_q, T_k)
         calls.append(_call(X, C, _weights(rng, h * d_k), h, mask))
+        # one sequence of queries for a batch of memories, a mask per memory (no head axis)
+        h, d_k, T_q, T_k, B = (int(n) for n in rng.integers(2, 5, size=5))
+        X, C = rng.normal(size=(T_q, h * d_k)), rng.normal(size=(B, T_k, h * d_k))
+        mask = per_sequence_mask(rng, (B,), T_q, T_k)
+        calls.append(_call(X, C, _weights(rng, h * d_k), h, mask))
         h = int(rng.integers(3, 6))
         d = h * 2 + 1
         X, W = rng.normal(size=(3, d)), rng.normal(size=(d, d))
@@ -263,6 +286,10 @@ class CrossAttention(Check):
         head axis counted against C alone (numpy's reshape or broadcast refusing)."""
         X, C = call.args[:2]
         mask = call.args[7] if len(call.args) > 7 else call.kwargs.get("mask")
+        if np.ndim(X) < np.ndim(C):  # one sequence of queries, a batch of memories
+            if "broadcast" in said and mask is not None and X.ndim < np.ndim(mask) <= C.ndim:
+                return mask_counts_X(X.ndim, C.ndim)
+            return None
         if np.ndim(C) >= np.ndim(X):
             return None
         if "cannot reshape" in said:
