@@ -73,7 +73,8 @@ def mask_repeated(mask_shape: tuple, group: int, heads: int) -> str:
     return (
         f"the per-head mask of shape {mask_shape} is repeated like K and V (g = n_heads // "
         f"n_kv_heads = {group} times along its head axis, giving {heads}), but it already has "
-        "one entry per query head, not per K/V head: add it to the scores as it is."
+        "one entry per query head, not per K/V head: only K and V are repeated, the mask is "
+        "used unrepeated."
     )
 
 

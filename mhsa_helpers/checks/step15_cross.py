@@ -65,6 +65,18 @@ def split_with_X_batch(X, C) -> str:
     )
 
 
+def reshaped_with_X_batch(X, C) -> str:
+    """The hint for a reshape with X's batch axes where C has more of its own."""
+    lead = np.broadcast_shapes(np.shape(X)[:-2], np.shape(C)[:-2])
+    return (
+        f"a reshape takes X's batch axes, but here one sequence of queries X {np.shape(X)} "
+        f"reads a batch of memories C {np.shape(C)}: the heads and the output have the batch "
+        f"axes of X and C broadcast together, {lead}. Take the leading axes from the array "
+        "being reshaped (heads.shape[:-3], K.shape[:-1]), or use mh.split_heads and "
+        "mh.merge_heads."
+    )
+
+
 def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
     """``(hint, (wrong output, wrong weights))`` for the known mistakes of cross-attention.
 
@@ -289,6 +301,8 @@ class CrossAttention(Check):
         if np.ndim(X) < np.ndim(C):  # one sequence of queries, a batch of memories
             if "broadcast" in said and mask is not None and X.ndim < np.ndim(mask) <= C.ndim:
                 return mask_counts_X(X.ndim, C.ndim)
+            if "cannot reshape" in said:
+                return reshaped_with_X_batch(X, C)
             return None
         if np.ndim(C) >= np.ndim(X):
             return None

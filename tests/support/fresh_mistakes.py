@@ -354,7 +354,7 @@ FRESH = {
     kv_heads = 1 if multi_query else n_heads
     return 2 * seq_len * d_model * kv_heads
 """,
-        "n_heads = 2 times too many",
+        "n_heads = 3 times too many",
     ),
     # Counts the queries as cached too (factor 3 for Q, K, V) although only K and V are cached.
     "kv_cache_size_caches_queries_too": (

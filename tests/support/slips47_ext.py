@@ -301,7 +301,7 @@ SLIPS47_EXT = {
     width = d_model // n_heads if multi_query else d_model
     return 2 * seq_len * seq_len * width
 """,
-        "T = 6 times too many (T·T positions)",
+        "T = 10 times too many (T·T positions)",
     ),
     # Rotates interleaved pairs but concatenates the results as two halves.
     "rotary_embedding_written_back_as_halves": (
@@ -418,5 +418,190 @@ SLIPS47_EXT = {
     return mh.merge_heads(A @ Vh) @ W_o, A
 """,
         "divided by √T_k = √6, the length of C",
+    ),
+    # Scores divided by the square root of the number of cached positions, not of d_k. (set A: decode_scale_seq_len)
+    "decode_scale_seq_len": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    row = x[..., None, :]
+    q, k, v = (mh.split_heads(row @ W, n_heads) for W in (W_q, W_k, W_v))
+    if cache is not None:
+        k = np.concatenate([cache[0], k], axis=-2)
+        v = np.concatenate([cache[1], v], axis=-2)
+    t1 = k.shape[-2]
+    A = mh.softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(t1))
+    return mh.merge_heads(A @ v)[..., 0, :] @ W_o, (k, v)
+""",
+        "divided by √(t + 1) = √3, the number of positions in the cache",
+    ),
+    # np.atleast_2d puts the token axis in front: a batch (B, d_model) is read as B tokens. (set A: decode_no_token_axis)
+    "decode_no_token_axis": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    q = mh.split_heads(np.atleast_2d(x @ W_q), n_heads)
+    k = mh.split_heads(np.atleast_2d(x @ W_k), n_heads)
+    v = mh.split_heads(np.atleast_2d(x @ W_v), n_heads)
+    if cache is not None:
+        k = np.concatenate([cache[0], k], axis=-2)
+        v = np.concatenate([cache[1], v], axis=-2)
+    out, _ = mh.attention_head(q, k, v)
+    return mh.merge_heads(out)[..., 0, :] @ W_o, (k, v)
+""",
+        "np.atleast_2d adds the token axis in front",
+    ),
+    # K/V head index np.arange(n_heads) // n_kv_heads: past the last K/V head (IndexError). (set A: gqa_index_by_n_kv)
+    "gqa_index_by_n_kv": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    if n_heads % n_kv_heads:
+        raise ValueError("n_kv_heads must divide n_heads")
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    idx = np.arange(n_heads) // n_kv_heads
+    if mask is not None and 2 < np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh[..., idx, :, :], Vh[..., idx, :, :], mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "query head i reads K/V head i // n_kv_heads",
+    ),
+    # Ignores multi_query: always 2·T·d_model. (set A: kv_ignores_flag)
+    "kv_ignores_flag": (
+        "10_capstone",
+        "kv_cache_size",
+        """def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):
+    d_k = d_model // n_heads
+    return 2 * seq_len * n_heads * d_k
+""",
+        "as if multi_query=True were ignored",
+    ),
+    # n_heads set to 1 for multi-query before d_k = d_model // n_heads: the shared head gets the full width. (set A: kv_one_head_full_width)
+    "kv_one_head_full_width": (
+        "10_capstone",
+        "kv_cache_size",
+        """def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):
+    if multi_query:
+        n_heads = 1              # one shared K/V head ...
+    d_k = d_model // n_heads     # ... which then gets the whole width
+    return 2 * seq_len * n_heads * d_k
+""",
+        "n_heads set to 1 before d_k = d_model // n_heads",
+    ),
+    # The queries split, and the heads merged, by a bare reshape (no transpose). (set A: mqa_query_reshape_no_transpose)
+    "mqa_query_reshape_no_transpose": (
+        "10_capstone",
+        "multi_query_attention",
+        """import mhsa_helpers as mh
+
+def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    *lead, T, d_model = X.shape
+    d_k = d_model // n_heads
+    Qh = (X @ W_q).reshape(*lead, n_heads, T, d_k)
+    K = np.expand_dims(X @ W_k, -3)
+    V = np.expand_dims(X @ W_v, -3)
+    if mask is not None and 2 < np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, K, V, mask)
+    return out.reshape(*lead, T, d_model) @ W_o, A
+""",
+        "reshaped straight to (..., n_heads, T, d_k) and the heads back",
+    ),
+    # 2i // d in RoPE's exponent: every θ_i is 1. (set A: rope_int_division_exponent)
+    "rope_int_division_exponent": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    X = np.asarray(X, dtype=float)
+    d = X.shape[-1]
+    if d % 2:
+        raise ValueError("d must be even")
+    pos = np.arange(X.shape[-2]) if positions is None else np.asarray(positions)
+    two_i = np.arange(0, d, 2)
+    theta = base ** -(two_i // d)
+    a = pos[..., None] * theta
+    out = np.empty_like(X)
+    out[..., 0::2] = X[..., 0::2] * np.cos(a) - X[..., 1::2] * np.sin(a)
+    out[..., 1::2] = X[..., 0::2] * np.sin(a) + X[..., 1::2] * np.cos(a)
+    return out
+""",
+        "integer division, 2i // d",
+    ),
+    # A per-head mask repeated like K and V although it has one entry per query head. (set A: gqa_mask_repeated_like_kv)
+    "gqa_mask_repeated_like_kv": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    if n_heads % n_kv_heads:
+        raise ValueError("n_kv_heads must divide n_heads")
+    group = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = np.repeat(mh.split_heads(X @ W_k, n_kv_heads), group, axis=-3)
+    Vh = np.repeat(mh.split_heads(X @ W_v, n_kv_heads), group, axis=-3)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+        else:
+            mask = np.repeat(mask, group, axis=-3)  # like K and V
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "the per-head mask of shape (4, 6, 6) is repeated like K and V",
+    ),
+    # The mask rule counts X's axes only: a per-sequence mask with a batched C and an unbatched X is taken for a head mask. (set A: cross_mask_rule_counts_x_only)
+    "cross_mask_rule_counts_x_only": (
+        "15_cross",
+        "cross_attention",
+        """import mhsa_helpers as mh
+
+def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(C @ W_k, n_heads)
+    Vh = mh.split_heads(C @ W_v, n_heads)
+    if mask is not None and 2 < np.ndim(mask) <= np.ndim(X):
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "counting the axes of X alone",
+    ),
+    # Counts K (or V) only: the factor 2 forgotten. (set A: kv_forgets_factor_two)
+    "kv_forgets_factor_two": (
+        "10_capstone",
+        "kv_cache_size",
+        """def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):
+    d_k = d_model // n_heads
+    return seq_len * (d_k if multi_query else d_model)
+""",
+        "Both K and V are cached: count them twice.",
+    ),
+    # The shared K and V given no head axis: with a batch, the batch meets the heads. (set A: mqa_no_head_axis_on_kv)
+    "mqa_no_head_axis_on_kv": (
+        "10_capstone",
+        "multi_query_attention",
+        """import mhsa_helpers as mh
+
+def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    K = X @ W_k  # (..., T, d_k), shared
+    V = X @ W_v
+    if mask is not None and 2 < np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, K, V, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "the shared K and V have no head axis",
     ),
 }
