@@ -355,3 +355,87 @@ def test_an_interrupt_in_a_widget_is_one_line():
     with pytest.raises(Interrupted) as stopped:
         Explorer(functions={"softmax": stopped_by_hand}, step=7)
     assert one_line(stopped.value).startswith("\u2717 softmax was interrupted after ")
+
+
+# --------------------------------------------------------------------------
+# in real kernels (slow)
+# --------------------------------------------------------------------------
+LOOPING_SOFTMAX = "def softmax(Z, axis=-1):\n    while True:  # nothing changes\n        pass\n"
+
+
+def _graded_error(nb) -> list:
+    """The traceback lines of the error output of the notebook's graded test cell."""
+    graded = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    (error,) = [o for o in graded[0].outputs if o.output_type == "error"]
+    return error.traceback
+
+
+@pytest.mark.slow
+def test_in_a_kernel_the_test_cell_of_a_looping_softmax_says_one_sentence(tmp_path, monkeypatch):
+    from nbclient import NotebookClient
+
+    from tests.support import nbgrader_course as nc
+
+    monkeypatch.setenv(SECONDS_VARIABLE, "1")  # the kernel inherits it
+    nb = nc.student_notebook("07_softmax", {"softmax": LOOPING_SOFTMAX})
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+    (shown,) = _graded_error(nb)
+    assert shown.startswith("\u2717 softmax ran for more than 1 s on Z of shape (6, 6), where ")
+    assert shown.endswith("an endless loop? Check the loop's condition, then run the cell again.")
+
+
+@pytest.mark.slow
+def test_in_a_kernel_an_interrupted_check_shows_one_line(monkeypatch):
+    """The stop button during a check: the kernel's error message is one line, no frames."""
+    from jupyter_client.manager import start_new_kernel
+
+    monkeypatch.setenv(SECONDS_VARIABLE, "600")  # the interrupt comes first
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        define = (
+            "from mhsa_helpers import checks\n"
+            "def softmax(Z, axis=-1):\n"
+            "    print('looping', flush=True)\n"
+            "    while True:\n"
+            "        pass\n"
+        )
+        kc.execute_interactive(define, timeout=120)
+        msg_id = kc.execute('checks.check("softmax", softmax)')
+        error = None
+        while error is None:
+            msg = kc.get_iopub_msg(timeout=120)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            content = msg["content"]
+            if msg["msg_type"] == "stream" and "looping" in content["text"]:
+                km.interrupt_kernel()  # the learner's stop button, while softmax loops
+            elif msg["msg_type"] == "error":
+                error = content
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert error["ename"] == "Interrupted"
+    (shown,) = error["traceback"]
+    assert shown.startswith("\u2717 softmax was interrupted after "), shown
+    assert " on Z of shape (6, 6), where the reference takes " in shown
+
+
+@pytest.mark.slow
+def test_in_a_kernel_the_capstone_runs_past_a_saved_softmax_that_loops(tmp_path, monkeypatch):
+    """The capstone's explorer cell, with 07 saved with a softmax that never returns: the cell
+    ends, the explorer draws the course's softmax and says why, in its words."""
+    from tests.support.kernels import execute_notebooks
+
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    for path in STUDENT.glob("*.ipynb"):
+        shutil.copy(path, folder / path.name)
+    saved(folder, "07_softmax", LOOPING_SOFTMAX)
+    monkeypatch.setenv(SECONDS_VARIABLE, "1")
+    ((nb, error),) = execute_notebooks([("10", folder / "10_capstone.ipynb", folder)]).values()
+    assert error is None, error
+    state = json.dumps(nb.metadata.get("widgets", {}))
+    assert "softmax ran for more than 1 s on Z of shape (6, 6)" in state
+    assert "(the copy saved in notebook 07): its check fails" in state
