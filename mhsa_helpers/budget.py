@@ -297,6 +297,8 @@ def said_input(name: str, args, kwargs) -> str:
 
 #: What to do, said after "an endless loop?" when the code is in the notebook open here.
 CHECK_LOOP = "Check the loop's condition, then run the cell again."
+#: The same, where the sentence is relayed by a cell that says itself what to do next.
+CHECK_LOOP_RELAYED = "Check the loop's condition."
 
 
 class RanLong(TimeoutError):

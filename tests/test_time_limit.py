@@ -324,6 +324,9 @@ def test_the_capstones_explorer_on_a_saved_softmax_that_never_returns(tmp_path, 
     notes = " ".join(ex.texts[6]["notes"])
     assert "Why not your <code>softmax</code> (the copy saved in notebook 07): its check " in notes
     assert "softmax ran for more than 200 ms on Z of shape (6, 6)" in notes
+    # the check's "then run the cell again" is not the explorer's cell: it says what to do
+    assert "an endless loop? Check the loop's condition. Fix it, save it, then run this " in notes
+    assert "run the cell again" not in notes
 
 
 def test_drawn_anyway_a_function_that_never_returns_is_stopped_once_and_named(small_limit):
