@@ -175,3 +175,11 @@ def test_a_right_answer_passes_the_hidden_inputs_of_any_key(name):
     for seed in [*range(40), *ONCE_UNJUDGEABLE.get(name, ())]:
         outcomes = call_in_notebook(name, fn, CHECKS[name].calls(seed))
         assert judge(name, seed, outcomes, hidden=True) is None, (name, seed)
+
+
+def test_redact_takes_out_quoted_names_and_keeps_apostrophes():
+    """An apostrophe is no quote: "each row's own maximum" stays whole in a public sentence."""
+    from mhsa_helpers.checks.failures import redact
+
+    said = redact("subtract each row's own maximum, the rows' sums; 'BTNH' and 'mask's' \"x\" = 4")
+    assert said == "subtract each row's own maximum, the rows' sums; … and …"

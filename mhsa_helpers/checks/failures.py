@@ -67,7 +67,8 @@ def redact(text: str, bare: bool = False) -> str:
     a size said as ``d_k = 4`` keeps its name only.
     """
     kept = () if bare else ("0", "1")
-    text = re.sub(r"'[^']*'|\"[^\"]*\"", "…", str(text))
+    # a quoted name, never an apostrophe ("each row's own maximum")
+    text = re.sub(r"(?<!\w)'[^\n]*?'(?!\w)|\"[^\"]*\"", "…", str(text))
     text = re.sub(r"\s*=\s*√?[-+]?(?<![\w.])\d+(\.\d+)?([eE][-+]?\d+)?(?!\w)", "", text)
     text = re.sub(r"\((\s*[-+]?[\d.…]+\s*,?)*\s*\)", "(…)", text)
     number = r"(?<![\w.])√?[-+]?\d+(\.\d+)?([eE][-+]?\d+)?(?![\w·])"  # 2·d_k: a formula
