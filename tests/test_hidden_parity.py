@@ -26,12 +26,8 @@ KNOWN_GAPS = {
     "backward_ah_naive_softmax",
     "backward_mb_mask_no_head_axis",
     "backward_mb_masked_fill",
-    "grouped_query_attention_mask_without_head_axis",
-    "grouped_query_attention_nan_row",
     "multi_head_self_attention_mask_without_head_axis",
     "multi_head_self_attention_masked_fill",
-    "multi_query_attention_kv_without_head_axis_with_mh",
-    "multi_query_attention_mask_without_head_axis",
 }
 
 

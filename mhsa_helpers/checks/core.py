@@ -283,6 +283,9 @@ class Check:
                 public=f"{self.name} raises another exception than {call.raises} for a wrong "
                 "argument.",
             )
+        slip = self.relayed(call, said) if call.raises is None else None
+        if slip:  # the check's own reading of the error: the slip, the raw error after it
+            return CheckFailed(f"{self.name}: {slip} ({error})", public=public)
         if code == "raised:ValueError" and batched_mask_error(call.args, error):
             said = HEAD_AXIS_TWICE if self.mask_rule and mask_has_head_axis(call.args) else None
             return CheckFailed(f"{self.name}: {said or NO_HEAD_AXIS} ({error})", public=public)
@@ -312,6 +315,17 @@ class Check:
             if batch:
                 return CheckFailed(f"{self.name}: {batch} ({error})", public=public)
         return CheckFailed(error, public=public)
+
+    def relayed(self, call: Call, said: str) -> str | None:
+        """The learner's slip behind an error ``call`` raised, read off its shapes; or None.
+
+        ``said`` is the exception as the child gives it ("ValueError: Q and K must
+        have ..."): often a course function's (``mh.attention_head``) or numpy's
+        refusal of shapes that a slip made. A check that knows which slip the
+        call's shapes point to returns its sentence; :meth:`explain_error` then
+        says it, with the raw error after it in parentheses. By default None.
+        """
+        return None
 
     def too_many_calls(self, call: Call, error: str) -> str:
         """The sentence for a call stopped past its bound of function calls (code "calls").

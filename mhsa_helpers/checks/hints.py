@@ -30,6 +30,7 @@ __all__ = [
     "NO_CAUSAL_ASKED",
     "PER_SEQUENCE",
     "QK_WIDTH",
+    "QUERY_HEADS_STRIDED",
     "REVERSED_MERGE",
     "SONG_HEAD_1",
     "TWO_AXES_FULLY_BLOCKED",
@@ -225,3 +226,11 @@ SONG_HEAD_1 = "the song's head 1, causal and padding masks"
 
 #: What a backward pass does, in place of central differences (no period).
 CHAIN_RULE = "compute the gradient by the chain rule"
+
+# -- the heads -----------------------------------------------------------------
+
+#: The query heads cut from X·W_Q by stride (np.stack of Q[..., i::n_heads]), not in runs of d_k.
+QUERY_HEADS_STRIDED = (
+    "query head i takes every n_heads-th column of X·W_Q (columns i, i + n_heads, …): it owns "
+    "the consecutive columns i·d_k … (i+1)·d_k − 1, as split_heads(X @ W_q, n_heads) gives them."
+)

@@ -28,6 +28,7 @@ __all__ = [
     "mask_has_head_axis",
     "per_head",
     "per_head_mask",
+    "per_sequence_mask",
     "two_batch_axes_mask",
     "without_head_axis",
 ]
@@ -199,3 +200,20 @@ def batched_mask_error(call_args, error: str) -> bool:
         if isinstance(a, np.ndarray) and a.ndim > 2 and np.isin(a, (0.0, -np.inf)).all()
     ]
     return bool(masks) and "broadcast" in error.split(" raised ", 1)[-1]
+
+
+def per_sequence_mask(rng: np.random.Generator, lead: tuple, T_q: int, T_k: int) -> np.ndarray:
+    """A hidden call's mask without a head axis, (*lead, T_q, T_k), each sequence its own.
+
+    Random blocked keys; the first sequence's last query has every key blocked
+    and the second's reads every key, so that the sequences differ (a mask whose
+    batch axis meets the head axis gives other values, or fails) and a fully
+    blocked query is tried.
+    """
+    mask = np.where(rng.random((*lead, T_q, T_k)) < 0.4, -np.inf, 0.0)
+    first = (0,) * len(lead)
+    mask[(*first, slice(None, -1), 0)] = 0.0  # the first sequence: key 0 for its other queries
+    mask[(*first, -1)] = -np.inf  # and nothing for its last one
+    if lead and lead[0] > 1:
+        mask[(1, *first[1:], -1)] = 0.0  # the second sequence's last query reads every key
+    return mask

@@ -17,6 +17,7 @@ from .hints import (
     MASK_IGNORED_HEADS,
     MASKS_WITH_HEAD_AXIS,
     NOT_SCALED,
+    QUERY_HEADS_STRIDED,
     TWO_AXES_FULLY_BLOCKED,
     W_O_MISSING,
     W_O_TRANSPOSED,
@@ -32,9 +33,11 @@ from .masks import (
     mask_has_head_axis,
     per_head,
     per_head_mask,
+    per_sequence_mask,
     two_batch_axes_mask,
     without_head_axis,
 )
+from .relayed import core_sizes, qk_shapes
 from .wording import number
 
 #: The shape of multi-query attention's shared keys and values, and how they meet the heads.
@@ -42,6 +45,13 @@ SHARED_KV = (
     "K = X·W_K and V = X·W_V are one shared head of width d_k, (..., T, d_k): do not split "
     "them into heads; give them a head axis of size 1, K[..., None, :, :] of shape "
     "(..., 1, T, d_k), so that they broadcast against every query head (..., h, T, d_k)."
+)
+
+#: The heads (..., h, T, d_k) reshaped to (..., T, d_model) without moving the head axis.
+MERGED_HEAD_AXIS_FIRST = (
+    "the heads (..., h, T, d_k) are reshaped to (..., T, d_model) with their head axis still "
+    "in front of T, which mixes tokens and heads: move it next to d_k first, "
+    "np.swapaxes(heads, -3, -2), then reshape (mh.merge_heads does both)."
 )
 
 
@@ -52,7 +62,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     d_model, d_k = X.shape[-1], Qh.shape[-1]
     M = per_head(mask, X.ndim, h)  # (..., 1 or h, T, T): the layer's mask rule
 
-    def run(scale=None, axis=-1, use_mask=True, W_out=W_o, M=M, V=V):
+    def run(scale=None, axis=-1, use_mask=True, W_out=W_o, M=M, V=V, Qh=Qh):
         with np.errstate(all="ignore"):
             Z = Qh @ K.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
             A = ref.softmax(Z + (M if use_mask else 0.0), axis=axis)
@@ -67,6 +77,15 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         (by_d_model(d_model, d_k), *run(scale=math.sqrt(d_model))),
         (WRONG_AXIS_HEADS, *run(axis=-2)),
     ]
+    if h > 1 and d_k > 1:  # query head i of the columns i, i + h, …
+        Q = X @ W_q
+        out.append((QUERY_HEADS_STRIDED, *run(Qh=np.stack([Q[..., i::h] for i in range(h)], -3))))
+    if h > 1 and d_k > 1:  # the heads reshaped to (..., T, d_model) with the head axis in front
+        with np.errstate(all="ignore"):
+            A = ref.softmax(Qh @ K.swapaxes(-1, -2) / math.sqrt(d_k) + M)
+            heads = A @ V  # (..., h, T, d_k)
+        flat = heads.reshape(*heads.shape[:-3], heads.shape[-2], d_model)
+        out.append((MERGED_HEAD_AXIS_FIRST, flat @ W_o, A))
     if mask is not None:
         out.append((MASK_IGNORED_HEADS, *run(use_mask=False)))
     raw = without_head_axis(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # scores: (..., h, T, T)
@@ -126,6 +145,13 @@ class MultiQueryAttention(Check):
             W_q, W_o = (rng.normal(size=(d, d)) for _ in range(2))
             W_k, W_v = (rng.normal(size=(d, d_k)) for _ in range(2))
             calls.append(Call((X, W_q, W_k, W_v, W_o, h, hidden_mask(rng, lead, T, h))))
+        # a batch with a mask per sequence and no head axis, a query that reads nothing
+        h, d_k, T, B = (int(n) for n in rng.integers(2, 5, size=4))
+        d = h * d_k
+        X = rng.normal(size=(B, T, d))
+        W_q, W_o = (rng.normal(size=(d, d)) for _ in range(2))
+        W_k, W_v = (rng.normal(size=(d, d_k)) for _ in range(2))
+        calls.append(Call((X, W_q, W_k, W_v, W_o, h, per_sequence_mask(rng, (B,), T, T))))
         return calls
 
     def catalogue(self, call):
@@ -138,13 +164,40 @@ class MultiQueryAttention(Check):
         known = [(hint, *wrong) for hint, wrong in known]
         compare_head_outputs(self.name, got, expected, known, head_weights())
 
+    def relayed(self, call, said):
+        """The shared K and V split into heads, read off the shapes mh.attention_head refused."""
+        X, W_k, h = call.args[0], call.args[2], call.args[5]
+        shapes = qk_shapes(said)
+        widths = core_sizes(said)
+        if shapes is not None and shapes[2] == "width":
+            width, d_k = shapes[1][-1], shapes[0][-1]
+        elif widths is not None:
+            width, d_k = widths
+        else:
+            return None
+        T = np.shape(X)[-2]
+        if widths is not None and width == T != d_k:  # Q @ K.T: K (..., 1, T, d_k) reversed
+            return (
+                f"K.T reverses every axis of the shared K (..., 1, T, d_k), its head axis "
+                f"too, so Q's d_k = {d_k} columns meet K's T = {T} rows: swap just its "
+                "final two, np.swapaxes(K, -1, -2)."
+            )
+        if h > 1 and width * h == d_k == np.shape(W_k)[-1]:
+            return (
+                f"the shared K and V were split into n_heads = {h} heads of {width} columns "
+                f"(d_k / n_heads), which the query heads of d_k = {d_k} columns cannot meet. "
+                f"{SHARED_KV}"
+            )
+        return None
+
     def explain_error(self, call, outcome):
         """As :meth:`Check.explain_error`; a shape error names the shared K and V's shape."""
         said = (outcome.error or "").split(" raised ", 1)[-1]
         if mask_has_head_axis(call.args) and batched_mask_error(call.args, outcome.error or ""):
             return super().explain_error(call, outcome)  # the mask's head axis added twice
         shapes = (*SHAPE_ERRORS, "broadcastable batch axes")
-        if (outcome.code or "").startswith("raised:") and any(w in said for w in shapes):
+        raised = (outcome.code or "").startswith("raised:")
+        if raised and not self.relayed(call, said) and any(w in said for w in shapes):
             return CheckFailed(
                 f"{self.name}: {SHARED_KV} ({outcome.error})",
                 public=said_publicly(self.name, outcome.code),
@@ -201,10 +254,26 @@ class KVCacheSize(Check):
                 hint += "multi-query size.)"
         elif got == 3 * expected // 2:
             hint = " Only K and V are cached (the queries are used once and dropped): 2·, not 3·."
+        elif mq and h > 1 and got == 2 * T * h and h != d // h:
+            hint = (
+                f" That is 2·T·n_heads: the shared head caches d_k = d_model // n_heads = "
+                f"{d // h} numbers per token for K and for V, not n_heads = {h}."
+            )
+        elif T > 1 and got == T * expected:
+            hint = (
+                f" That is T = {T} times too many (T·T positions): each token caches one row "
+                "of K and one of V."
+            )
         elif h > 1 and got == h * expected:
             hint = (
                 f" That is n_heads = {h} times too many: each head caches d_k = d_model / "
                 "n_heads numbers per token for K and for V, not d_model."
+            )
+        elif got in (2 * expected, 4 * expected, 8 * expected):
+            hint = (
+                f" That is {got // expected} times the count: kv_cache_size counts numbers, not "
+                "bytes (the bytes are the count times the size of one number, outside this "
+                "function)."
             )
         raise CheckFailed(
             f"{self.name}({T}, {d}, {h}, multi_query={mq}) returned {number(got)}, "

@@ -34,6 +34,32 @@ ROTATED_TWICE = (
     "x[2i+1] for both lines (compute both from the input)."
 )
 FROM_ONE = "the positions start at 1; by default they are arange(T): the first token is at 0."
+COS_SIN_SWAPPED = (
+    "cos and sin are swapped (cos taken where sin belongs): out[2i] = x[2i]·cos(pθ_i) − "
+    "x[2i+1]·sin(pθ_i) and out[2i+1] = x[2i]·sin(pθ_i) + x[2i+1]·cos(pθ_i), so that position "
+    "0 (cos 1, sin 0) leaves the token as it is."
+)
+HALVES_OUT = (
+    "the rotated pairs are written back as two halves (every out[2i] first, then every "
+    "out[2i+1]): write them interleaved, out[..., 0::2] and out[..., 1::2], so that each pair "
+    "stays where it was."
+)
+DEGREES = (
+    "the angles are converted as if in degrees (np.deg2rad, or ·π/180): p·θ_i is already in "
+    "radians; pass it to np.cos and np.sin as it is."
+)
+LINSPACE = (
+    "θ_i = base^(−2i/(d−2)), as np.linspace(0, 1, d // 2) gives, reaches base^(−1) at the last "
+    "pair; the exponent is −2i/d (np.arange(0, d, 2) / d), which stops short of −1."
+)
+
+
+def theta_over_T(T: int, d: int) -> str:
+    """The hint for θ_i = base^(−2i/T): the sequence length T where the size d belongs."""
+    return (
+        f"θ_i = base^(−2i/T) divides the exponent by the sequence length T = {T}; it divides by "
+        f"the size of the vectors, d = {d}: θ_i = base^(−2i/d), the same for every sequence."
+    )
 
 
 def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
@@ -44,9 +70,18 @@ def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
     pos = np.asarray(pos, dtype=np.float64) + (1 if how.get("from_one") else 0)
     b = 10000.0 if how.get("ignore_base") else float(base)
     i = np.arange(d // 2)
-    exponent = {"i": -i / d, "plus": 2 * i / d}.get(how.get("exponent"), -2 * i / d)
+    exponent = {
+        "i": -i / d,
+        "plus": 2 * i / d,
+        "T": -2 * i / T,
+        "linspace": -2 * i / max(d - 2, 1),
+    }.get(how.get("exponent"), -2 * i / d)
     angle = pos[..., None] * b**exponent  # (..., T, d/2)
+    if how.get("degrees"):
+        angle = np.deg2rad(angle)
     cos, sin = np.cos(angle), np.sin(angle)
+    if how.get("swap"):
+        cos, sin = sin, cos
     if how.get("clockwise"):
         sin = -sin
     if how.get("half_split"):
@@ -55,7 +90,7 @@ def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
         x0, x1 = X[..., 0::2], X[..., 1::2]
     y0 = x0 * cos - x1 * sin
     y1 = (y0 if how.get("rotated_twice") else x0) * sin + x1 * cos
-    if how.get("half_split"):
+    if how.get("half_split") or how.get("halves_out"):
         return np.concatenate([y0, y1], axis=-1)
     out = np.empty(X.shape)
     out[..., 0::2], out[..., 1::2] = y0, y1
@@ -64,6 +99,7 @@ def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
 
 def mistakes(X, positions=None, base=10000.0) -> list:
     """``(hint, wrong output)`` for the known mistakes of RoPE (None where one cannot occur)."""
+    T, d = np.shape(X)[-2:]
     given = positions is not None and not np.array_equal(
         np.broadcast_to(positions, np.shape(X)[:-1]),
         np.broadcast_to(np.arange(np.shape(X)[-2]), np.shape(X)[:-1]),
@@ -77,6 +113,11 @@ def mistakes(X, positions=None, base=10000.0) -> list:
         (EXPONENT_SIGN, rope(X, positions, base, exponent="plus")),
         (ROTATED_TWICE, rope(X, positions, base, rotated_twice=True)),
         (FROM_ONE, rope(X, positions, base, from_one=True) if positions is None else None),
+        (theta_over_T(T, d), rope(X, positions, base, exponent="T") if T != d else None),
+        (COS_SIN_SWAPPED, rope(X, positions, base, swap=True)),
+        (HALVES_OUT, rope(X, positions, base, halves_out=True) if d > 2 else None),
+        (DEGREES, rope(X, positions, base, degrees=True)),
+        (LINSPACE, rope(X, positions, base, exponent="linspace") if d > 2 else None),
     ]
 
 
@@ -105,13 +146,15 @@ class RotaryEmbedding(Check):
 
     def visible(self):
         rng = np.random.default_rng(1111)
-        token = np.tile([1.0, 0.0, 1.0, 0.0], (4, 1))  # one token at positions 0, 1, 2, 3
+        # one token at positions 0, 1, 2, 3; x[2i+1] ≠ 0, so that cos and sin swapped do not
+        # look like the pair's two outputs swapped, as they would for (1, 0, 1, 0)
+        token = np.tile([1.0, 0.5, 1.0, 0.5], (4, 1))
         X = rng.normal(size=(5, 6))
         q, k = rng.normal(size=(2, 8))
         shifts = np.array([0, 1, 7, 100, 1000])
         pair = np.broadcast_to(np.stack([q, k]), (len(shifts), 2, 8)).copy()  # (S, 2, d)
         return [
-            Call((token,), context={"what": "the token (1, 0, 1, 0) at positions 0 … 3"}),
+            Call((token,), context={"what": "the token (1, 0.5, 1, 0.5) at positions 0 … 3"}),
             Call((X,)),
             Call((X, np.arange(5) + 10), context={"what": "positions 10 … 14"}),
             Call((X, np.array([3, 0, 9, 9, 2])), context={"what": "positions [3, 0, 9, 9, 2]"}),

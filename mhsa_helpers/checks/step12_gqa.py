@@ -14,13 +14,14 @@ import numpy as np
 
 from .. import reference as ref
 from ..examples import get_example
-from .batches import batch_rng, random_shape
+from .batches import batch_axes_error, batch_rng, random_shape
 from .comparison import as_pair, close, compare, head_weights, precision
 from .core import Call, Check, Outcome
 from .failures import CheckFailed
 from .hints import (
     MASK_IGNORED_HEADS,
     NOT_SCALED,
+    QUERY_HEADS_STRIDED,
     W_O_MISSING,
     WRONG_AXIS_HEADS,
     by_d_model,
@@ -37,8 +38,10 @@ from .masks import (
     head_axis_twice,
     per_head,
     per_head_mask,
+    per_sequence_mask,
     without_head_axis,
 )
+from .relayed import core_sizes, qk_shapes
 from .wording import agree
 
 #: What a function that gives every query head a K/V head of its own runs into.
@@ -118,16 +121,19 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
     wrapped = [i % kv for i in range(h)]  # np.tile: i % kv
     by_kv = [min(i // kv, kv - 1) for i in range(h)]  # i // n_kv_heads: the wrong divisor
 
-    def run(heads=right, Kh=None, Vh=None, scale=None, axis=-1, masked=True, W_out=W_o, M=M):
+    def run(heads=right, Kh=None, Vh=None, scale=None, axis=-1, masked=True, W_out=W_o, M=M, Q=Qh):
         Kh = Kkv[..., heads, :, :] if Kh is None else Kh  # (..., h, T, d_k)
         Vh = Vkv[..., heads, :, :] if Vh is None else Vh
         with np.errstate(all="ignore"):
-            Z = Qh @ Kh.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
+            Z = Q @ Kh.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
             A = ref.softmax(Z + (M if masked else 0.0), axis=axis)
             out = ref.merge_heads(A @ Vh)  # (..., T, d_model)
             return (out @ W_out if W_out is not None else out), A
 
     columns = [ref.split_heads(np.repeat(M_, group, axis=-1), h) for M_ in (K, V)]
+    strided = [  # K/V head j of the columns j, j + n_kv_heads, …: (..., kv, T, d_k)
+        np.stack([M_[..., j::kv] for j in range(kv)], axis=-3)[..., right, :, :] for M_ in (K, V)
+    ]
     out = [
         (
             "the query heads take the K/V heads in turn, as np.tile gives (index i reads index "
@@ -150,6 +156,21 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
         ),
         (W_O_MISSING, run(W_out=None)),
         (by_d_model(d_model, d_k), run(scale=math.sqrt(d_model))),
+        (
+            "K/V head j takes every n_kv_heads-th column of X @ W_k (columns j, j + n_kv_heads, "
+            "…) instead of the run j·d_k … (j+1)·d_k − 1 that split_heads(X @ W_k, n_kv_heads) "
+            "gives it (the same for X @ W_v).",
+            run(Kh=strided[0], Vh=strided[1]) if kv > 1 and d_k > 1 else None,
+        ),
+        (
+            QUERY_HEADS_STRIDED,
+            run(Q=np.stack([(X @ W_q)[..., i::h] for i in range(h)], -3)) if d_k > 1 else None,
+        ),
+        (
+            "V is computed with W_k, a copy of the keys: the values are X @ W_v, split into "
+            "n_kv_heads heads like the keys.",
+            run(Vh=Kkv[..., right, :, :]),
+        ),
         (
             scaled_wrongly(f"√(n_kv_heads·d_k) = √{kv * d_k}, the width of X @ W_k", d_k),
             run(scale=math.sqrt(kv * d_k)),
@@ -292,6 +313,11 @@ class GroupedQueryAttention(Check):
             elif kind == "per batch":
                 mask = np.where(rng.random((*lead, T, T)) < 0.3, -np.inf, 0.0)
             calls.append(_call(X, _weights(rng, d, h, kv, dtype), h, kv, mask))
+        # a batch with a mask per sequence and no head axis, a query that reads nothing
+        kv, group, d_k, T, B = (int(n) for n in rng.integers(2, 4, size=5))
+        X = rng.normal(size=(B, T, kv * group * d_k))
+        Ws = _weights(rng, kv * group * d_k, kv * group, kv)
+        calls.append(_call(X, Ws, kv * group, kv, per_sequence_mask(rng, (B,), T, T)))
         h = int(rng.integers(3, 6))
         kv = h + 1 if rng.random() < 0.5 else h - 1
         X, W = rng.normal(size=(4, 2 * h)), rng.normal(size=(2 * h, 2 * h))
@@ -327,6 +353,49 @@ class GroupedQueryAttention(Check):
             precision((*call.args, got)),  # float32 in or out: float32's tolerance
         )
 
+    def relayed(self, call, said):
+        """The K/V heads' slip behind the shapes mh.attention_head (or numpy's matmul) refused.
+
+        Split into n_heads heads instead of n_kv_heads (heads of d_k / g columns),
+        repeated along d_k (heads g·d_k wide), or each repeated n_kv_heads times
+        (n_kv_heads² heads).
+        """
+        X, h, kv = call.args[0], call.args[5], call.args[6]
+        d_model = np.shape(X)[-1]
+        if not (isinstance(h, int) and isinstance(kv, int) and h > 0 < kv) or d_model % h:
+            return None
+        d_k, g = d_model // h, h // kv
+        shapes, widths = qk_shapes(said), core_sizes(said)
+        if shapes is not None and shapes[2] == "width":
+            width = shapes[1][-1]
+        else:
+            width = widths[0] if widths is not None and widths[1] == d_k else None
+        if width is not None and h > kv and width * h == kv * d_k != d_k * h:
+            return (
+                f"X @ W_k has n_kv_heads·d_k = {kv * d_k} columns, split into n_heads = {h} "
+                f"heads of {width} column{'s' * (width != 1)}, not the query heads' d_k = {d_k}: "
+                f"split it into n_kv_heads = {kv} heads of d_k columns (the same for X @ W_v), "
+                f"then let each serve g = n_heads // n_kv_heads = {g} consecutive query heads, "
+                "np.repeat(K_heads, g, axis=-3)."
+            )
+        if width is not None and g > 1 and width == g * d_k != kv * d_k:
+            return (
+                f"the K/V heads come out {width} columns wide, g = n_heads // n_kv_heads = {g} "
+                f"times d_k = {d_k}: they were repeated along d_k, not along the head axis. "
+                "Without batch axes a fixed axis number (axis=2 of (B, T, n_kv_heads, d_k)) "
+                "is d_k; count from the end: np.repeat over the axis of the K/V heads (axis=-3 "
+                "of (..., n_kv_heads, T, d_k))."
+            )
+        if shapes is not None and shapes[2] == "batch" and len(shapes[1]) >= 3:
+            heads = shapes[1][-3]
+            if heads == kv * kv != h and shapes[1][-1] == d_k:
+                return (
+                    f"each K/V head is repeated n_kv_heads = {kv} times, giving {heads} K/V heads "
+                    f"for n_heads = {h} query heads: repeat each g = n_heads // n_kv_heads = {g} "
+                    "times, np.repeat(K_heads, g, axis=-3)."
+                )
+        return None
+
     def verdict(self, calls, outcomes):
         """As every check; a shape error where K/V heads are fewer than query heads is explained.
 
@@ -339,7 +408,21 @@ class GroupedQueryAttention(Check):
         shared_flat = False  # a call without batch axes whose K/V heads are shared passed
         for call, outcome in zip(calls, outcomes, strict=False):
             error = outcome.error
-            if error is not None and call.raises is None and " raised " in error:
+            named = (
+                error is not None
+                and " raised " in error
+                and call.raises is None
+                and (
+                    self.relayed(call, error.split(" raised ", 1)[1])
+                    or (  # code for exactly one batch axis, on X without one
+                        np.ndim(call.args[0]) == self.core_ndim
+                        and batch_axes_error(call.args, error, self.core_ndim)
+                    )
+                )
+            )
+            if named:  # explain_error names it
+                pass
+            elif error is not None and call.raises is None and " raised " in error:
                 h, kv = call.args[5], call.args[6]
                 shared = not batched_mask_error(call.args, error)  # else the mask's doing
                 said = error.split(" raised ", 1)[1]

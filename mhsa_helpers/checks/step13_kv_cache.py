@@ -21,6 +21,7 @@ from .comparison import as_pair, as_result, close, compare, precision
 from .core import Call, Check, Outcome
 from .failures import AmbiguousMistake, CheckFailed
 from .hints import W_O_MISSING, by_d_model, not_dividing, not_scaled
+from .relayed import qk_shapes
 from .wording import agree
 
 PREPENDED = (
@@ -58,6 +59,31 @@ NO_CACHE = (
     "keys and values are the whole cache (K' = k, V' = v, shape (..., n_heads, 1, d_k)); "
     "test `if cache is None` before unpacking or concatenating it."
 )
+QUERY_FROM_W_K = (
+    "the new token's query is computed with W_k: q = x·W_Q (split into heads), k = x·W_K, "
+    "v = x·W_V."
+)
+
+
+def old_cache(t: int) -> str:
+    """The hint for the cache passed in returned as it was (at step ``t``: t positions)."""
+    return (
+        f"the cache returned is the one passed in ({t} position{'s' * (t != 1)}), without the "
+        "new token: return the grown cache (K', V'), the cached K and V with the new key and "
+        f"value appended, t + 1 = {t + 1} positions."
+    )
+
+
+def head_axis_grown(h: int, t: int) -> str:
+    """The hint for the new key and value concatenated along the head axis at step ``t``."""
+    return (
+        f"the cache grows along the head axis: the new key and value are concatenated on axis "
+        f"-3, so K' would have {2 * h} heads of {t} position{'s' * (t != 1)} instead of "
+        f"n_heads = {h} heads of t + 1 = {t + 1}. Append along the positions, "
+        "np.concatenate([K, k], axis=-2) (the same for V)."
+    )
+
+
 #: The words of the errors that using a cache of None gives.
 _NONE_WORDS = ("nonetype", "zero-dimensional arrays cannot be concatenated")
 IN_PLACE = (
@@ -100,7 +126,7 @@ def mistakes(call: Call) -> list:
     K_old, V_old = cache if cache is not None else (k[..., :0, :], v[..., :0, :])
     K, V = np.concatenate([K_old, k], axis=-2), np.concatenate([V_old, v], axis=-2)
 
-    def y(keys, values, scale=None, keep=None, W_out=W_o):
+    def y(keys, values, scale=None, keep=None, W_out=W_o, q=q):
         with np.errstate(all="ignore"):
             Z = q @ keys.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, 1, n)
             if keep is not None:
@@ -126,6 +152,8 @@ def mistakes(call: Call) -> list:
         (NOT_ITSELF, (y(K, V, keep=position < t), (K, V))),
         (UNSPLIT, (right, (X @ W_k, X @ W_v))),
         (SWAPPED, (right, (V, K))),
+        (QUERY_FROM_W_K, (y(K, V, q=k), (K, V))),
+        (old_cache(t), (right, cache) if grown else None),
         (AS_SEQUENCE, as_sequence),
         (NO_W_O, (y(K, V, W_out=None), (K, V))),
         (by_d_model(d_model, d_k), (y(K, V, math.sqrt(d_model)), (K, V)) if h > 1 else None),
@@ -228,6 +256,23 @@ class DecodeStep(Check):
         if call.raises is not None:
             return None, []
         return expected_of(call), mistakes(call)
+
+    def relayed(self, call, said):
+        """The cache grown along the head axis, read off the shapes it meets.
+
+        mh.attention_head refuses 2·n_heads K/V heads for n_heads query heads (at
+        step 1); from step 2 on, numpy's concatenate refuses t and 1 positions.
+        """
+        x, cache, h = call.args[0], call.args[1], call.args[6]
+        if cache is None or np.ndim(x) != 1:  # with batch axes: the batch axes' sentence
+            return None
+        t = call.context["step"]
+        shapes = qk_shapes(said)
+        doubled = shapes is not None and shapes[2] == "batch" and shapes[1][:1] == (2 * h,)
+        concatenated = "concatenation axis" in said and f"has size {t} and" in said
+        if doubled or (t > 1 and concatenated):
+            return head_axis_grown(h, t)
+        return None
 
     def verdict(self, calls, outcomes):
         """As :meth:`Check.verdict`, naming a cache modified in place in the learner's terms."""

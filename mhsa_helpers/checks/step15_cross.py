@@ -24,10 +24,33 @@ from .hints import (
     by_d_model,
     every_kind_of_mask,
     not_dividing,
+    scaled_wrongly,
     wrong_axis,
 )
-from .masks import HEAD_AXIS_TWICE, head_axis_twice, per_head, per_head_mask
+from .masks import HEAD_AXIS_TWICE, head_axis_twice, per_head, per_head_mask, per_sequence_mask
 from .step12_gqa import as64, compare_pair
+
+
+def mask_counts_C(x_ndim: int, c_ndim: int) -> str:
+    """The hint for a mask whose head axis is decided by counting C's axes alone."""
+    return (
+        f"the mask's head axis is decided by counting the axes of C alone (C has {c_ndim}, X "
+        f"has {x_ndim}): one memory C shared by a batch of queries has fewer batch axes than X. "
+        "Count the axes of X or C, whichever has more: a mask with no more axes than that has "
+        "no head axis yet, so give it one, np.expand_dims(mask, -3)."
+    )
+
+
+def split_with_X_batch(X, C) -> str:
+    """The hint for C's keys and values reshaped with X's batch axes."""
+    lead = np.shape(C)[:-2]
+    own = f"batch axes {lead}" if lead else "no batch axes"
+    return (
+        f"C's keys and values are split with X's batch axes: here one memory C of shape "
+        f"{np.shape(C)} serves the whole batch of X, {np.shape(X)}, and has {own} of its "
+        "own. Split C @ W_k with C's own axes, "
+        "reshape(*K.shape[:-1], n_heads, d_k) (or mh.split_heads), never X.shape[:-2]."
+    )
 
 
 def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
@@ -42,8 +65,8 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
     d_k = d_model // h
     M = per_head(mask, max(X.ndim, C.ndim), h)  # (..., 1 or h, T_q, T_k): the mask rule
 
-    def run(q=X, k=C, v=C, scale=None, axis=-1, masked=True, W_out=W_o, extra=0.0, M=M):
-        Qh, Kh, Vh = (ref.split_heads(S @ W, h) for S, W in ((q, W_q), (k, W_k), (v, W_v)))
+    def run(q=X, k=C, v=C, scale=None, axis=-1, masked=True, W_out=W_o, extra=0.0, M=M, Wv=W_v):
+        Qh, Kh, Vh = (ref.split_heads(S @ W, h) for S, W in ((q, W_q), (k, W_k), (v, Wv)))
         with np.errstate(all="ignore"):
             Z = Qh @ Kh.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T_q, T_k)
             try:
@@ -80,9 +103,21 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
         (NOT_SCALED, run(scale=1.0)),
         (wrong_axis("each row (one query of X)", " over the positions of C"), run(axis=-2)),
     ]
+    T_q, T_k = X.shape[-2], C.shape[-2]
+    out += [
+        (
+            "the values are C itself: V = C·W_V, projected like the keys (then split into heads).",
+            run(Wv=np.eye(d_model)),
+        ),
+        (
+            scaled_wrongly(f"√T_k = √{T_k}, the length of C (the number of keys)", d_k),
+            run(scale=math.sqrt(T_k)) if T_k not in (1, d_k) else None,
+        ),
+    ]
     if mask is not None:
         out.append((MASK_IGNORED_HEADS, run(masked=False)))
-    T_q, T_k = X.shape[-2], C.shape[-2]
+    if mask is not None and C.ndim < np.ndim(mask) <= X.ndim and np.ndim(mask) > 2:
+        out.append((mask_counts_C(X.ndim, C.ndim), run(M=np.asarray(mask))))
     scores = (*np.broadcast_shapes(X.shape[:-2], C.shape[:-2]), h, T_q, T_k)  # (..., h, T_q, T_k)
     twice = head_axis_twice(mask, scores)  # (..., h, 1, T_q, T_k)
     if twice is not None:
@@ -113,8 +148,8 @@ class CrossAttention(Check):
     mask_rule = True
     passed = (
         "queries from X, keys and values from C; matches for T_q <, = and > T_k, "
-        f"{every_kind_of_mask('T_q', 'T_k')}, batches, float32, and equals self-attention when "
-        "C is X."
+        f"{every_kind_of_mask('T_q', 'T_k')}, batches, one memory C for a batch of queries, "
+        "float32, and equals self-attention when C is X."
     )
     passed_hidden = "matches on random lengths, heads, batches, masks and precisions."
 
@@ -130,6 +165,8 @@ class CrossAttention(Check):
         X2 = b.normal(size=(2, 3, 4, 8))
         C2 = b.normal(size=(2, 3, 5, 8))
         Xe, Ce = b.normal(size=(5, 6)), b.normal(size=(7, 6))
+        shared = np.where(b.random((2, 3, 5)) < 0.4, -np.inf, 0.0)  # per sequence and query
+        shared[1, 2] = -np.inf  # the second sequence's last query reads nothing
         return [
             _call(s.X, q.X, Wq, 2),  # T_q = T_k: "The cat sat on the mat" reads the question
             _call(s.X[:4], q.X, Wq, 2),  # T_q < T_k: "The cat sat on" reads the question
@@ -148,6 +185,11 @@ class CrossAttention(Check):
             _call(X32, C32, W32, 4, ref.padding_mask(np.array([6, 3]), 6)),
             _call(X2, C2, _weights(b, 8), 2, ref.padding_mask(np.array([[5, 1, 3], [2, 4, 5]]), 5)),
             _call(XB, CB, _weights(b, 8), 4, ref.padding_mask(np.array([5, 0]), 5)),  # C all masked
+            # one memory C (T_k, d_model) shared by a batch of queries X (B, T_q, d_model): C's
+            # keys and values have no batch axes, and the mask rule counts X's axes
+            _call(XB, CB[0], _weights(b, 8), 4),
+            _call(XB, CB[1], _weights(b, 8), 2, shared),  # (B, T_q, T_k), B = n_heads
+            _call(XB, CB[1], _weights(b, 8), 4, shared),  # (B, T_q, T_k), B ≠ n_heads
             # masks with their head axis (one axis more than X): added as they are
             _call(q.X, q.X, Wq, 2, per_head_mask(q.T, 2)),  # (h, T, T): self-attention
             _call(s.X[:4], q.X, Wq, 2, per_head_mask(q.T, 2)[:, :4]),  # (h, T_q, T_k)
@@ -182,6 +224,11 @@ class CrossAttention(Check):
             elif kind == "self":
                 C, mask = X.copy(), ref.causal_mask(T_q)
             calls.append(_call(X, C, _weights(rng, d, dtype), h, mask))
+        # one memory C for a batch of queries, a mask per sequence and query (no head axis)
+        h, d_k, T_q, T_k, B = (int(n) for n in rng.integers(2, 5, size=5))
+        X, C = rng.normal(size=(B, T_q, h * d_k)), rng.normal(size=(T_k, h * d_k))
+        mask = per_sequence_mask(rng, (B,), T_q, T_k)
+        calls.append(_call(X, C, _weights(rng, h * d_k), h, mask))
         h = int(rng.integers(3, 6))
         d = h * 2 + 1
         X, W = rng.normal(size=(3, d)), rng.normal(size=(d, d))
@@ -211,10 +258,25 @@ class CrossAttention(Check):
             precision((*call.args, got)),  # float32 in or out: float32's tolerance
         )
 
+    def relayed(self, call, said):
+        """One memory C for a batch of queries: C split with X's batch axes, or the mask's
+        head axis counted against C alone (numpy's reshape or broadcast refusing)."""
+        X, C = call.args[:2]
+        mask = call.args[7] if len(call.args) > 7 else call.kwargs.get("mask")
+        if np.ndim(C) >= np.ndim(X):
+            return None
+        if "cannot reshape" in said:
+            return split_with_X_batch(X, C)
+        if "broadcast" in said and mask is not None and C.ndim < np.ndim(mask) <= X.ndim:
+            return mask_counts_C(X.ndim, C.ndim)
+        return None
+
     def explain_error(self, call, outcome):
         """As :meth:`Check.explain_error`; a reshape error with T_q ≠ T_k names C's length."""
         X, C = call.args[:2]
         said = (outcome.error or "").split(" raised ", 1)[-1]
+        if (outcome.code or "").startswith("raised:") and self.relayed(call, said):
+            return super().explain_error(call, outcome)
         if (outcome.code or "").startswith("raised:") and X.shape[-2] != C.shape[-2]:
             if "cannot reshape" in said:
                 return CheckFailed(

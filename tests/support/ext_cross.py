@@ -64,8 +64,8 @@ def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
     *lead, T_q, _ = X.shape
     T_k = C.shape[-2]
     Q = (X @ W_q).reshape(*lead, T_q, n_heads, d_k)
-    K = (C @ W_k).reshape(*lead, T_k, n_heads, d_k)
-    V = (C @ W_v).reshape(*lead, T_k, n_heads, d_k)
+    K = (C @ W_k).reshape(*C.shape[:-1], n_heads, d_k)  # C's own batch axes (one memory
+    V = (C @ W_v).reshape(*C.shape[:-1], n_heads, d_k)  # may serve a batch of queries)
     Z = np.einsum("...qhd,...khd->...hqk", Q, K) / np.sqrt(d_k)
     if mask is not None:
         m = np.asarray(mask)

@@ -391,3 +391,67 @@ CORRECT |= {
 }
 
 CORRECT |= NAMED_CORRECT  # issue 33's
+
+CORRECT |= {  # issue 47's (ext)
+    # llama's repeat_kv, adapted to any leading axes: the K/V heads kept as (..., T, n_kv, d_k),
+    # each repeated by np.broadcast_to and a reshape, before the heads come in front of T.
+    "grouped_query_attention_llama_repeat_kv": (
+        "12_gqa",
+        "grouped_query_attention",
+        """def repeat_kv(x, n_rep):
+    # (..., T, n_kv, d_k) -> (..., T, n_kv * n_rep, d_k), each K/V head n_rep times in a row
+    if n_rep == 1:
+        return x
+    *lead, T, n_kv, d_k = x.shape
+    x = np.broadcast_to(x[..., None, :], (*lead, T, n_kv, n_rep, d_k))
+    return x.reshape(*lead, T, n_kv * n_rep, d_k)
+
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    d_model = X.shape[-1]
+    if d_model % n_heads or n_heads % n_kv_heads:
+        raise ValueError(
+            f"n_heads must divide d_model and n_kv_heads n_heads, got {d_model}, {n_heads}, "
+            f"{n_kv_heads}"
+        )
+    d_k = d_model // n_heads
+    *lead, T, _ = X.shape
+    xq = (X @ W_q).reshape(*lead, T, n_heads, d_k)
+    xk = repeat_kv((X @ W_k).reshape(*lead, T, n_kv_heads, d_k), n_heads // n_kv_heads)
+    xv = repeat_kv((X @ W_v).reshape(*lead, T, n_kv_heads, d_k), n_heads // n_kv_heads)
+    q, k, v = (np.swapaxes(a, -2, -3) for a in (xq, xk, xv))
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k)
+    if mask is not None:
+        if 2 < np.ndim(mask) <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+        scores = scores + mask
+    m = scores.max(axis=-1, keepdims=True)
+    e = np.exp(scores - np.where(np.isfinite(m), m, 0.0))
+    s = e.sum(axis=-1, keepdims=True)
+    A = np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+    out = np.swapaxes(A @ v, -2, -3).reshape(*lead, T, d_model)
+    return out @ W_o, A
+""",
+    ),
+    # One memory for a batch of queries made explicit: C broadcast to X's batch axes first (more
+    # memory, same result), and the mask rule counted on the broadcast shapes.
+    "cross_attention_memory_broadcast_first": (
+        "15_cross",
+        "cross_attention",
+        """def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError(f"n_heads = {n_heads} does not divide d_model = {d_model}")
+    lead = np.broadcast_shapes(X.shape[:-2], C.shape[:-2])
+    X = np.broadcast_to(X, (*lead, *X.shape[-2:]))
+    C = np.broadcast_to(C, (*lead, *C.shape[-2:]))
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(C @ W_k, n_heads)
+    Vh = mh.split_heads(C @ W_v, n_heads)
+    if mask is not None and 2 < np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    heads, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(heads) @ W_o, A
+""",
+    ),
+}
