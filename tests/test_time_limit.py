@@ -123,6 +123,28 @@ def test_the_limit_stops_a_loop_and_restores_the_previous_handler_and_timer():
         signal.signal(signal.SIGALRM, old)
 
 
+def test_a_previous_timer_due_during_the_limit_is_served_once_by_its_own_handler():
+    served = []
+    old = signal.signal(signal.SIGALRM, lambda signum, frame: served.append(signum))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.01)  # one-shot, due long before the limit
+        with pytest.raises(TimedOut), TimeLimit(0.2):
+            forever()
+        assert served == [signal.SIGALRM]
+        assert signal.getitimer(signal.ITIMER_REAL)[0] == 0  # served: nothing left to re-arm
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_an_outer_limit_stops_the_code_inside_an_inner_one():
+    outer, inner = TimeLimit(0.05), TimeLimit(600.0)
+    with pytest.raises(TimedOut), outer, inner:
+        forever()
+    assert outer.fired and not inner.fired
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
 def test_a_stop_caught_by_the_learners_code_comes_again():
     def stubborn():
         try:

@@ -518,8 +518,8 @@ class TimeLimit:
     after, should the code catch it); :attr:`fired` says it did. That stops a
     loop written in Python; a single numpy call that runs long is bounded
     anyway by its size. The previous SIGALRM handler and timer are restored
-    on exit (a timer due during the block fires at once); a previous timer
-    due before ``seconds`` is served first, by its own handler. Outside the
+    on exit; a previous timer due during the block is served on time by its
+    own handler (a default or ignored disposition: on exit, at once). Outside the
     main thread, on a platform without SIGALRM, or with ``seconds`` None it
     only measures :attr:`elapsed`.
 
@@ -543,12 +543,25 @@ class TimeLimit:
     def _alarm(self, signum, frame) -> None:
         if not self._armed:
             return
-        if time.monotonic() >= self.start + self.seconds:
+        now = time.monotonic()
+        due = self._timer_before
+        if due is not None and now >= due[0] and callable(self._handler_before):
+            # the previous timer's turn, on time: served once (again after its interval)
+            self._timer_before = (now + due[1], due[1]) if due[1] > 0 else None
+            self._arm(now)
+            self._handler_before(signum, frame)
+        if now >= self.start + self.seconds:
             self.fired = True
             raise TimedOut(f"ran for more than {self.seconds} s")
-        before = self._handler_before  # the previous timer's turn: it was due first
-        if callable(before):
-            before(signum, frame)
+
+    def _arm(self, now: float) -> None:
+        """Set the timer for the nearer of this limit and a previous timer this one serves."""
+        import signal
+
+        until = self.start + self.seconds
+        if self._timer_before is not None and callable(self._handler_before):
+            until = min(until, self._timer_before[0])
+        signal.setitimer(signal.ITIMER_REAL, max(until - now, 1e-6), AGAIN)
 
     def __enter__(self) -> TimeLimit:
         import signal
@@ -559,9 +572,8 @@ class TimeLimit:
         self._handler_before = signal.signal(signal.SIGALRM, self._alarm)
         delay, interval = signal.setitimer(signal.ITIMER_REAL, 0)
         self._timer_before = (self.start + delay, interval) if delay > 0 else None
-        first = self.seconds if self._timer_before is None else min(self.seconds, delay)
         self._armed = True
-        signal.setitimer(signal.ITIMER_REAL, max(first, 1e-6), AGAIN)
+        self._arm(self.start)
         return self
 
     def __exit__(self, *exc) -> bool:
@@ -572,7 +584,7 @@ class TimeLimit:
         if was:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self._handler_before)
-            if self._timer_before is not None:
+            if self._timer_before is not None:  # still to come (or due: it fires at once)
                 due, interval = self._timer_before
                 signal.setitimer(signal.ITIMER_REAL, max(due - self.stop, 1e-6), interval)
         return False
