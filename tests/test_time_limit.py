@@ -464,3 +464,50 @@ def test_in_a_kernel_the_capstone_runs_past_a_saved_softmax_that_loops(tmp_path,
     state = json.dumps(nb.metadata.get("widgets", {}))
     assert "softmax ran for more than 1 s on Z of shape (6, 6)" in state
     assert "(the copy saved in notebook 07): its check fails" in state
+
+
+@pytest.mark.slow
+def test_in_jupyterlab_an_interrupted_check_shows_one_line(tmp_path, monkeypatch):
+    """The stop button in a real JupyterLab while a check's call loops: the cell's output is
+    one line (the screenshot: test-output/time_limit/interrupted.png)."""
+    from tests.support import lab_harness as lab
+
+    if not Path(lab.CHROMIUM).exists():
+        pytest.fail(f"{lab.CHROMIUM} is missing: .ci/run installs Debian's chromium")
+    root = tmp_path / "notebooks"
+    root.mkdir()
+    saved(
+        root,
+        "07_softmax",
+        "def softmax(Z, axis=-1):\n    print('looping')\n    while True:\n        pass\n",
+    )
+    monkeypatch.setenv(SECONDS_VARIABLE, "600")  # the kernel inherits it: the interrupt first
+    out = ROOT / "test-output" / "time_limit"
+    out.mkdir(parents=True, exist_ok=True)
+    test = 'checks.check("softmax", softmax)'
+    with (
+        lab.jupyterlab(tmp_path / "lab", root) as base,
+        lab.chromium_page(viewport=lab.LAPTOP) as page,
+    ):
+        page.goto(f"{base}/lab/tree/07_softmax.ipynb?reset")
+        page.wait_for_function(
+            "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+            " return w && w.sessionContext && w.sessionContext.session"
+            " && w.sessionContext.session.kernel; }",
+            timeout=180_000,
+        )
+        page.evaluate(  # run all, not awaited: the test cell loops until the interrupt
+            """async () => { const w = window.jupyterapp.shell.currentWidget;
+            await w.sessionContext.ready;
+            window.jupyterapp.commands.execute('notebook:run-all-cells'); }"""
+        )
+        cell = page.locator(".jp-Cell").filter(has_text=test).first
+        cell.locator(".jp-OutputArea-output", has_text="looping").wait_for(timeout=120_000)
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:interrupt-kernel')")
+        shown = cell.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr']")
+        shown.wait_for(timeout=120_000)
+        cell.scroll_into_view_if_needed()
+        cell.screenshot(path=str(out / "interrupted.png"))
+        text = shown.inner_text().strip()
+    assert text.startswith("\u2717 softmax was interrupted after "), text
+    assert len(text.splitlines()) == 1 and "Traceback" not in text, text
