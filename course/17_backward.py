@@ -149,19 +149,27 @@ print(f"largest |gradient| on masked cells: {np.abs(dZ[np.isneginf(Z)]).max():.1
 # Return `(dQ, dK, dV)`, each the shape of `Q`, `K`, `V`. Run the forward pass
 # again inside (you may call `mh.attention_head` and `mh.softmax`, and your own
 # `softmax_backward`). The mask may come with a head axis `(..., 1, T, T)` or
-# without one `(T, T)`: it only needs to broadcast against the scores.
+# without one `(T, T)`: it only needs to broadcast against the scores. An input
+# shared by a batch (`K` of shape `(T_k, d_k)` beside `Q` of shape `(B, T_q, d_k)`)
+# served every sequence, so its gradient is the sum of every sequence's: sum it
+# over the axes it was broadcast along, back to its own shape.
 
 
 # %% answer="attention_head_backward"
 def attention_head_backward(Q, K, V, dOut, mask=None):
     ### BEGIN SOLUTION
+    def _sum_to(g, shape):  # sum over the axes an input of `shape` was broadcast along
+        g = g.sum(axis=tuple(range(g.ndim - len(shape))))  # the batch axes it lacks
+        ones = tuple(k for k, n in enumerate(shape) if n == 1 and g.shape[k] != 1)
+        return g.sum(axis=ones, keepdims=True)  # the axes of size 1 it has
+
     s = np.sqrt(Q.shape[-1])
     _, A = mh.attention_head(Q, K, V, mask)  # (..., T_q, T_k)
     dV = np.swapaxes(A, -1, -2) @ dOut  # (..., T_k, d_v)
     dZ = softmax_backward(A, dOut @ np.swapaxes(V, -1, -2)) / s  # (..., T_q, T_k)
     dQ = dZ @ K  # (..., T_q, d_k)
     dK = np.swapaxes(dZ, -1, -2) @ Q  # (..., T_k, d_k)
-    return dQ, dK, dV
+    return tuple(_sum_to(g, M.shape) for g, M in ((dQ, Q), (dK, K), (dV, V)))
     ### END SOLUTION
 
 

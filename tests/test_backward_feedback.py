@@ -23,7 +23,11 @@ def attention_head_backward(Q, K, V, dOut, mask=None):
     dV = {dV}
     dQ = {dQ}
     dK = np.swapaxes(dZ, -1, -2) @ Q / np.sqrt(d_k)
-    return {returned}
+    return tuple(_sum_to(g, M.shape) for g, M in zip(({returned}), (Q, K, V)))
+
+
+def _sum_to(g, shape):  # a gradient summed back over the axes its input was broadcast along
+    return g.sum(axis=tuple(range(g.ndim - len(shape)))) if g.ndim > len(shape) else g
 """
 RIGHT_HEAD = {
     "recompute": "np.sqrt(d_k)",

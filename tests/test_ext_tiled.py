@@ -12,7 +12,7 @@ from mhsa_helpers import checks
 from mhsa_helpers.checks.comparison import compare
 from mhsa_helpers.checks.core import call_in_notebook
 from mhsa_helpers.checks.failures import CheckFailed
-from mhsa_helpers.checks.step14_tiled import SUM_NOT_RESCALED
+from mhsa_helpers.checks.step14_tiled import MEMORY_PUBLIC, SUM_NOT_RESCALED
 from tests.support.ext_tiled import FULL_MATRIX, NAME, tiled
 from tests.support.extensions import fails, load
 from tests.support.oracles import CATALOGUED
@@ -44,6 +44,26 @@ def test_a_full_causal_mask_fails_the_memory_bound():
     )
     message = fails(NAME, source)
     assert "causal, the call used" in message and "more than 32 MiB" in message, message
+
+
+@pytest.mark.slow  # calls at full size (T > 2048): tests/support/marks.py
+@pytest.mark.parametrize("key", [bytes([k]) * 32 for k in range(3)], ids=["key0", "key1", "key2"])
+@pytest.mark.parametrize("where", ["scores", "causal mask"])
+def test_a_full_matrix_fails_the_hidden_test_too(where, key):
+    """The hidden test measures memory as the visible one does (issue 47), saying so without
+    the input's size: full scores, or blocks right but the whole causal mask built first."""
+    source = (
+        FULL_MATRIX
+        if where == "scores"
+        else tiled(
+            before="full = mh.causal_mask(T_q) if causal else None",
+            blocked="full[:, s:e] == -np.inf",
+        )
+    )
+    fn = load(source, NAME)
+    with pytest.raises(CheckFailed) as told:
+        checks.CHECKS[NAME].run(fn, seed=checks.hidden_seed(key, NAME), hidden=True)
+    assert str(told.value) == f"{MEMORY_PUBLIC} (hidden tests)"
 
 
 @pytest.mark.slow  # calls at full size (T = 4096): tests/support/marks.py

@@ -20,6 +20,7 @@ result (:mod:`.comparison`), the failures and their public sentences
 from __future__ import annotations
 
 import contextvars
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -34,6 +35,7 @@ from ..exercises import exercise, forbidden
 from .batches import batch_axes, batch_axes_error
 from .comparison import JUDGED_ARGS, guard_numpy, precision, same
 from .failures import AmbiguousMistake, CheckFailed, NotYet, blind, mistake_key, said_publicly
+from .hints import INT_CANNOT_HOLD_INFINITY
 from .masks import HEAD_AXIS_TWICE, NO_HEAD_AXIS, batched_mask_error, mask_has_head_axis
 
 __all__ = ["Call", "Check", "Opaque", "Outcome", "call_in_notebook"]
@@ -61,6 +63,26 @@ class Call:
     #: learner's code), not from a course function it calls: where no course function checks
     #: what is wrong (n_kv_heads not dividing n_heads), such an error is incidental.
     own: bool = False
+
+
+def elementwise_for_matmul(call_args, said: str) -> str | None:
+    """The sentence for ``*`` used for a matrix product, from numpy's broadcast error ``said``.
+
+    Only where the two shapes numpy names are two of the call's arrays' and the second
+    could multiply the first as a matrix, (..., n, m) @ (m, p); else None.
+    """
+    shapes_said = r"could not be broadcast together with shapes \(([\d, ]*)\) \(([\d, ]*)\)"
+    found = re.search(shapes_said, said)
+    if not found:
+        return None
+    a, b = (tuple(int(n) for n in s.split(",") if n.strip()) for s in found.groups())
+    shapes = {np.shape(x) for x in call_args if isinstance(x, np.ndarray)}
+    if a not in shapes or b not in shapes or len(a) < 2 or len(b) != 2 or a[-1] != b[0]:
+        return None
+    return (
+        f"`*` multiplies entry by entry, so its two arrays of shapes {a} and {b} would have to "
+        "match; a product of matrices (row times column) is A @ B (np.matmul)."
+    )
 
 
 #: Set while the calls before the measured ones are judged (:meth:`Check.outcomes_here`): the
@@ -310,10 +332,23 @@ class Check:
                 f"float even when it divides; use // for sizes ({error})",
                 public=public,
             )
+        if code == "raised:OverflowError" and "cannot convert float infinity to integer" in said:
+            return CheckFailed(f"{self.name}: {INT_CANNOT_HOLD_INFINITY} ({error})", public=public)
         if call.raises is None:
             batch = batch_axes_error(call.args, error, self.core_ndim)
             if batch:
                 return CheckFailed(f"{self.name}: {batch} ({error})", public=public)
+        if "more dimensions than subscripts" in said:
+            return CheckFailed(
+                f"{self.name}: an np.einsum names fewer axes than its array has: an array of "
+                "heads (..., h, T, d_k) or with batch axes has more axes than one sequence's "
+                "(T, d). Write '...' for the leading axes, e.g. np.einsum('...qd,...kd->...qk', "
+                f"Q, K), or use @ with np.swapaxes(K, -1, -2) ({error})",
+                public=public,
+            )
+        product = elementwise_for_matmul(call.args, said)
+        if product:
+            return CheckFailed(f"{self.name}: {product} ({error})", public=public)
         return CheckFailed(error, public=public)
 
     def relayed(self, call: Call, said: str) -> str | None:

@@ -12,6 +12,8 @@ from check to check is a function of that ending (:func:`wrong_axis`,
 
 from __future__ import annotations
 
+import numpy as np
+
 __all__ = [
     "ADD_MASK",
     "AXIS_IGNORED",
@@ -21,6 +23,7 @@ __all__ = [
     "FULLY_BLOCKED_QUERY",
     "FULLY_BLOCKED_SEQUENCE",
     "GRADIENT_LEAKS",
+    "INT_CANNOT_HOLD_INFINITY",
     "LARGE_FINITE",
     "MASKS_WITH_HEAD_AXIS",
     "MASK_ARGUMENT_ONLY",
@@ -31,6 +34,7 @@ __all__ = [
     "PER_SEQUENCE",
     "QK_WIDTH",
     "QUERY_HEADS_STRIDED",
+    "RESIDUAL_OUTSIDE",
     "REVERSED_MERGE",
     "SONG_HEAD_1",
     "TWO_AXES_FULLY_BLOCKED",
@@ -38,6 +42,7 @@ __all__ = [
     "WRONG_AXIS_HEADS",
     "W_O_MISSING",
     "W_O_TRANSPOSED",
+    "ZERO_TIMES_INF",
     "additive",
     "backward_passed",
     "by_d_k",
@@ -52,6 +57,7 @@ __all__ = [
     "not_scaled",
     "scaled_wrongly",
     "song_and_question",
+    "whole_array_sum",
     "wrong_axis",
 ]
 
@@ -117,11 +123,12 @@ WRONG_AXIS_HEADS = wrong_axis("each row of a head's attention matrix (one query)
 AXIS_IGNORED = "the axis argument is ignored"
 
 
-def lost_axis(rows: str, row: str, fix: str) -> str:
-    """The hint for row ``rows`` (maxima, sums) that lost their axis: ``row`` is one of them."""
+def lost_axis(rows: str, row: str, fix: str, effect: str = "is subtracted from") -> str:
+    """The hint for row ``rows`` (maxima, sums) that lost their axis: ``row`` is one of them,
+    and what it does to column i is ``effect`` ("is subtracted from", "divides")."""
     return (
-        f"the row {rows} lost their axis (keepdims=True is missing), so row i's {row} is "
-        f"subtracted from column i: {fix}."
+        f"the row {rows} lost their axis (keepdims=True is missing), so row i's {row} {effect} "
+        f"column i: {fix}."
     )
 
 
@@ -159,6 +166,40 @@ GRADIENT_LEAKS = "gradient flows through blocked positions"
 NO_CAUSAL_ASKED = "where this call asks for no causal mask"
 #: The mask to apply, after "apply" or "use" (no period).
 MASK_ARGUMENT_ONLY = "the mask argument only (none when it is None)"
+
+#: A mask made by multiplying 0/1 by −∞: 0 · (−∞) is NaN (causal, padding, sliding-window masks).
+ZERO_TIMES_INF = (
+    "the allowed positions are NaN, not 0: 0 · (−∞) is NaN. Build the mask with "
+    "np.where(blocked, -np.inf, 0.0) instead of multiplying 0s and 1s by −∞."
+)
+
+#: An error assigning −∞ into an array of integers (OverflowError), as a mask built in one gives.
+INT_CANNOT_HOLD_INFINITY = (
+    "the mask is built in an array of integers (np.zeros(..., dtype=int), or np.zeros_like of "
+    "an int array such as np.arange(T)), and an integer cannot hold −∞: build it in floats, "
+    "np.zeros(shape) (float by default) or np.where(blocked, -np.inf, 0.0)."
+)
+
+
+def whole_array_sum(Z) -> str:
+    """The sentence for a softmax divided by the sum of the whole array of scores ``Z``.
+
+    Parameters
+    ----------
+    Z : numpy.ndarray
+        The scores (..., T_q, T_k) the softmax ran on.
+
+    Returns
+    -------
+    str
+    """
+    rows = int(np.prod(np.shape(Z)[:-1]))
+    return (
+        "the denominator is the sum of the whole array (E.sum() without an axis), so the "
+        f"weights of all {rows} rows sum to 1 together; each row must sum to 1: divide by "
+        "its own sum, E.sum(axis=-1, keepdims=True)."
+    )
+
 
 # -- the heads and W_O ---------------------------------------------------------
 
@@ -199,7 +240,8 @@ def every_kind_of_mask(q: str = "T", k: str = "T") -> str:
 def song_and_question(song_heads: str, question_heads: str = "") -> str:
     """The layer's worked examples: the song with ``song_heads`` heads, the question sentence."""
     question = f" ({question_heads} heads)" if question_heads else ""
-    return f"the song ({song_heads} heads, causal), the question sentence{question}"
+    heads = "head" if song_heads == "1" else "heads"
+    return f"the song ({song_heads} {heads}, causal), the question sentence{question}"
 
 
 def backward_passed(what: str, cases: str, them: str = "them") -> str:
@@ -233,4 +275,11 @@ CHAIN_RULE = "compute the gradient by the chain rule"
 QUERY_HEADS_STRIDED = (
     "query head i takes every n_heads-th column of X·W_Q (columns i, i + n_heads, …): it owns "
     "the consecutive columns i·d_k … (i+1)·d_k − 1, as split_heads(X @ W_q, n_heads) gives them."
+)
+
+
+#: Where a residual connection belongs (no period): the forward's and the backward's slip.
+RESIDUAL_OUTSIDE = (
+    "the residual connection belongs to the block around the layer (x + attention(x)), not "
+    "inside it"
 )

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
-from .comparison import compare
+from .comparison import close, compare
 from .core import Call, Check
 from .failures import CheckFailed, said_publicly
+from .wording import number
 
 
 def mistakes(T: int, d: int) -> list:
@@ -53,6 +54,34 @@ def mistakes(T: int, d: int) -> list:
     ]
 
 
+INT_ENCODING = (
+    "the encoding is an array of integers (made with dtype=int, or zeros_like of integers, "
+    "np.arange for one): every sin and cos put in it is cut to a whole number, mostly 0; "
+    "use floats: np.zeros((seq_len, d_model))."
+)
+
+
+def other_base(got, T: int, d: int) -> float | None:
+    """The base b ≠ 10000 for which ``got`` is the encoding with angles pos/b**(2i/d), or None.
+
+    Read off the sine of position 1 in column 2 (the second pair), then confirmed on the
+    whole array; only a base of two significant digits (1000, 100000), as one types it.
+    """
+    if T < 2 or d < 4 or not isinstance(got, np.ndarray) or got.shape != (T, d):
+        return None
+    if got.dtype.kind != "f" or not np.isfinite(got).all() or not 0 < got[1, 2] < 1:
+        return None
+    base = float(np.arcsin(got[1, 2]) ** (-d / 2))  # sin(1/b**(2/d)) = got[1, 2]
+    if not np.isfinite(base) or base <= 1 or abs(base - 10000) < 1:
+        return None
+    if not np.isclose(base, float(f"{base:.2g}"), rtol=1e-6):
+        return None  # a base no one types (10000**(d/(d-1)): another slip than the base)
+    pos, col = np.arange(T)[:, None], np.arange(d)[None, :]
+    angle = pos / base ** (2 * (col // 2) / d)
+    made = np.where(col % 2 == 0, np.sin(angle), np.cos(angle))
+    return round(base, 6) if close(got, made, atol=1e-6) else None
+
+
 class PositionalEncoding(Check):
     name = "positional_encoding"
     passed = "matches the sinusoidal encoding for (6, 4), (10, 6), (3, 8) and odd d_model (7, 5)."
@@ -71,6 +100,18 @@ class PositionalEncoding(Check):
 
     def judge(self, call, got):
         expected, known = self.catalogue(call)
+        T, d = call.args
+        if isinstance(got, np.ndarray) and got.dtype.kind in "iu" and T > 1:
+            if close(got, np.trunc(expected)):
+                raise CheckFailed(f"{self.name}: {INT_ENCODING}")
+        catalogued = any(w is not None and close(got, w) for _, w in known)
+        base = None if catalogued else other_base(got, T, d)  # base 100: the exponent's 2
+        if base is not None:
+            raise CheckFailed(
+                f"{self.name}: the angles' base is {number(base)}, not 10000: the angle of "
+                "columns 2i and 2i+1 is pos/10000**(2i/d_model).",
+                public=f"{self.name}: the angles' base is not 10000.",
+            )
         compare(self.name, got, expected, "the encoding", known)
 
     def explain_error(self, call, outcome):

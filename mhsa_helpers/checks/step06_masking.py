@@ -9,13 +9,7 @@ from .batches import random_shape
 from .comparison import compare
 from .core import Call, Check
 from .failures import CheckFailed, said_publicly
-from .hints import BOOLEAN_MASK
-
-#: A mask made by multiplying 0/1 by −∞: 0 · (−∞) is NaN.
-ZERO_TIMES_INF = (
-    "the allowed positions are NaN, not 0: 0 · (−∞) is NaN. Build the mask with "
-    "np.where(blocked, -np.inf, 0.0) instead of multiplying 0s and 1s by −∞."
-)
+from .hints import BOOLEAN_MASK, ZERO_TIMES_INF
 
 
 def finite_for_infinity(name: str, got, expected, what: str) -> None:
@@ -108,6 +102,17 @@ def padding_mistakes(lengths, T: int) -> list:
     ]
 
 
+#: numpy's and Python's words when an array of lengths is used where one int is expected.
+ONE_INT = (
+    "only integer scalar arrays can be converted to a scalar index",
+    "only length-1 arrays can be converted to Python scalars",
+    "only 0-dimensional arrays can be converted to Python scalars",
+    "interpreted as an integer",
+    "truth value of an array",
+    "slice indices must be integers",
+)
+
+
 class CausalMask(Check):
     name = "causal_mask"
     passed = "0 on and below the diagonal, −∞ above it."
@@ -194,8 +199,22 @@ class PaddingMask(Check):
 
     def explain_error(self, call, outcome):
         """As :meth:`Check.explain_error`; an error on one int length names the int case."""
-        lengths = call.args[0]
-        if (outcome.code or "").startswith("raised:") and np.ndim(lengths) == 0:
+        lengths, T = call.args
+        code, said = outcome.code or "", (outcome.error or "").split(" raised ", 1)[-1]
+        if code == "raised:OverflowError" and "infinity to integer" in said:
+            return super().explain_error(call, outcome)  # an int array: the general sentence
+        if code.startswith("raised:") and np.ndim(lengths) > 0 and any(w in said for w in ONE_INT):
+            shape = (*np.shape(lengths), 1, T)
+            return CheckFailed(
+                f"{self.name}: it works for one int length only, but lengths may be an array, "
+                f"one length per sequence (here shape {np.shape(lengths)}, giving a mask of "
+                f"shape lengths.shape + (1, seq_len) = {shape}): a slice m[:, lengths:], "
+                "range(lengths) or `if j >= lengths` takes a single number. Compare every key "
+                "position with every length at once: np.arange(seq_len) >= "
+                f"np.asarray(lengths)[..., None, None] ({outcome.error})",
+                public=f"{self.name} works for one int length only, not for an array of lengths.",
+            )
+        if code.startswith("raised:") and np.ndim(lengths) == 0:
             return CheckFailed(
                 f"{self.name}: lengths may be a single int (one sequence), not only an array: "
                 "np.asarray(lengths)[..., None, None] handles both, giving shape (1, seq_len) "

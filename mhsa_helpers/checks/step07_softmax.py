@@ -9,7 +9,7 @@ from ..examples import get_example
 from .batches import batch_rng, random_shape
 from .comparison import close, compare
 from .core import Call, Check
-from .hints import AXIS_IGNORED, LARGE_FINITE, lost_axis
+from .hints import AXIS_IGNORED, LARGE_FINITE, lost_axis, whole_array_sum
 
 COLUMNS = (
     "each column sums to 1 (the softmax ran down the columns, as the source article says); "
@@ -28,12 +28,22 @@ GLOBAL_MAX = (
     "it underflows to 0/0; subtract each row's own maximum, Z.max(axis=-1, keepdims=True)."
 )
 NO_KEEPDIMS = lost_axis("maxima", "maximum", "Z.max(axis=axis, keepdims=True)")
+SUM_NO_KEEPDIMS = lost_axis("sums", "sum", "E.sum(axis=axis, keepdims=True)", effect="divides")
+BOTH_NO_KEEPDIMS = lost_axis(
+    "maxima and sums",
+    "maximum and sum",
+    "Z.max(axis=axis, keepdims=True) and E.sum(axis=axis, keepdims=True)",
+    effect="shift and divide",
+)
 CLAMPED = (
     "a row that is entirely −∞ (fully masked) comes out uniform, 1/n each: −∞ was replaced by "
     f"{LARGE_FINITE}. Keep −∞, and return zeros for such a row: shift it by 0, not by its max, "
     "and do not divide 0 by 0."
 )
-IGNORES_AXIS = f"{AXIS_IGNORED}: softmax(Z, axis=0) normalises each column."
+IGNORES_AXIS = (
+    f"{AXIS_IGNORED}: every slice along the given axis must sum to 1 (each column, for the "
+    "axis of the rows), not always each row; use axis in the max and the sum."
+)
 
 
 def naive(Z, axis: int = -1):
@@ -62,6 +72,8 @@ def mistakes(Z) -> list:
             (GLOBAL_MAX, naive(Z - Z.max()) if Z.size else None),
             (GLOBAL_MAX, _guarded(Z - Z.max()) if Z.size else None),
             *((NO_KEEPDIMS, wrong) for wrong in _without_keepdims(Z)),
+            *_sums_without_keepdims(Z),
+            *((whole_array_sum(Z), wrong) for wrong in _whole_sums(Z)),
             (CLAMPED, ref.softmax(np.maximum(Z, -1e9)) if np.isneginf(Z).any() else None),
         ]
 
@@ -75,6 +87,41 @@ def _without_keepdims(Z) -> list:
             return [naive(Z - m), _guarded(Z - guarded), naive(Z - guarded)]
         except ValueError:  # the shapes do not broadcast: the mistake shows as an error
             return []
+
+
+def _sums_without_keepdims(Z) -> list:
+    """``(hint, softmax)`` whose row sums (and maybe maxima) are broadcast along the rows."""
+    with np.errstate(all="ignore"):
+        m = Z.max(axis=-1, keepdims=True)
+        shifts = [(SUM_NO_KEEPDIMS, np.where(np.isfinite(m), m, 0.0)), (SUM_NO_KEEPDIMS, m)]
+        shifts.append((BOTH_NO_KEEPDIMS, m[..., 0]))  # (..., T): the maxima lost it too
+        out = []
+        for hint, shift in shifts:
+            try:
+                e = np.exp(Z - shift)
+                s = e.sum(axis=-1)  # (..., T): lines up with the last axis, not the rows
+                out += [(hint, e / s), (hint, e / np.where(s > 0, s, 1.0))]
+            except ValueError:  # the shapes do not broadcast: the mistake shows as an error
+                pass
+        return out
+
+
+def _whole_sums(Z) -> list:
+    """The softmax divided by the sum of the whole array, each row shifted by its own max.
+
+    (Shifted by Z's one maximum, it is the global maximum's slip wherever one row
+    alone survives the shift; that slip is named first.)
+    """
+    if Z.ndim < 2 or Z.shape[-2] < 2:
+        return []  # one row: its sum is the whole array's
+    with np.errstate(all="ignore"):
+        m = Z.max(axis=-1, keepdims=True)
+        out = []
+        for shift in (np.where(np.isfinite(m), m, 0.0), m):
+            e = np.exp(Z - shift)
+            s = e.sum()
+            out += [e / s, e / s if s > 0 else e]
+        return out
 
 
 def nan_patterns(Z, got) -> list:
@@ -135,18 +182,29 @@ class Softmax(Check):
         Z = Z + ref.causal_mask(T)
         Z = Z + ref.padding_mask(np.array([[T], [1]]), T)
         Z[1, 0] = -np.inf
-        return [*calls, Call((Z,))]
+        # one row far below the others: Z's own maximum (not the row's) underflows it to 0
+        low = rng.normal(
+            size=(*random_shape(rng), int(rng.integers(3, 8)), int(rng.integers(2, 8)))
+        )
+        low[..., 1, :] -= rng.uniform(800.0, 1000.0)
+        # softmax along another axis than the last: down the columns
+        cols = rng.normal(
+            size=(*random_shape(rng), int(rng.integers(2, 8)), int(rng.integers(2, 8)))
+        )
+        return [*calls, Call((Z,)), Call((low,)), Call((cols * 5,), {"axis": -2})]
 
     def catalogue(self, call):
         (Z,) = call.args
-        if call.kwargs.get("axis", -1) == 0:
-            return ref.softmax(Z, axis=0), [(IGNORES_AXIS, ref.softmax(Z))]
+        axis = call.kwargs.get("axis", -1)
+        if axis != -1:
+            return ref.softmax(Z, axis=axis), [(IGNORES_AXIS, ref.softmax(Z))]
         return ref.softmax(Z), mistakes(Z)
 
     def judge(self, call, got):
         expected, known = self.catalogue(call)
-        if call.kwargs.get("axis", -1) == 0:
-            compare(self.name, got, expected, "softmax(Z, axis=0)", known)
+        axis = call.kwargs.get("axis", -1)
+        if axis != -1:
+            compare(self.name, got, expected, f"softmax(Z, axis={axis})", known)
             return
         if not any(w is not None and close(got, w) for _, w in known):
             known = [*known, *nan_patterns(call.args[0], got)]

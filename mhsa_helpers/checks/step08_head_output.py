@@ -8,7 +8,7 @@ from .. import reference as ref
 from ..examples import get_example
 from . import step05_scores
 from .batches import batch_rng, random_shape
-from .comparison import as_pair, as_result, compare_head_outputs
+from .comparison import as_pair, as_result, close, compare_head_outputs
 from .core import Call, Check
 from .failures import CheckFailed
 from .hints import (
@@ -19,9 +19,19 @@ from .hints import (
     WRONG_AXIS,
     by_d_v,
     matches_on_random,
+    whole_array_sum,
 )
 from .masks import FINITE_WHEN_ALL_BLOCKED, fully_blocked, fully_blocked_rows, two_batch_axes_mask
 
+#: The scores returned where the weights are asked for.
+SCORES_AS_WEIGHTS = (
+    "the second value returned is the scores Z = Q·Kᵀ/√d_k (before the softmax), not the "
+    "attention weights A = softmax(Z + M): return (A @ V, A)."
+)
+NO_SOFTMAX = (
+    "the softmax is missing: the weights are A = softmax(Z + M), each row summing to 1, and "
+    "the output is A @ V, not Z @ V."
+)
 MASK_AFTER = "the mask is added after the softmax; add it to the scores Z, then take the softmax."
 #: Code for a 1/0 keep-mask (1 = attend) used with the course's additive mask.
 KEEP_MASK = (
@@ -67,6 +77,18 @@ def mistakes(Q, K, V, mask) -> list:
         a = ref.softmax(Z * np.sqrt(d_k) / np.sqrt(d_v) + M)
         out.append((by_d_v(d_v, d_k), a @ V, a))
     A = ref.softmax(Z + M)
+    with np.errstate(all="ignore"):
+        out += [
+            (SCORES_AS_WEIGHTS, A @ V, Z + M),
+            (SCORES_AS_WEIGHTS, A @ V, Z),
+            (SCORES_AS_WEIGHTS, A @ V, Z * np.sqrt(d_k) + M),  # Q·Kᵀ, not yet scaled
+        ]
+        if Z.shape[-2] > 1:  # one row: its sum is the whole array's
+            shifted = np.exp(Z + M - np.max(Z + M, axis=-1, keepdims=True))
+            total = np.nansum(shifted)
+            a = np.where(np.isnan(shifted), 0.0, shifted) / total
+            if fully_blocked(mask, Z.shape) is None:
+                out.append((whole_array_sum(Z), a @ V, a))
     out.append(
         (
             "the weights are transposed before multiplying: each query's output is its row of A "
@@ -108,6 +130,17 @@ def mistakes(Q, K, V, mask) -> list:
             )
         )
     return out
+
+
+def no_softmax(name: str, Q, K, V, mask, out, A) -> None:
+    """Fail naming it where the weights are the scores and the output is scores @ V."""
+    Z = ref.attention_scores(Q, K) + (0.0 if mask is None else mask)  # (..., T_q, T_k)
+    if A.shape != Z.shape or not close(A, Z):
+        return
+    with np.errstate(all="ignore"):
+        wrong = Z @ V
+    if out.shape == wrong.shape and close(out, wrong):
+        raise CheckFailed(f"{name}: {NO_SOFTMAX}")
 
 
 def _batch():
@@ -158,6 +191,16 @@ class AttentionHead(Check):
                 calls.append(Call((Q, K, V, ref.causal_mask(T))))
             else:
                 calls.append(Call((Q, K, V, ref.padding_mask(int(rng.integers(1, T + 1)), T))))
+        # a batch with a mask per sequence, one sequence with no real token (every key
+        # blocked): padding (B, 1, T), or causal and padding (B, T, T)
+        for per_query in (False, True):
+            B, T, d_k, d_v = (int(n) for n in rng.integers(2, 6, size=4))
+            Q, K = (rng.normal(size=(B, T, d_k)) for _ in range(2))
+            V = rng.normal(size=(B, T, d_v))
+            lengths = rng.integers(1, T + 1, size=B)
+            lengths[rng.integers(B)] = 0
+            mask = ref.padding_mask(lengths, T)  # (B, 1, T)
+            calls.append(Call((Q, K, V, mask + ref.causal_mask(T) if per_query else mask)))
         return calls
 
     def catalogue(self, call):
@@ -193,6 +236,7 @@ class AttentionHead(Check):
                 f"{self.name}: the output has NaN: −∞ went into K or V (or was multiplied); "
                 "the mask is added to the scores Z, never to K or V."
             )
+        no_softmax(self.name, Q, K, V, mask, out, A)
         known = [(hint, *(wrong or (None, None))) for hint, wrong in self.catalogue(call)[1]]
         tokens = call.context.get("tokens")
         qk = ("query", tokens, "key", tokens) if tokens else None

@@ -16,6 +16,7 @@ from .hints import (
     MASKS_WITH_HEAD_AXIS,
     NOT_SCALED,
     PER_SEQUENCE,
+    RESIDUAL_OUTSIDE,
     REVERSED_MERGE,
     TWO_AXES_FULLY_BLOCKED,
     W_O_MISSING,
@@ -52,7 +53,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     d_k = d_model // h
     M = per_head(mask, X.ndim, h)  # (..., 1 or h, T, T): the layer's mask rule
 
-    def run(Qh, Kh, Vh, merge=ref.merge_heads, W_out=W_o, scale=None, **how):
+    def run(Qh, Kh, Vh, merge=ref.merge_heads, W_out=W_o, scale=None, residual=False, **how):
         with np.errstate(all="ignore"):
             Z = Qh @ Kh.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
             if how.get("raw_mask") is not None:
@@ -62,7 +63,8 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             else:
                 A = ref.softmax(Z + (0.0 if how.get("no_mask") else M), axis=how.get("axis", -1))
             heads = merge(A @ Vh)  # (..., T, h * d_k)
-            return (heads @ W_out if W_out is not None else heads), A
+            out = heads @ W_out if W_out is not None else heads
+            return (X + out if residual else out), A
 
     def bad_split(M_):
         *lead, T_, _ = M_.shape
@@ -103,7 +105,17 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         (by_d_k(d_k), *run(Qh, Kh, Vh, scale=float(d_k))),
         (WRONG_AXIS_HEADS, *run(Qh, Kh, Vh, axis=-2)),
     ]
+    out.append((residual_inside(), *run(Qh, Kh, Vh, residual=True)))
+    if h > 1:
+        blocks = np.zeros_like(W_o)  # W_O's diagonal blocks only: head i's columns alone
+        for i in range(h):
+            cols = slice(i * d_k, (i + 1) * d_k)
+            blocks[cols, cols] = W_o[cols, cols]
+        out.append((diagonal_blocks(d_k), *run(Qh, Kh, Vh, W_out=blocks)))
     if mask is not None:
+        first = first_head_mask(mask, X.ndim, h)
+        if first is not None:
+            out.append((FIRST_HEAD_MASK, *run(Qh, Kh, Vh, raw_mask=first)))
         out += [
             (MASK_IGNORED_HEADS, *run(Qh, Kh, Vh, no_mask=True)),
             (MASK_AFTER, *run(Qh, Kh, Vh, mask_after=True)),
@@ -115,6 +127,39 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         if twice is not None:
             out.append((HEAD_AXIS_TWICE, *run(Qh, Kh, Vh, raw_mask=twice)))
     return out
+
+
+FIRST_HEAD_MASK = (
+    "only the first head's mask is used, for every head: a mask with a head axis (one axis "
+    "more than X, (..., h, T, T)) gives head i its own mask[..., i, :, :]; add the whole mask "
+    "to the scores (..., h, T, T) as it is, not mask[..., 0, :, :]."
+)
+
+
+def residual_inside() -> str:
+    """The sentence for a layer that adds its input X to its output (a residual inside)."""
+    return (
+        f"the output is X + the layer's output: {RESIDUAL_OUTSIDE}; return the merged heads "
+        "times W_O alone."
+    )
+
+
+def diagonal_blocks(d_k: int) -> str:
+    """The sentence for W_O applied to each head apart (its diagonal blocks of size ``d_k``)."""
+    return (
+        f"W_O is applied to each head apart, head i's {d_k} columns times W_O's diagonal block "
+        f"[i·d_k:(i+1)·d_k, i·d_k:(i+1)·d_k] (d_k = {d_k}), so no output column mixes the "
+        "heads: multiply the whole concatenation (..., T, d_model) by the whole W_O."
+    )
+
+
+def first_head_mask(mask, x_ndim: int, h: int):
+    """A per-head mask as a layer that takes its first head's slice for every head uses it:
+    ``(..., 1, T, T)``; None where the mask has no head axis of size ``h`` > 1."""
+    mask = np.asarray(mask)
+    if h < 2 or mask.ndim != x_ndim + 1 or mask.shape[-3] != h:
+        return None
+    return mask[..., :1, :, :]
 
 
 def _per_sequence(T: int, B: int = 2) -> np.ndarray:
@@ -133,6 +178,25 @@ def mask_forms(rng, T: int, d: int, h: int, Ws: list) -> list:
             (rng.normal(size=(2, T, d)), *Ws, h, ref.padding_mask(lengths, T)[:, None])
         ),  # (B, 1, 1, T)
     ]
+
+
+def hidden_mask_forms(rng) -> list:
+    """Hidden calls on a batch of as many sequences as heads, each with a mask of its own.
+
+    Without a head axis (B, T, T), where a mask added as it is lines the batch up with the
+    heads, silently; with one, (B, 1, 1, T), (B, 1, T, T) and a per-head (B, h, T, T) whose
+    heads differ. One sequence has no real token: each of its queries has every key blocked.
+    """
+    h, d_k, T = (int(n) for n in rng.integers(2, 5, size=3))
+    T, d, B = T + 1, h * d_k, h
+    Ws = [rng.normal(size=(d, d)) / math.sqrt(d) for _ in range(4)]
+    lengths = rng.integers(1, T + 1, size=B)
+    lengths[rng.integers(B)] = 0
+    padding = ref.padding_mask(lengths, T)  # (B, 1, T)
+    causal = ref.causal_mask(T) + padding  # (B, T, T)
+    heads = np.broadcast_to(per_head_mask(T, h), (B, h, T, T)) + padding[:, None]
+    forms = [causal, padding[:, None], causal[:, None], heads]
+    return [Call((rng.normal(size=(B, T, d)), *Ws, h, m)) for m in forms]
 
 
 class MultiHeadSelfAttention(Check):
@@ -154,9 +218,11 @@ class MultiHeadSelfAttention(Check):
             [rng.normal(size=(5, 5)) / math.sqrt(5) for _ in range(4)],
         )
         return [
+            # first the question (d_model = 8, 4 heads): √d_model, d_k, √d_k and √T all differ
+            Call((q.X, *q.weights, 4)),
+            Call((q.X, *q.weights, 4, ref.causal_mask(q.T))),
             *(Call((e.X, *e.weights, h)) for h in (2, 1, 4)),
             Call((e.X, *e.weights, 2, ref.causal_mask(6))),
-            Call((q.X, *q.weights, 4, ref.causal_mask(q.T))),
             Call((rng.normal(size=(2, 5, 6)), *Ws, 3, ref.causal_mask(5))),
             # a batch of 2 with a mask per sequence and 2 heads: a mask without its head
             # axis lines the batch up with the heads, silently
@@ -190,7 +256,7 @@ class MultiHeadSelfAttention(Check):
             Ws = [rng.normal(size=(d, d)) / math.sqrt(d) for _ in range(4)]
             mask = hidden_mask(rng, lead, T, h)
             calls.append(Call((X, *Ws, h, mask) if masked else (X, *Ws, h)))
-        return calls
+        return [*calls, *hidden_mask_forms(rng)]
 
     def catalogue(self, call):
         X, W_q, W_k, W_v, W_o, h, *rest = call.args

@@ -7,7 +7,7 @@ import numpy as np
 from .. import reference as ref
 from .core import Call, Check, Opaque
 from .failures import CheckFailed
-from .hints import BOOLEAN_MASK, additive
+from .hints import BOOLEAN_MASK, ZERO_TIMES_INF, additive
 from .step06_masking import finite_for_infinity
 
 #: numpy's own, as imported before any learner code ran (see core.guard_numpy).
@@ -63,6 +63,7 @@ def mistakes(T: int, w: int) -> list:
         (WRAPPED, additive(allowed & (i - w + 1 >= 0))),
         (BOOLEAN, allowed.copy()),
         (ZERO_ONE, (~allowed).astype(float)),
+        (ZERO_TIMES_INF, np.where(allowed, np.nan, -np.inf)),
     ]
 
 
@@ -131,7 +132,9 @@ class SlidingWindowMask(Check):
             return
         finite_for_infinity(f"{self.name}({T}, {w})", got, expected, "the window mask")
         for hint, wrong in known:
-            if wrong is not None and wrong.dtype != bool and _array_equal(got, wrong):
+            if wrong is None or wrong.dtype == bool:
+                continue
+            if _array_equal(got, wrong, equal_nan=bool(np.isnan(wrong).any())):
                 raise CheckFailed(f"{self.name}({T}, {w}): {hint}")
         if np.isin(got, (0.0, 1.0)).all():
             raise CheckFailed(f"{self.name}({T}, {w}): {ZERO_ONE}")

@@ -82,6 +82,7 @@ class AttentionHeadBackward(Check):
             _head_call(rng, Q, K, V, ref.padding_mask(0, 6)),  # every key blocked
             _head_call(rng, *heads, ref.causal_mask(4), dtype=np.float32),
             _head_call(rng, *(M[0] for M in heads), ref.padding_mask(np.array([4, 3, 0]), 4)),
+            _head_call(rng, heads[0], heads[1][0, 0], heads[2][0, 0]),  # K, V shared by a batch
             _large_head_call(rng),
         ]
 
@@ -98,6 +99,15 @@ class AttentionHeadBackward(Check):
                 "padding": ref.padding_mask(int(rng.integers(1, T + 1)), T),
             }[kind]
             calls.append(_head_call(rng, Q, K, V, mask))
+        # a mask per sequence (B, T, T), causal and padded, one sequence with every key blocked
+        B, T, d_k, d_v = (int(k) for k in rng.integers(2, 6, size=4))
+        lengths = rng.integers(1, T + 1, size=B)  # every other sequence reads a key
+        lengths[rng.integers(B)] = 0
+        mask = ref.causal_mask(T) + ref.padding_mask(lengths, T)  # (B, T, T)
+        Q, K = (rng.normal(size=(B, T, d_k)) for _ in range(2))
+        calls.append(_head_call(rng, Q, K, rng.normal(size=(B, T, d_v)), mask))
+        shared = rng.normal(size=(T, d_k)), rng.normal(size=(T, d_v))  # K, V for the batch
+        calls.append(_head_call(rng, rng.normal(size=(B, T, d_k)), *shared))
         Q, K, V = (rng.normal(size=(2, 2, 256, 64)) for _ in range(3))  # (B, h, T, d_k)
         causal = ref.causal_mask(256)
         return [*calls, _large_head_call(rng), work(_head_call(rng, Q, K, V, causal, counted=True))]

@@ -17,7 +17,7 @@ from .hints import (
     NO_CAUSAL_ASKED,
     QK_WIDTH,
 )
-from .masks import fully_blocked
+from .masks import NAN_WHEN_ALL_BLOCKED, fully_blocked
 
 DQ_NOT_SCALED = "dQ misses the 1/√d_k: Z = Q·Kᵀ/√d_k, so dQ = dZ·K/√d_k."
 DK_NOT_SCALED = "dK misses the 1/√d_k: Z = Q·Kᵀ/√d_k, so dK = dZᵀ·Q/√d_k."
@@ -34,6 +34,10 @@ TIMES_SQRT = (
 SOFTMAX_SKIPPED = (
     "the softmax's backward is skipped (dZ = dA): between the weights and the scores lies the "
     "softmax, so dZ = softmax_backward(A, dA) = A·(dA − Σ dA·A)."
+)
+DQ_FROM_Q = (
+    "dQ = dZ·Q: Z = Q·Kᵀ/√d_k, so the queries' gradient takes the keys: dQ = dZ·K/√d_k (and "
+    "dK = dZᵀ·Q/√d_k)."
 )
 DK_FROM_K = "dK = dZᵀ·K: Z = Q·Kᵀ/√d_k, so the keys' gradient takes the queries: dK = dZᵀ·Q/√d_k."
 ZEROED_AFTER = (
@@ -84,16 +88,28 @@ ALWAYS_CAUSAL_BACK = (
 )
 
 
+def naive_softmax(Z) -> np.ndarray:
+    """A softmax over the last axis that subtracts the row's maximum, as most write it: NaN on
+    a row whose every score is −∞ (−∞ − (−∞)); warnings silenced."""
+    with np.errstate(all="ignore"):
+        E = np.exp(Z - Z.max(axis=-1, keepdims=True))
+        return E / E.sum(axis=-1, keepdims=True)
+
+
 def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
     """``(dQ, dK, dV)`` of one head with at most one mistake switched on (float64)."""
     d_k = Q.shape[-1]
     scale = float(d_k) if mistake.get("by_d_k") else math.sqrt(d_k)
     if mistake.get("by_d_v"):
         scale = math.sqrt(V.shape[-1])
+    root = mistake.get("forward_scale", math.sqrt(d_k))  # the forward's, recomputed
+    scale = mistake.get("scale_to", mistake.get("forward_scale", scale))
     with np.errstate(all="ignore"):
         unscaled = mistake.get("unscaled_recompute")
-        Z = Q @ K.swapaxes(-1, -2) / (1.0 if unscaled else math.sqrt(d_k))  # (..., T_q, T_k)
+        Z = Q @ K.swapaxes(-1, -2) / (1.0 if unscaled else root)  # (..., T_q, T_k)
         A = ref.softmax(Z if mask is None else Z + mask)
+        if mistake.get("naive"):  # NaN on a fully blocked row
+            A = naive_softmax(Z if mask is None else Z + mask)
         if mistake.get("finite") and mask is not None:  # −1e9 where the mask has −∞
             blocked = np.broadcast_to(np.isneginf(mask), np.broadcast_shapes(Z.shape, mask.shape))
             finite = np.where(np.isneginf(mask), -1e9, mask)
@@ -121,7 +137,8 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
         if mistake.get("dv_scale"):
             dV = dV / scale
         dZq = dZ.swapaxes(-1, -2) if mistake.get("dq_t") else dZ
-        dQ = dZq @ K / (1.0 if mistake.get("dq_scale") or mistake.get("scale") else scale)
+        dQ = dZq @ (Q if mistake.get("dq_from_q") else K)
+        dQ = dQ / (1.0 if mistake.get("dq_scale") or mistake.get("scale") else scale)
         dZt = dZ if mistake.get("dk") else dZ.swapaxes(-1, -2)
         dK = dZt @ (K if mistake.get("dk_from_k") else Q)
         dK = dK / (1.0 if mistake.get("dk_scale") or mistake.get("scale") else scale)
@@ -160,6 +177,7 @@ HEAD_SLIPS = (
     (TIMES_SQRT, {"times_sqrt": True}, False),
     (SOFTMAX_SKIPPED, {"skip_softmax": True}, False),
     (DK_FROM_K, {"dk_from_k": True}, True),
+    (DQ_FROM_Q, {"dq_from_q": True}, True),
 )
 #: The switches whose mistake is no mistake where √d_k = 1.
 SCALE_SLIPS = {
@@ -192,6 +210,7 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
     if mask is not None and np.isneginf(mask).any() and not every_key:  # else NaN everywhere
         out.append((DZ_MASKED, head_variant(Q, K, V, dOut, mask, dz_mask=True)))
     if every_key:
+        out.append((NAN_WHEN_ALL_BLOCKED, head_variant(Q, K, V, dOut, mask, naive=True)))
         out += [(FINITE_BACK, head_variant(Q, K, V, dOut, mask, finite=f)) for f in ("fill", "add")]
     if mask is not None and np.isneginf(mask).any():
         out.append((ZEROED_AFTER, head_variant(Q, K, V, dOut, mask, zeroed_after=True)))
@@ -199,4 +218,22 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
     causal = with_causal(mask, Q.shape[-2], K.shape[-2])
     if causal is not None:  # code for a decoder: causal whatever the mask argument says
         out.append((ALWAYS_CAUSAL_BACK, head_variant(Q, K, V, dOut, causal)))
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    shared = [n for n, M in zip("QKV", (Q, K, V), strict=True) if M.shape[:-2] != lead]
+    if shared:  # an input shared by the batch: its gradient is the sum of every sequence's
+        full = [np.broadcast_to(M, (*lead, *M.shape[-2:])) for M in (Q, K, V)]
+        out.append((not_summed_back(shared, lead), ref.attention_head_backward(*full, dOut, mask)))
     return out
+
+
+def not_summed_back(shared: list[str], lead: tuple) -> str:
+    """The hint for gradients left with the batch axes their inputs were broadcast along."""
+    names, grads = " and ".join(shared), " and ".join(f"d{n}" for n in shared)
+    one = len(shared) == 1
+    return (
+        f"{grads} {'keeps' if one else 'keep'} the batch axes {names} "
+        f"{'was' if one else 'were'} broadcast along: {names} {'serves' if one else 'serve'} "
+        f"every sequence of the batch {lead}, so each gradient is the sum of every sequence's: "
+        f"sum {grads} over the batch axes {names} {'lacks' if one else 'lack'}, back to "
+        f"{'its' if one else 'their'} own shape."
+    )

@@ -19,12 +19,20 @@ from .hints import (
     GRADIENT_LEAKS,
     MASKS_WITH_HEAD_AXIS,
     PER_SEQUENCE,
+    RESIDUAL_OUTSIDE,
     TWO_AXES_FULLY_BLOCKED,
     backward_passed,
+    by_d_model,
     matches_on_random,
     song_and_question,
 )
-from .masks import fully_blocked, hidden_mask, per_head_mask, two_batch_axes_mask
+from .masks import (
+    NAN_WHEN_ALL_BLOCKED,
+    fully_blocked,
+    hidden_mask,
+    per_head_mask,
+    two_batch_axes_mask,
+)
 from .step17_backward import (
     FD_STEP,
     against_differences,
@@ -41,6 +49,7 @@ from .step17_head_slips import (
     HEAD_SLIPS,
     SCALE_SLIPS,
     head_variant,
+    naive_softmax,
     with_causal,
 )
 
@@ -102,6 +111,46 @@ DW_O_FROM_X = (
 DX_MISSING_PATH = (
     "dX misses the path through {which}: X makes Q, K and V, so dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."
 )
+PROJECTIONS_FROM_DC = (
+    "the gradients through the projections (dX, dW_Q, dW_K, dW_V) come from dOut·W_Oᵀ, the "
+    "gradient before the heads: "
+    "between it and Q, K, V lies the attention, so back through it first, dQ_h, dK_h, dV_h = "
+    "attention_head_backward(Q_h, K_h, V_h, split_heads(dOut·W_Oᵀ)), each merged back "
+    "(merge_heads); then dW_Q = Xᵀ·dQ and dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."
+)
+RESIDUAL_BACK = (
+    f"dX has an extra + dOut, as if the layer had a residual connection: {RESIDUAL_OUTSIDE}. "
+    "This layer returns attention(X)·W_O alone, so dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ, nothing "
+    "more."
+)
+DW_O_FROM_V = (
+    "dW_O uses V = X·W_V: out = C·W_O with C the merged heads' outputs (A·V, merged), so "
+    "dW_O = Cᵀ·dOut."
+)
+DW_O_UNMASKED = (
+    "dW_O uses heads computed without the mask: C, the merged heads that W_O multiplies, "
+    "comes from the forward with its mask, the same one the heads' backward gets."
+)
+DW_BY_POSITIONS = (
+    "the weights' gradients are divided by {label} = {n}: every position's contribution adds "
+    "up, dW_Q = Σ Xᵀ·dQ over all of them, never their mean."
+)
+
+
+class Whole(str):
+    """A hint that names a mistake only where every part of the result shows it (one factor
+    on every gradient); a part alone (dW_Q) may show another mistake's factor."""
+
+
+AVERAGED_TWICE = (
+    "every gradient is {n} times too small: divided by {label} = {n} twice? dOut is already the "
+    "loss's gradient, its average over {what} included: use it as it is."
+)
+D_MODEL_SCALE = (
+    "in the heads' backward (attention_head_backward): dQ and dK are divided by √d_model = "
+    "√{d}: each head divides its scores by its own √d_k = √{d_k} (d_model / n_heads), and dZ "
+    "by the same."
+)
 DW_TRANSPOSED = (
     "the projections' gradients are transposed: Q = X·W_Q, so dW_Q = Xᵀ·dQ (and likewise "
     "for K and V), shape (d_model, d_model) with rows for X's columns."
@@ -113,9 +162,16 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
     Q, K, V = ref.project_qkv(X, W_q, W_k, W_v)  # (..., T, d_model) each
     Qh, Kh, Vh = (ref.split_heads(M, h) for M in (Q, K, V))  # (..., h, T, d_k) each
     M = heads_mask(mask, X.ndim, h)  # (..., 1 or h, T, T), or None: the layer's mask rule
+    own = mistake.get("head", {})  # a forward of its own: its softmax, its scale
     with np.errstate(all="ignore"):
-        heads, _ = ref.attention_head(Qh, Kh, Vh, M)
+        heads, _ = ref.attention_head(Qh, Kh, Vh, None if mistake.get("forward_unmasked") else M)
+        if own.get("naive") or "forward_scale" in own:
+            Z = Qh @ Kh.swapaxes(-1, -2) / own.get("forward_scale", math.sqrt(Qh.shape[-1]))
+            Z = Z if M is None else Z + M  # (..., h, T, T)
+            heads = (naive_softmax(Z) if own.get("naive") else ref.softmax(Z)) @ Vh
         merged = ref.merge_heads(heads)  # (..., T, d_model)
+        if mistake.get("divided"):  # dOut divided again by the loss's count
+            dOut = dOut / mistake["divided"]
         dMerged = dOut @ (W_o if mistake.get("all_not_t") else W_o.T)  # (..., T, d_model)
         if mistake.get("no_w_o"):
             dMerged = dOut
@@ -134,6 +190,8 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
             dQ, dK, dV = (G.reshape(X.shape) for G in (dQh, dKh, dVh))
         else:
             dQ, dK, dV = (ref.merge_heads(G) for G in (dQh, dKh, dVh))  # (..., T, d_model)
+        if mistake.get("from_dc"):  # the attention skipped: every projection gets dC
+            dQ = dK = dV = dMerged
 
     sequences = max(1, math.prod(X.shape[:-2]))
 
@@ -141,6 +199,8 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
         if mistake.get("not_summed"):
             return A.swapaxes(-1, -2) @ B  # (..., d_model, d_model)
         summed = A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
+        if mistake.get("dw_divided"):
+            return summed / mistake["dw_divided"]
         return summed / sequences if mistake.get("averaged") else summed
 
     not_t = mistake.get("dx_not_t") or mistake.get("all_not_t")
@@ -148,6 +208,8 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
     dX = dQ @ t(W_q) + dK @ t(W_k) + dV @ t(W_v)
     if mistake.get("one_path"):
         dX = dQ @ W_q.T
+    if mistake.get("residual"):
+        dX = dX + dOut
     if mistake.get("without"):  # one of the three paths left out
         paths = {"Q": dQ @ W_q.T, "K": dK @ W_k.T, "V": dV @ W_v.T}
         dX = sum(p for k, p in paths.items() if k != mistake["without"])
@@ -157,6 +219,8 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
     dW_o = total(dOut, merged) if mistake.get("dwo_t") else total(merged, dOut)
     if mistake.get("dwo_x"):
         dW_o = total(X, dOut)
+    if mistake.get("dwo_v"):
+        dW_o = total(X @ W_v, dOut)
     return dX, (*dWs, dW_o)
 
 
@@ -182,6 +246,27 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
     out.append((NO_W_O_BACK, layer_variant(*args, no_w_o=True)))
     out.append((DC_NOT_TRANSPOSED, layer_variant(*args, dm_not_t=True)))
     out.append((DW_O_FROM_X, layer_variant(*args, dwo_x=True)))
+    out.append((DW_O_FROM_V, layer_variant(*args, dwo_v=True)))
+    out.append((PROJECTIONS_FROM_DC, layer_variant(*args, from_dc=True)))
+    out.append((RESIDUAL_BACK, layer_variant(*args, residual=True)))
+    positions = math.prod(X.shape[:-1])  # B·T
+    count = "B·T" if X.ndim > 2 else "T"
+    for n, label, what in (
+        (positions, count, "the positions"),
+        (X.size, f"{count}·d_model", "every entry"),
+    ):
+        if n > 1:
+            said = Whole(AVERAGED_TWICE.format(n=n, label=label, what=what))
+            out.append((said, layer_variant(*args, divided=n)))
+    if positions > 1:
+        said = DW_BY_POSITIONS.format(label=count, n=positions)
+        out.append((said, layer_variant(*args, dw_divided=positions)))
+    d = X.shape[-1]
+    if d_k > 1 and h > 1:  # √d_model where √d_k belongs: in the backward, or the forward too
+        said = D_MODEL_SCALE.format(d=d, d_k=d_k)
+        out.append((said, layer_variant(*args, head={"scale_to": math.sqrt(d)})))
+        said = by_d_model(d, d_k)
+        out.append((said, layer_variant(*args, head={"forward_scale": math.sqrt(d)})))
     for which, words in (("K", "the keys, dK·W_Kᵀ"), ("V", "the values, dV·W_Vᵀ")):
         out.append((DX_MISSING_PATH.format(which=words), layer_variant(*args, without=which)))
     if h > 1:
@@ -193,8 +278,10 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         out.append((DW_AVERAGED, layer_variant(*args, averaged=True)))
     M = heads_mask(mask, X.ndim, h)  # (..., 1 or h, T, T), or None
     if fully_blocked(M, (*X.shape[:-2], h, X.shape[-2], X.shape[-2])) is not None:
+        out.append((NAN_WHEN_ALL_BLOCKED, layer_variant(*args, head={"naive": True})))
         out += [(FINITE_BACK, layer_variant(*args, head={"finite": f})) for f in ("fill", "add")]
     if mask is not None and np.isneginf(mask).any():
+        out.append((DW_O_UNMASKED, layer_variant(*args, forward_unmasked=True)))
         out.append((UNMASKED_BACK, layer_variant(*args, unmasked_back=True)))
     causal = with_causal(mask, X.shape[-2], X.shape[-2])
     if causal is not None:
@@ -241,7 +328,7 @@ class MultiHeadSelfAttentionBackward(Check):
     passed = (
         backward_passed(
             "dX and the four weights' gradients match",
-            f"{song_and_question('1 and 2', '4')}, {PER_SEQUENCE}, {MASKS_WITH_HEAD_AXIS}, "
+            f"{song_and_question('1', '2 and 4')}, {PER_SEQUENCE}, {MASKS_WITH_HEAD_AXIS}, "
             f"{TWO_AXES_FULLY_BLOCKED}, and float32",
         )
         + "."
@@ -254,15 +341,17 @@ class MultiHeadSelfAttentionBackward(Check):
         W6 = [rng.normal(size=(6, 6)) / math.sqrt(6) for _ in range(4)]
         per_sequence = np.stack([ref.causal_mask(3), ref.sliding_window_mask(3, 2)])  # (2, T, T)
         padding = ref.padding_mask(np.array([3, 2]), 3)[:, None]  # (B, 1, 1, T): a head axis
+        # no size where √d_model = d_k (the song's 2 heads: √4 = 2), so that √d_model in
+        # √d_k's place and d_k in it give different gradients
         return [
-            _layer_call(rng, e.X, e.weights, 2, fd=True),
+            _layer_call(rng, q.X, q.weights, 2, fd=True),
             _layer_call(rng, e.X, e.weights, 1, ref.causal_mask(e.T)),
             _layer_call(rng, q.X, q.weights, 4, ref.causal_mask(q.T)),
             _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, per_sequence, fd=True),
             _layer_call(rng, rng.normal(size=(2, 2, 3, 6)), W6, 2, ref.causal_mask(3)),
             _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, dtype=np.float32),
             # masks with their head axis (one axis more than X), as the forward takes them
-            _layer_call(rng, e.X, e.weights, 2, per_head_mask(e.T, 2), fd=True),  # (h, T, T)
+            _layer_call(rng, q.X, q.weights, 2, per_head_mask(q.T, 2), fd=True),  # (h, T, T)
             _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, per_sequence[:, None]),
             _layer_call(rng, rng.normal(size=(2, 3, 6)), W6, 3, padding),  # (B, 1, 1, T)
             # two leading batch axes, one sequence with every key blocked (gradients 0 there)
@@ -281,6 +370,14 @@ class MultiHeadSelfAttentionBackward(Check):
             if n == 2:  # without or with its head axis
                 mask = hidden_mask(rng, X.shape[:-2], T + 1, h)
             calls.append(_layer_call(rng, X, Ws, h, mask))
+        # a mask per sequence without its head axis (B, T, T), causal and padded, one sequence
+        # with every key blocked
+        B, h, d_k, T = (int(k) for k in rng.integers(2, 4, size=4))
+        lengths = rng.integers(1, T + 2, size=B)  # every other sequence reads a key
+        lengths[rng.integers(B)] = 0
+        mask = ref.causal_mask(T + 1) + ref.padding_mask(lengths, T + 1)  # (B, T, T)
+        Ws = [rng.normal(size=(h * d_k, h * d_k)) / math.sqrt(h * d_k) for _ in range(4)]
+        calls.append(_layer_call(rng, rng.normal(size=(B, T + 1, h * d_k)), Ws, h, mask))
         X, Ws = rng.normal(size=(2, 64, 256)), [rng.normal(size=(256, 256)) / 16 for _ in range(4)]
         wide = work(_layer_call(rng, X, Ws, 4, ref.causal_mask(64), counted=True))
         return [*calls, _large_layer_call(rng), wide]
@@ -329,7 +426,9 @@ class MultiHeadSelfAttentionBackward(Check):
             shape = np.shape(parts[i])
             if i and len(shape) > 2 and shape[-2:] == (d, d):
                 raise CheckFailed(f"{self.name}: {DW_NOT_SUMMED} ({what} has shape {shape}.)")
-            wrong = [(h, None if w is None else _flat(w)[i]) for h, w in known]
+            wrong = [
+                (h, None if w is None or isinstance(h, Whole) else _flat(w)[i]) for h, w in known
+            ]
             compare(self.name, parts[i], expected[i], what, wrong)
         parts = [as_result(self.name, p, w) for p, w in zip(parts, _LAYER_PARTS, strict=True)]
         if call.context.get("fd"):

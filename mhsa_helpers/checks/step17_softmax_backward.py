@@ -52,6 +52,21 @@ DA_OUTSIDE = (
     "dZ = A·(dA − Σ dA·A), not dA·(A − Σ dA·A)."
 )
 
+MINUS_A = (
+    "the bracket subtracts A itself: what each entry loses is one number per row, the sum "
+    "Σ_k dA_k·A_k of dA weighted by A, so dZ = A·(dA − Σ dA·A)."
+)
+SUM_OF_A = (
+    "the row sum is taken of A alone and then multiplied by dA: Σ_k A_k is 1 in every row, so "
+    "A·dA − A·(Σ A)·dA is 0 everywhere. Weigh dA by A inside the sum: dZ = A·(dA − Σ_k "
+    "dA_k·A_k)."
+)
+MATRIX_PRODUCT = (
+    "Σ dA·A is taken as a matrix product, dA·Aᵀ (every row of dA against every row of A), "
+    "summed: it is the sum of the entrywise product along the axis, one row against itself, "
+    "np.sum(dA * A, axis=axis, keepdims=True)."
+)
+
 
 def softmax_mistakes(A, dA, axis: int = -1) -> list:
     """``(hint, wrong dZ)`` for the known mistakes in the softmax's backward."""
@@ -67,10 +82,14 @@ def softmax_mistakes(A, dA, axis: int = -1) -> list:
         out.append((SUM_OF_ALL, A * (dA - (dA * A).sum(axis=(-2, -1), keepdims=True))))
         out.append((SUM_OF_ALL, A * (dA - (dA * A).sum())))
     out.append((DA_OUTSIDE, dA * (A - weighted)))
+    out.append((MINUS_A, A * (dA - A)))
+    out.append((SUM_OF_A, A * dA - A * A.sum(axis=axis, keepdims=True) * dA))
     out.append((PLUS_SIGN, A * (dA + weighted)))
     out.append((MEAN_NOT_SUM, A * (dA - (dA * A).mean(axis=axis, keepdims=True))))
     last = axis in (-1, A.ndim - 1)
     if A.ndim >= 2 and last:
+        products = (dA @ np.swapaxes(A, -1, -2)).sum(axis=-1, keepdims=True)  # (..., T_q, 1)
+        out.append((MATRIX_PRODUCT, A * (dA - products)))
         out.append((WRONG_AXIS, A * (dA - (dA * A).sum(axis=-2, keepdims=True))))
         if A.shape[-1] == A.shape[-2]:
             out.append((NO_KEEPDIMS, A * (dA - (dA * A).sum(axis=-1)[..., None, :])))
@@ -136,6 +155,8 @@ class SoftmaxBackward(Check):
             Z = rng.normal(size=(*random_shape(rng), T_q, T_k)) * 3
             if axis == -1 and T_q == T_k:
                 Z = Z + ref.causal_mask(T_q)
+            if axis == -1 and not calls:  # a fully masked row, as the visible test has
+                Z[..., int(rng.integers(T_q)), :] = -np.inf
             calls.append(_softmax_call(Z, rng, axis=axis))
         return [*calls, _large_softmax_call(rng)]
 

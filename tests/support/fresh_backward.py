@@ -188,7 +188,7 @@ FRESH_BACKWARD = {
                 ),
             ),
         ),
-        "contains NaN",
+        "a query whose every key is blocked gets NaN",
     ),
     # dX follows only the query path, dropping the key and value paths dK W_k^T + dV W_v^T.
     "backward_mb_dX_only_Q": (

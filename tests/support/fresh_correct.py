@@ -303,6 +303,8 @@ CORRECT |= {
     dQ = np.einsum("...qk,...kd->...qd", dZ, K)
     dK = np.einsum("...qk,...qd->...kd", dZ, Q)
     dV = np.einsum("...qk,...qv->...kv", A, dOut)
+    # (issue 47) a K or V shared by the batch: its gradient summed back to its own shape
+    dK, dV = (g.sum(axis=tuple(range(g.ndim - M.ndim))) for g, M in ((dK, K), (dV, V)))
     return dQ, dK, dV
 """,
     ),
@@ -323,6 +325,8 @@ CORRECT |= {
     dZ = A * (dA - (dA * A).sum(axis=-1, keepdims=True)) * scale
     dQ = np.matmul(dZ, np.swapaxes(Kt, -1, -2))
     dK = np.matmul(np.swapaxes(dZ, -1, -2), Q)
+    # (issue 47) a K or V shared by the batch: its gradient summed back to its own shape
+    dK, dV = (g.sum(axis=tuple(range(g.ndim - M.ndim))) for g, M in ((dK, K), (dV, V)))
     return dQ.astype(dtype), dK.astype(dtype), dV.astype(dtype)
 """,
     ),

@@ -1,7 +1,8 @@
 """Which right answers the quick loop leaves to the whole suite: those checked at full size.
 
 tiled_attention's visible check ends with two calls at T = 4096 (its memory
-bound), about a second for an answer that passes them. The quick loop proves
+bound), about a second for an answer that passes them, and its hidden check with
+one above T = 2048. The quick loop proves
 once that a right answer passes them (tests/test_checks.py); everything else
 at that size runs in the whole suite only (marked ``slow``): every other right
 answer of that exercise (unusual, float32, in a widget), a full matrix or a

@@ -1,4 +1,293 @@
+# ruff: noqa: E501  (learners' answers, kept as they wrote them)
 """Issue 47's slips named by the checks (back), as learners wrote them; the format of
-:mod:`tests.support.fresh_mistakes` (merged into its ``FRESH``)."""
+:mod:`tests.support.fresh_mistakes` (merged into its ``FRESH``).
 
-SLIPS47_BACK = {}
+The tiled attention's and the backward pass's: each was told only "differs from the
+reference", "contains NaN" or another slip's sentence before issue 47.
+"""
+
+from tests.support.answer_parts import HEAD_BACKWARD, LAYER_BACKWARD, edited
+
+#: The start of a tiled attention: the block size checked, the sizes read off.
+_TILED_START = """def tiled_attention(Q, K, V, block_size, causal=False):
+    if block_size < 1:
+        raise ValueError(f"block_size must be a positive int, but got {block_size}")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+"""
+
+#: An online-softmax loop over blocks of keys; ``{scale}`` and ``{end}`` are what the slips change.
+_TILED_LOOP = """    m = np.full((*lead, T_q, 1), -np.inf)
+    l = np.zeros((*lead, T_q, 1))
+    O = np.zeros((*lead, T_q, V.shape[-1]))
+    for s in range(0, T_k, block_size):
+        S = Q @ np.swapaxes(K[..., s:s + block_size, :], -1, -2) / {scale}
+        if causal:
+            keys = np.arange(s, min(s + block_size, T_k))
+            S = np.where(keys > np.arange(T_q)[:, None], -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        r = np.exp(m - m_new)
+        l = l * r + P.sum(-1, keepdims=True)
+        O = O * r + P @ V[..., s:s + block_size, :]
+        m = m_new
+    return {end}
+"""
+
+SLIPS47_BACK = {
+    # Takes a softmax inside each block of keys and averages the blocks' outputs at the end.
+    "tiled_attention_blocks_averaged": (
+        "14_tiled",
+        "tiled_attention",
+        _TILED_START
+        + """    outs = []
+    for s in range(0, T_k, block_size):
+        S = Q @ np.swapaxes(K[..., s:s + block_size, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            keys = np.arange(s, min(s + block_size, T_k))
+            S = np.where(keys > np.arange(T_q)[:, None], -np.inf, S)
+        m = S.max(axis=-1, keepdims=True)
+        E = np.exp(S - np.where(np.isfinite(m), m, 0))
+        l = E.sum(axis=-1, keepdims=True)
+        outs.append((E @ V[..., s:s + block_size, :]) / np.where(l > 0, l, 1))  # this block's attention
+    return sum(outs) / len(outs)  # average over the blocks
+""",
+        "the outputs of the blocks are averaged",
+    ),
+    # Keeps the running sum ℓ but returns O without dividing by it.
+    "tiled_attention_not_divided": (
+        "14_tiled",
+        "tiled_attention",
+        _TILED_START + _TILED_LOOP.format(scale="np.sqrt(d_k)", end="O"),
+        "not divided by the running sum ℓ",
+    ),
+    # Scales the scores by the number of keys, as the source article says.
+    "tiled_attention_sqrt_T": (
+        "14_tiled",
+        "tiled_attention",
+        _TILED_START + _TILED_LOOP.format(scale="np.sqrt(T_k)", end="O / l"),
+        "divided by √T (the sequence length, 6)",
+    ),
+    # The running maximum replaced by each block's own maximum: the rescale overflows when a
+    # block's scores are lower than an earlier one's.
+    "tiled_attention_block_maximum": (
+        "14_tiled",
+        "tiled_attention",
+        _TILED_START
+        + _TILED_LOOP.replace(
+            "        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))\n",
+            "        m_new = S.max(axis=-1, keepdims=True)  # this block's maximum\n"
+            "        m_new = np.where(np.isfinite(m_new), m_new, m)\n",
+        ).format(scale="np.sqrt(d_k)", end="O / l"),
+        "replaced by each block's own maximum",
+    ),
+    # The rescale put on the new block's term instead of the running output.
+    "tiled_attention_new_block_rescaled": (
+        "14_tiled",
+        "tiled_attention",
+        _TILED_START
+        + _TILED_LOOP.replace(
+            "        O = O * r + P @ V[..., s:s + block_size, :]\n",
+            "        O = O + (P @ V[..., s:s + block_size, :]) * r\n",
+        ).format(scale="np.sqrt(d_k)", end="O / l"),
+        "the rescale multiplies the new block",
+    ),
+    # The row sum computed with a matrix product, summed over its columns.
+    "backward_sb_matrix_product_sum": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    s = np.sum(dA @ np.swapaxes(A, -1, -2), axis=-1, keepdims=True)  # Σ_k dA_k A_k
+    return A * (dA - s)
+""",
+        "Σ dA·A is taken as a matrix product",
+    ),
+    # A itself subtracted where the weighted row sum belongs.
+    "backward_sb_minus_A": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    # the Jacobian is diag(A) - A A^T
+    return A * (dA - A)
+""",
+        "the bracket subtracts A itself",
+    ),
+    # The row sum of A (which is 1) times dA, instead of the row sum of dA·A.
+    "backward_sb_sum_of_A_times_dA": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    return A * dA - A * np.sum(A, axis=axis, keepdims=True) * dA
+""",
+        "the row sum is taken of A alone",
+    ),
+    # dQ built from the queries instead of the keys.
+    "backward_ah_dQ_from_Q": (
+        "17_backward",
+        "attention_head_backward",
+        edited(HEAD_BACKWARD, ("    dQ = dZ @ K", "    dQ = dZ @ Q  # the query's own gradient")),
+        "dQ = dZ·Q",
+    ),
+    # Its own softmax (max subtracted, no guard) recomputes A: NaN on a fully blocked row.
+    "backward_ah_own_softmax_nan": (
+        "17_backward",
+        "attention_head_backward",
+        edited(
+            HEAD_BACKWARD,
+            (
+                "    _, A = mh.attention_head(Q, K, V, mask)",
+                (
+                    "    Z = Q @ np.swapaxes(K, -1, -2) / s\n"
+                    "    if mask is not None:\n"
+                    "        Z = Z + mask\n"
+                    "    with np.errstate(all='ignore'):\n"
+                    "        A = np.exp(Z - Z.max(-1, keepdims=True))\n"
+                    "        A = A / A.sum(-1, keepdims=True)"
+                ),
+            ),
+        ),
+        "a query whose every key is blocked gets NaN",
+    ),
+    # The layer's own forward with a softmax that gives NaN on a fully blocked row.
+    "backward_mb_own_softmax_nan": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    Qh, Kh, Vh = (mh.split_heads(X @ W, n_heads) for W in (W_q, W_k, W_v))
+    d_k = Qh.shape[-1]
+    Z = Qh @ Kh.swapaxes(-1, -2) / np.sqrt(d_k)
+    if mask is not None:
+        m = np.asarray(mask)
+        Z = Z + (np.expand_dims(m, -3) if m.ndim <= X.ndim else m)
+    E = np.exp(Z - Z.max(-1, keepdims=True))
+    A = E / E.sum(-1, keepdims=True)
+    C = mh.merge_heads(A @ Vh)
+    dH = mh.split_heads(dOut @ W_o.T, n_heads)
+    dA = dH @ Vh.swapaxes(-1, -2)
+    dZ = A * (dA - (dA * A).sum(-1, keepdims=True)) / np.sqrt(d_k)
+    dQ, dK, dV = (mh.merge_heads(G) for G in (dZ @ Kh, dZ.swapaxes(-1, -2) @ Qh, A.swapaxes(-1, -2) @ dH))
+    flat = lambda M: M.reshape(-1, M.shape[-1])
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    return dX, (flat(X).T @ flat(dQ), flat(X).T @ flat(dK), flat(X).T @ flat(dV), flat(C).T @ flat(dOut))
+""",
+        "a query whose every key is blocked gets NaN",
+    ),
+    # Every projection's gradient from dOut·W_oᵀ, as if the heads were not there.
+    "backward_mb_projections_from_dC": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD,
+            (
+                "    dQ, dK, dV = (mh.merge_heads(G) for G in attention_head_backward(Qh, Kh, Vh, dH, mask))",
+                "    dQ = dK = dV = dOut @ W_o.T  # Q, K and V all feed the output",
+            ),
+        ),
+        "the gradients through the projections (dX, dW_Q, dW_K, dW_V) come from dOut·W_Oᵀ",
+    ),
+    # A residual's + dOut in the layer's dX.
+    "backward_mb_residual_inside": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD,
+            (
+                "    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T",
+                "    dX = dOut + dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T  # + the skip connection",
+            ),
+        ),
+        "dX has an extra + dOut",
+    ),
+    # dOut divided by the number of positions, as if the loss's mean had to be taken here again.
+    "backward_mb_mean_twice": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD,
+            (
+                "    d_model = X.shape[-1]",
+                "    d_model = X.shape[-1]\n    dOut = dOut / (X.size // d_model)  # the loss is a mean over positions",
+            ),
+        ),
+        "every gradient is 6 times too small: divided by T = 6 twice?",
+    ),
+    # √d_model in the heads' backward where √d_k belongs.
+    "backward_mb_sqrt_d_model": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD, ("        s = np.sqrt(Q.shape[-1])", "        s = np.sqrt(d_model)")
+        ),
+        "dQ and dK are divided by √d_model = √8",
+    ),
+    # The forward whose merged heads make dW_o is called without the mask.
+    "backward_mb_forward_unmasked": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD,
+            (
+                "    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)",
+                "    heads, _ = mh.attention_head(Qh, Kh, Vh)",
+            ),
+        ),
+        "dW_O uses heads computed without the mask",
+    ),
+    # The weights' gradients averaged over the positions.
+    "backward_mb_dW_mean_over_positions": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD,
+            (
+                "    return dX, (flat(X).T @ flat(dQ), flat(X).T @ flat(dK), flat(X).T @ flat(dV),\n"
+                "                flat(merged).T @ flat(dOut))",
+                "    n = flat(X).shape[0]  # one gradient per position: take their mean\n"
+                "    return dX, (flat(X).T @ flat(dQ) / n, flat(X).T @ flat(dK) / n, flat(X).T @ flat(dV) / n,\n"
+                "                flat(merged).T @ flat(dOut) / n)",
+            ),
+        ),
+        "the weights' gradients are divided by T = 6",
+    ),
+    # dX from the merged heads' gradient, past the attention (the weights' gradients right).
+    "backward_mb_dX_past_the_heads": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD,
+            (
+                "    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T",
+                "    dX = (dOut @ W_o.T) @ (W_q + W_k + W_v).T  # X feeds Q, K and V",
+            ),
+        ),
+        "the gradients through the projections (dX, dW_Q, dW_K, dW_V) come from dOut·W_Oᵀ",
+    ),
+    # dW_o from the values instead of the merged heads.
+    "backward_mb_dW_o_from_V": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD,
+            (
+                "                flat(merged).T @ flat(dOut))",
+                "                flat(X @ W_v).T @ flat(dOut))",
+            ),
+        ),
+        "dW_O uses V = X·W_V",
+    ),
+    # The gradients of a K and V shared by a batch left batched (no sum over the batch axes).
+    "backward_ah_shared_kv_not_summed": (
+        "17_backward",
+        "attention_head_backward",
+        """def attention_head_backward(Q, K, V, dOut, mask=None):
+    s = np.sqrt(Q.shape[-1])
+    _, A = mh.attention_head(Q, K, V, mask)
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+    return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, dV
+""",
+        "dK and dV keep the batch axes K and V were broadcast along",
+    ),
+}
