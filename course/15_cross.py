@@ -83,8 +83,9 @@ print("✓ no weight on the padded positions of C; rows still sum to 1")
 # with $Q = XW_Q$, $K = CW_K$, $V = CW_V$ split into $h$ heads of
 # $d_k = d_{model}/h$ columns, each head scaled by its own $\sqrt{d_k}$. The
 # mask broadcasts against $(\ldots, T_q, T_k)$ and follows step 9's rule: with
-# at most as many axes as `X` it has no head axis and is the same for every head
-# (a mask with batch axes gets one: `np.expand_dims(mask, -3)`); with one axis
+# at most as many axes as `X` (or `C`, whichever has more) it has no head axis
+# and is the same for every head (a mask with batch axes gets one:
+# `np.expand_dims(mask, -3)`); with one axis
 # more, its axis −3 is the head axis, of size 1 or `n_heads`: add it as it is. Raise
 # a `ValueError` that says what is wrong when `n_heads` does not divide
 # `d_model`. `cross_attention(X, X, …)` must be the self-attention of step 9.

@@ -174,8 +174,8 @@ class CrossAttention(Check):
     mask_rule = True
     passed = (
         "queries from X, keys and values from C; matches for T_q <, = and > T_k, "
-        f"{every_kind_of_mask('T_q', 'T_k')}, batches, one memory C for a batch of queries, "
-        "float32, and equals self-attention when C is X."
+        f"{every_kind_of_mask('T_q', 'T_k')}, batches, one memory C for a batch of queries and "
+        "a batch of memories for one X, float32, and equals self-attention when C is X."
     )
     passed_hidden = "matches on random lengths, heads, batches, masks and precisions."
 
