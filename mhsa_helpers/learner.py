@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 from . import reference as ref
+from .budget import CHECK_LOOP, CHECK_LOOP_RELAYED
 
 __all__ = ["WARN", "as_html", "check_sentence", "judge", "learner_or_reference", "warn"]
 
@@ -24,7 +25,9 @@ def check_sentence(name: str, fn, cache: dict) -> str | None:
     """The visible check's sentence on the learner's ``fn`` (None: it passes).
 
     ``cache`` maps ``name`` to ``(function, sentence)``: the check runs once
-    per definition, again when the learner redefines the function.
+    per definition, again when the learner redefines the function. The
+    sentence is relayed by another cell, which says itself what to do next:
+    "then run the cell again" of a function stopped by its time limit is left out.
     """
     cached = cache.get(name)
     if cached is not None and cached[0] is fn:
@@ -38,7 +41,7 @@ def check_sentence(name: str, fn, cache: dict) -> str | None:
             check.verdict(calls, check.outcomes_here(fn, calls))
         sentence = None
     except CheckFailed as exc:
-        sentence = str(exc)
+        sentence = str(exc).replace(CHECK_LOOP, CHECK_LOOP_RELAYED)
     cache[name] = (fn, sentence)
     return sentence
 

@@ -28,7 +28,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import reference as ref
-from ..execution.child.contract import call_each
+from ..budget import CHECK_LOOP, kernel_call_s, ran_long, reference_seconds_here, said_input
+from ..execution.child.contract import call_each, interrupts_said
 from ..execution.outcomes import Opaque, Outcome, outcomes_of
 from ..exercises import exercise, forbidden
 from .batches import batch_axes, batch_axes_error
@@ -115,16 +116,32 @@ class _ReferenceWatch:
         sys.setprofile(self.previous)
 
 
-def call_in_notebook(name: str, fn, calls: list[Call]) -> list[Outcome]:
+def call_in_notebook(name: str, fn, calls: list[Call], hidden: bool = False) -> list[Outcome]:
     """Call ``fn`` (the learner's ``name``) on every call's inputs, here; stop at the first error.
 
     The same calls as in the child process (:func:`mhsa_helpers.execution.child.contract.call_one`);
     here, where ``mh`` is the whole course package, calls to reference
     functions the exercise may not use are caught and reported as errors.
+    Each call may run as long as the grader would let it
+    (:func:`~mhsa_helpers.budget.kernel_call_s`, from the reference's own
+    time on the same inputs); past it, it is stopped (code "slow") with one
+    sentence (:func:`~mhsa_helpers.budget.ran_long`), and the learner's
+    interrupt is one line (:class:`~mhsa_helpers.execution.child.contract.Interrupted`).
+    With ``hidden`` that line says nothing of the inputs or times.
     """
     codes = {getattr(ref, n).__code__: n for n in forbidden(name)}
     requests = Check.registry[name].requests(calls)
-    raw = call_each(name, fn, requests, lambda: _ReferenceWatch(codes))
+    timed = [reference_seconds_here(name, c.args, c.kwargs) for c in calls]
+    seconds = [kernel_call_s(t, c.memory) for t, c in zip(timed, calls, strict=True)]
+
+    def said(index: int, ran_s: float, interrupted: bool) -> str:
+        if hidden:  # the verdict says "slow" publicly; an interrupt says as little
+            return f"{name} was interrupted on a hidden input: an endless loop? {CHECK_LOOP}"
+        call = calls[index]
+        on = said_input(name, call.args, call.kwargs)
+        return ran_long(name, ran_s, CHECK_LOOP, on, timed[index], interrupted)
+
+    raw = call_each(name, fn, requests, lambda: _ReferenceWatch(codes), seconds, said)
     return outcomes_of(raw)
 
 
@@ -453,7 +470,7 @@ class Check:
         """
         first = next((i for i, call in enumerate(calls) if call.memory), len(calls))
         with np.errstate(all="ignore"):
-            outcomes = call_in_notebook(self.name, fn, calls[:first])
+            outcomes = call_in_notebook(self.name, fn, calls[:first], hidden)
         if first == len(calls) or len(outcomes) < first:  # an error stops the calls anyway
             return outcomes
         token = _OPEN_ENDED.set(True)
@@ -464,7 +481,11 @@ class Check:
         finally:
             _OPEN_ENDED.reset(token)
         with np.errstate(all="ignore"):
-            return outcomes + call_in_notebook(self.name, fn, calls[first:])
+            return outcomes + call_in_notebook(self.name, fn, calls[first:], hidden)
+
+    def interrupted(self) -> str:
+        """What the learner is told of an interrupt during the check, between its calls."""
+        return f"The check of {self.name} was interrupted: run the cell again."
 
     def run(self, fn, seed: int | None = None, hidden: bool = False) -> NotYet | None:
         """Run and judge here (the notebook's way); print a tick when ``fn`` passes.
@@ -475,6 +496,11 @@ class Check:
         is no failure of the learner's: the check returns :class:`NotYet`,
         which the notebook shows as ordinary output.
         """
+        with interrupts_said(self.interrupted()):  # a call's own interrupt says which call
+            return self._run(fn, seed, hidden)
+
+    def _run(self, fn, seed: int | None, hidden: bool) -> NotYet | None:
+        """:meth:`run`, whose interrupt is said in one line."""
         guard_numpy()
         calls = self.calls(seed)
         outcomes = self.outcomes_here(fn, calls, hidden)
@@ -487,3 +513,4 @@ class Check:
                 raise CheckFailed(f"{exc.public} (hidden tests)") from None
             raise
         print(f"\u2713 {self.name}: {self.passed if seed is None else self.passed_hidden}")
+        return None

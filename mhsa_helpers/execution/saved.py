@@ -15,13 +15,17 @@ everywhere.
 from __future__ import annotations
 
 import json
+import linecache
 import time
 from pathlib import Path
 
+from ..budget import duration, kernel_cells_s
 from ..exercises import NOTEBOOKS, of_notebook
+from .child.contract import Interrupted, TimeLimit, interrupts_said
 
 __all__ = [
     "SAVE_KEYS",
+    "CellsRanLong",
     "answer_namespace",
     "answer_sources",
     "learner_functions",
@@ -100,34 +104,87 @@ def answer_sources(path) -> list[str]:
     ]
 
 
-def run_answers_here(path) -> dict:
+class CellsRanLong(TimeoutError):
+    """A saved notebook's answer cell stopped by its time limit (:func:`run_answers_here`).
+
+    Its message is the sentence: which cell of which notebook, how long, and what to do.
+    """
+
+    def __init__(self, stem: str, cell: int, seconds: float):
+        self.stem, self.cell, self.seconds = stem, cell, seconds
+        super().__init__(
+            f"Answer cell {cell} of your saved {stem}.ipynb ran for more than "
+            f"{duration(seconds)}: an endless loop? An answer cell only defines functions: "
+            f"check the loop's condition, save {stem} ({SAVE_KEYS}) and run this cell again."
+        )
+
+
+def _cell_file(stem: str, cell: int, source: str) -> str:
+    """The file name an answer cell runs under, its lines in :mod:`linecache` for tracebacks.
+
+    Not the notebook's path: a traceback would quote that file's lines,
+    which are the notebook's JSON.
+    """
+    name = f"<{stem}.ipynb, answer cell {cell}>"
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+    return name
+
+
+def run_answers_here(path, seconds: float | None = None) -> dict:
     """Run a saved notebook's answer cells in this process; return the namespace they fill.
 
     Used by the capstone to take the learner's own functions from earlier
-    notebooks (save them first).
+    notebooks (save them first). The cells may run ``seconds`` together
+    (:func:`~mhsa_helpers.budget.kernel_cells_s` by default: they only
+    define functions); past it they are stopped (:class:`CellsRanLong`), and
+    the learner's interrupt is one line.
+
+    Raises
+    ------
+    CellsRanLong
+        The cells ran past their time.
+    Exception
+        Whatever the cells raise.
     """
+    stem = Path(path).stem
     namespace = answer_namespace()
-    for source in answer_sources(path):
-        exec(compile(source, str(path), "exec"), namespace)
+    limit, cell = TimeLimit(kernel_cells_s() if seconds is None else seconds), 0
+    try:
+        with limit:
+            for cell, source in enumerate(answer_sources(path), 1):
+                exec(compile(source, _cell_file(stem, cell, source), "exec"), namespace)
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"Answer cell {cell} of your saved {stem}.ipynb was interrupted after "
+            f"{duration(limit.elapsed)}: an endless loop? An answer cell only defines functions."
+        ) from None
+    except BaseException:
+        if limit.fired:  # TimedOut, or what the cell raised once it caught it
+            raise CellsRanLong(stem, cell, limit.seconds) from None
+        raise
+    if limit.fired:
+        raise CellsRanLong(stem, cell, limit.seconds)
     return namespace
 
 
 def learner_functions(directory=".") -> dict:
     """Every function the learner wrote, in any notebook of the course, by name.
 
-    A notebook whose answer cells do not run is skipped (its step's
-    functions then come from the reference wherever they are used; the
-    progress report says why).
+    A notebook whose answer cells do not run (they raise, or run past
+    their time: :class:`CellsRanLong`) is skipped (its step's functions
+    then come from the reference wherever they are used; the progress
+    report says why).
     """
     functions = {}
-    for nb in NOTEBOOKS:
-        wanted = [e.name for e in of_notebook(nb.stem)]
-        path = Path(directory) / f"{nb.stem}.ipynb"
-        if not wanted or not path.exists():
-            continue
-        try:
-            namespace = run_answers_here(path)
-        except Exception:  # reported by the progress report; here the reference stands in
-            continue
-        functions.update({n: namespace[n] for n in wanted if callable(namespace.get(n))})
+    with interrupts_said("Reading your saved notebooks was interrupted: run this cell again."):
+        for nb in NOTEBOOKS:
+            wanted = [e.name for e in of_notebook(nb.stem)]
+            path = Path(directory) / f"{nb.stem}.ipynb"
+            if not wanted or not path.exists():
+                continue
+            try:
+                namespace = run_answers_here(path)
+            except Exception:  # reported by the progress report; here the reference stands in
+                continue
+            functions.update({n: namespace[n] for n in wanted if callable(namespace.get(n))})
     return functions

@@ -20,10 +20,11 @@ import traitlets
 
 from .. import reference as ref
 from ..examples import EXAMPLES, get_example
+from ..execution.child.contract import interrupts_said
 from ..exercises import exercise, names
 from ..learner import as_html, judge, warn
 from .base import REFERENCE, REFERENCE_STATUS, PictureWidget, encode, esm
-from .panels import NOT_WRITTEN, attempt
+from .panels import NOT_WRITTEN, attempt, timed
 
 __all__ = ["REFERENCE", "REFERENCE_STATUS", "STEP_OF", "USED", "Explorer"]
 
@@ -138,6 +139,7 @@ class Explorer(PictureWidget):
         self._source = functions if functions is not None else {}
         self._saved = saved
         self._checked = {}  # name -> (function, the check's sentence or None)
+        self._slow = {}  # function -> how it ran past its time limit (it is not called again)
         self._reset_mask = None  # the mask the learner had, where an example reset it
         self._valid = {}  # the state last made valid (the page's set_state holds notifications:
         # self.state is the asked one already when the validator runs)
@@ -193,8 +195,8 @@ class Explorer(PictureWidget):
         """The learner's function where its check passes (or when asked), else the reference;
         ``self.notes[name]``: how it was judged (:func:`~mhsa_helpers.learner.judge`) or why
         it was replaced."""
-        with np.errstate(all="ignore"):  # a learner's ±∞ upstream (drawn anyway): no warning
-            expected = getattr(ref, name)(*args)
+        # a learner's ±∞ upstream (drawn anyway): no warning (timed silences them)
+        expected, reference_s = timed(lambda f: f(*args), getattr(ref, name))
         fn = self.functions.get(name)
         if fn is None:
             return expected
@@ -202,7 +204,8 @@ class Explorer(PictureWidget):
         if kind in ("unwritten", "failing"):
             self.notes[name] = (kind, failed)
             return expected
-        got, why = attempt(lambda f: f(*args), fn, expected)
+        then = self._loop_again(name)
+        got, why = attempt(lambda f: f(*args), fn, expected, name, reference_s, self._slow, then)
         if why is not None:
             self.notes[name] = why
             return expected
@@ -256,7 +259,7 @@ class Explorer(PictureWidget):
             parts.append(f"<b>your</b> {code({'used'})} (checks pass)")
         if code({"drawn failing"}):
             parts.append(warn(f"your failing {code({'drawn failing'})}, as asked"))
-        if bad := code({"failing", "raised", "shape"}):
+        if bad := code({"failing", "raised", "shape", "slow"}):
             parts.append(warn(f"the course's {bad} instead of yours"))
         if code({"unwritten", "absent"}):
             parts.append(
@@ -273,6 +276,8 @@ class Explorer(PictureWidget):
             elif k in ("raised", "shape"):
                 said = f"{'raised ' if k == 'raised' else ''}{escape(text)}"
                 lines.append(warn(f"Why not {yours}: it {said}.{fix}"))
+            elif k == "slow":  # text: the RanLong of its first call here
+                lines.append(warn(f"Why not {yours}: {text.said('it', self._loop_again(n))}"))
             elif k == "drawn failing":
                 lines.append(warn(f"Drawn with {yours}, failing; its check: {as_html(text)}"))
         for which in ("unwritten", "absent"):
@@ -323,6 +328,13 @@ class Explorer(PictureWidget):
         where = f" (the copy saved in {_books([name])})" if self._saved else ""
         return f"your <code>{name}</code>{where}"
 
+    def _loop_again(self, name: str) -> str:
+        """What to do with the learner's ``name`` that runs without end."""
+        if self._saved:
+            where = _books([name])
+            return f"Check the loop's condition in {where}, save it, then run this cell again."
+        return "Check the loop's condition, run its cell, then this one."
+
     def _again(self, verb: str, which: list) -> str:
         """What to do to have ``which`` drawn: the explorer's cell reads them when it runs."""
         it = "it" if len(which) == 1 else "them"
@@ -334,8 +346,9 @@ class Explorer(PictureWidget):
     def update(self) -> None:
         """Compute the data state and its words, and send them to the page."""
         e, st = self.example, self.state
-        arrays = self.compute()
-        texts = [self.words(shown) for shown in range(1, 10)]
+        with interrupts_said("The explorer was interrupted: run this cell again."):
+            arrays = self.compute()
+            texts = [self.words(shown) for shown in range(1, 10)]
         with self.hold_sync():  # one message: the page draws the new state once
             self._publish(e, st, arrays, texts)
 

@@ -13,17 +13,21 @@ returns other shapes is replaced by the course's, and the notes say why.
 from __future__ import annotations
 
 import itertools
+import time
 from html import escape
 
 import numpy as np
 import traitlets
 
 from .. import reference as ref
+from ..budget import RanLong, limited, ran_long
+from ..execution.child.contract import interrupts_said
 from ..learner import as_html, judge, warn
 from ..plot_style import HEAD_COLOURS
 from .base import REFERENCE, REFERENCE_STATUS, PictureWidget, encode, esm
 
 __all__ = [
+    "LOOP_HERE",
     "NOT_WRITTEN",
     "Panel",
     "PanelsWidget",
@@ -31,6 +35,7 @@ __all__ = [
     "head_runs",
     "same_structure",
     "slider",
+    "timed",
 ]
 
 NOT_WRITTEN = "not written yet"
@@ -99,12 +104,47 @@ def _floats(result):
     return np.asarray(result, dtype=float)
 
 
-def attempt(run, fn, expected) -> tuple:
+#: What to do with a function of this notebook that runs without end (its cell is above).
+LOOP_HERE = "Check the loop's condition, run its cell, then run this cell again."
+
+
+def timed(run, fn) -> tuple:
+    """``(run(fn), seconds it took)``: the reference's call, timed to scale the learner's limit."""
+    start = time.perf_counter()
+    with np.errstate(all="ignore"):
+        value = run(fn)
+    return value, time.perf_counter() - start
+
+
+def attempt(
+    run,
+    fn,
+    expected,
+    name: str = "",
+    reference_s: float | None = None,
+    slow=None,
+    then: str = LOOP_HERE,
+) -> tuple:
     """``(result as floats, None)`` where ``run(fn)`` gives the reference's structure, else
-    ``(None, (kind, what))``: ``("raised", "TypeError: ...")`` or ``("shape", SHAPE)``."""
+    ``(None, (kind, what))``: ``("raised", "TypeError: ...")``, ``("shape", SHAPE)`` or
+    ``("slow", RanLong)`` (it ran past its time limit, scaled by the reference's
+    ``reference_s``: :func:`~mhsa_helpers.budget.limited`; the learner's interrupt is one
+    line naming ``name``, then saying ``then``). ``slow`` (a dict), if given, keeps each
+    function that ran long: it is not called again, so a widget drawing many states waits
+    for it once."""
+    if slow is not None and fn in slow:
+        return None, ("slow", slow[fn])
+
+    def interrupted(seconds: float) -> str:
+        return ran_long(f"Your {name}", seconds, then, " here", reference_s, True)
+
     try:
         with np.errstate(all="ignore"):
-            got = run(fn)
+            got = limited(lambda: run(fn), reference_s, interrupted)
+    except RanLong as exc:
+        if slow is not None:
+            slow[fn] = exc
+        return None, ("slow", exc)
     except Exception as exc:  # told to the learner, then the reference is drawn
         return None, ("raised", f"{type(exc).__name__}: {exc}")
     if not same_structure(got, expected):
@@ -140,7 +180,7 @@ class PanelsWidget(PictureWidget):
     name: str = ""
 
     def __init__(self, functions=None, **values):
-        self._source, self._cache = functions, {}
+        self._source, self._cache, self._slow = functions, {}, {}
         super().__init__()
         self.controls = self.control_specs()
         self.values = {c["name"]: values.get(c["name"], c["options"][0][1]) for c in self.controls}
@@ -163,7 +203,9 @@ class PanelsWidget(PictureWidget):
 
     def refresh(self) -> None:
         """Compute every state with the learner's function as it is now, and send them."""
-        self.states = [{"key": key, **self.compute_state(**key)} for key in self.combinations()]
+        with interrupts_said(f"Drawing {self.name} was interrupted: run this cell again."):
+            states = [{"key": key, **self.compute_state(**key)} for key in self.combinations()]
+        self.states = states
 
     def current(self) -> dict:
         """The state the controls show now."""
@@ -209,20 +251,24 @@ class PanelsWidget(PictureWidget):
 
     def draw_with(self, *args, when: str = "here", run=None) -> tuple:
         """``(result, status line, notes)``: the chosen function on ``args`` (or ``run(fn)``:
-        how to call it); the course's where the learner's raises or returns other shapes."""
+        how to call it); the course's where the learner's raises, returns other shapes or
+        runs past its time limit (:func:`attempt`)."""
         run = run or (lambda f: f(*args))
         course = getattr(ref, self.name)
-        expected = run(course)
+        expected, reference_s = timed(run, course)
         fn, line, notes = self.choose()
         if fn is course:
             return _floats(expected), line, notes
-        got, why = attempt(run, fn, expected)
+        got, why = attempt(run, fn, expected, self.name, reference_s, self._slow)
         if why is None:
             return got, line, notes
-        said = f"raised {escape(why[1])}" if why[0] == "raised" else why[1]
-        whose = "your failing" if self.failing else "your"
+        whose = f"{'your failing' if self.failing else 'your'} <code>{self.name}</code>"
+        if why[0] == "slow":  # the time of the call that ran long (the first state's)
+            said = why[1].said(whose, LOOP_HERE, f" {when}")
+        else:
+            said = f"{whose} {f'raised {escape(why[1])}' if why[0] == 'raised' else why[1]} {when}."
         return (
             _floats(expected),
             warn(f"Drawn with the course's <code>{self.name}</code> instead of yours (see below)."),
-            [warn(f"Why not yours: {whose} <code>{self.name}</code> {said} {when}.")],
+            [warn(f"Why not yours: {said}")],
         )

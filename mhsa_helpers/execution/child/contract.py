@@ -9,12 +9,19 @@ options ask. The same contract holds wherever a learner's function is called:
 in a notebook's process of the child (:mod:`.notebook`) and in the notebook
 itself (:func:`mhsa_helpers.checks.core.call_in_notebook`).
 
+Time is bounded differently in the two places: the child's process has its
+budget from the grader, by the clock of the process that watches it; in the
+notebook's kernel :func:`call_each` puts each call under a :class:`TimeLimit`
+(a timer in the kernel's main thread) and turns the learner's interrupt into
+one line (:class:`Interrupted`).
+
 Imports nothing of the course: it runs inside the child's sandbox too.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 import warnings
 
 #: Characters of a learner's exception message kept in a result.
@@ -443,15 +450,179 @@ def _again(name: str, fn, kept, guard, first) -> tuple | None:
     return ("error", message, "unstable")
 
 
-def call_each(name: str, fn, calls, around=None) -> list:
+class TimedOut(BaseException):
+    """Raised into a learner's function that runs past its time limit (:class:`TimeLimit`).
+
+    A ``BaseException``, as ``KeyboardInterrupt`` is: an ``except Exception``
+    in the learner's loop does not swallow it (and the limit raises it again
+    every :data:`AGAIN` seconds where a bare ``except`` does).
+    """
+
+
+class Interrupted(KeyboardInterrupt):
+    """The learner's interrupt (the kernel's stop button) while the course ran their code.
+
+    Still a ``KeyboardInterrupt`` (the cell stops), but shown in IPython as
+    its one sentence, never as a traceback through the course
+    (:meth:`_render_traceback_`, as a failed check's ``CheckFailed``).
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of the traceback: the sentence, marked as a failure."""
+        return [f"\u2717 {self}"]
+
+
+class interrupts_said:
+    """Around course code that runs a learner's: an interrupt in it is one line, ``sentence``.
+
+    A ``KeyboardInterrupt`` raised in the block (the learner stopped the
+    kernel) is raised again as :class:`Interrupted` saying ``sentence``; one
+    that already says more (an :class:`Interrupted` from a call) goes on as
+    it is.
+    """
+
+    def __init__(self, sentence: str):
+        self.sentence = sentence
+
+    def __enter__(self) -> interrupts_said:
+        return self
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if kind is not None and issubclass(kind, KeyboardInterrupt):
+            if not issubclass(kind, Interrupted):
+                raise Interrupted(self.sentence) from None
+        return False
+
+
+#: Seconds after which a time limit raises :class:`TimedOut` again, if the code caught it.
+AGAIN = 0.5
+
+
+def _can_time() -> bool:
+    """Whether a timer signal can stop code here: the main thread, on a platform with SIGALRM."""
+    import signal
+    import threading
+
+    return (
+        hasattr(signal, "SIGALRM")
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+
+
+class TimeLimit:
+    """Around code of the learner's, in the kernel's main thread: stop it after ``seconds``.
+
+    A real-time timer (``signal.setitimer``) raises :class:`TimedOut` into
+    the code once ``seconds`` have passed (and every :data:`AGAIN` seconds
+    after, should the code catch it); :attr:`fired` says it did. That stops a
+    loop written in Python; a single numpy call that runs long is bounded
+    anyway by its size. The previous SIGALRM handler and timer are restored
+    on exit; a previous timer due during the block is served on time by its
+    own handler (a default or ignored disposition: on exit, at once). Outside the
+    main thread, on a platform without SIGALRM, or with ``seconds`` None it
+    only measures :attr:`elapsed`.
+
+    Parameters
+    ----------
+    seconds : float or None
+        The limit.
+    """
+
+    def __init__(self, seconds: float | None):
+        self.seconds, self.fired, self.start, self.stop = seconds, False, None, None
+        self._armed, self._handler_before, self._timer_before = False, None, None
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds from entering the block to leaving it (or to now, inside it)."""
+        if self.start is None:
+            return 0.0
+        return (self.stop if self.stop is not None else time.monotonic()) - self.start
+
+    def _alarm(self, signum, frame) -> None:
+        if not self._armed:
+            return
+        now = time.monotonic()
+        due = self._timer_before
+        if due is not None and now >= due[0] and callable(self._handler_before):
+            # the previous timer's turn, on time: served once (again after its interval)
+            self._timer_before = (now + due[1], due[1]) if due[1] > 0 else None
+            self._arm(now)
+            self._handler_before(signum, frame)
+        if now >= self.start + self.seconds:
+            self.fired = True
+            raise TimedOut(f"ran for more than {self.seconds} s")
+
+    def _arm(self, now: float) -> None:
+        """Set the timer for the nearer of this limit and a previous timer this one serves."""
+        import signal
+
+        until = self.start + self.seconds
+        if self._timer_before is not None and callable(self._handler_before):
+            until = min(until, self._timer_before[0])
+        signal.setitimer(signal.ITIMER_REAL, max(until - now, 1e-6), AGAIN)
+
+    def __enter__(self) -> TimeLimit:
+        import signal
+
+        self.start, self.stop, self.fired = time.monotonic(), None, False
+        if self.seconds is None or not _can_time():
+            return self
+        self._handler_before = signal.signal(signal.SIGALRM, self._alarm)
+        delay, interval = signal.setitimer(signal.ITIMER_REAL, 0)
+        self._timer_before = (self.start + delay, interval) if delay > 0 else None
+        self._armed = True
+        self._arm(self.start)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        import signal
+
+        was, self._armed = self._armed, False
+        self.stop = time.monotonic()
+        if was:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._handler_before)
+            if self._timer_before is not None:  # still to come (or due: it fires at once)
+                due, interval = self._timer_before
+                signal.setitimer(signal.ITIMER_REAL, max(due - self.stop, 1e-6), interval)
+        return False
+
+
+def _ran_long(name: str, index: int, seconds: float, interrupted: bool) -> str:
+    """The default sentence of a call stopped by its time limit or by the learner's interrupt."""
+    if interrupted:
+        return f"{name} was interrupted after {seconds:.1f} s: an endless loop?"
+    return f"{name} ran for more than {seconds:g} s: an endless loop?"
+
+
+def call_each(name: str, fn, calls, around=None, seconds=None, said=None) -> list:
     """:func:`call_one` on each call in turn, here; stop after the first error.
 
     ``around()``, if given, makes a fresh guard for each call (see
-    :func:`call_one`).
+    :func:`call_one`). ``seconds``, if given, holds each call's time limit
+    (:class:`TimeLimit`, the contract's second call included): a call past
+    it gives ``("error", sentence, "slow")``. A ``KeyboardInterrupt`` during
+    a call (the learner stopped the kernel) is raised again as
+    :class:`Interrupted`, one line. ``said(index, seconds, interrupted)`` is
+    that sentence, for call ``index`` stopped after ``seconds`` (by default
+    the function's name, the time and "an endless loop?").
     """
+    said = said or (lambda i, s, interrupted: _ran_long(name, i, s, interrupted))
     outcomes = []
-    for call in calls:
-        outcomes.append(call_one(name, fn, call, around() if around else None))
+    for index, call in enumerate(calls):
+        limit = TimeLimit(None if seconds is None else seconds[index])
+        try:
+            with limit:
+                outcome = call_one(name, fn, call, around() if around else None)
+        except TimedOut:
+            outcome = None
+        except KeyboardInterrupt:
+            raise Interrupted(said(index, limit.elapsed, True)) from None
+        if outcome is None or limit.fired:  # stopped, or stopped and the answer caught it
+            outcome = ("error", said(index, limit.seconds, False), "slow")
+        outcomes.append(outcome)
         if outcomes[-1][0] == "error":
             break
     return outcomes
