@@ -24,7 +24,7 @@ from .batches import batch_rng, random_shape
 from .comparison import close, compare, precision
 from .core import Call, Check, Outcome
 from .failures import CheckFailed
-from .hints import NOT_SCALED, by_d_v, by_length
+from .hints import NOT_SCALED, QK_WIDTH, by_d_v, by_length
 from .step13_kv_cache import _floating, _named_nan
 
 SUM_NOT_RESCALED = (
@@ -89,6 +89,22 @@ NEW_BLOCK_RESCALED = (
     "O = O·exp(m_old - m_new) + exp(S - m_new)·V (the new block is already taken against "
     "m_new)."
 )
+BLOCK_OWN_SUM = (
+    "each block's exp(S - m_new) is divided by the block's own sum, so every block's weights "
+    "sum to 1 by themselves and the row's weights add up to more than 1: the denominator is "
+    "the whole row's sum. Keep a running sum ℓ (rescaled by exp(m_old - m_new) like O) and "
+    "divide O by ℓ once, after the last block."
+)
+
+
+def by_block_length(b: int, d_k: int) -> str:
+    """The hint for each block's scores divided by the square root of the block's length."""
+    return (
+        f"each block's scores are divided by √(the block's length), √{b} for a block of {b} "
+        f"keys: the scale is √d_k = √{d_k}, {QK_WIDTH}, the same for every block."
+    )
+
+
 #: What a hidden test says of a call that builds a (T_q, T_k) array on a large input.
 MEMORY_PUBLIC = (
     "tiled_attention builds a (T_q, T_k) array on a large hidden input (more than 32 MiB): "
@@ -125,6 +141,8 @@ def variant(Q, K, V, b, causal=False, **mistake):
         blocks, seen = [], []  # each block's own softmax output, and whether it saw a key
         for s in range(0, stop, b):
             e = min(s + b, T_k)
+            if mistake.get("by_block"):  # √ of the block's own length
+                scale = math.sqrt(e - s)
             S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / scale
             if causal and not mistake.get("causal_ignored"):
                 cols = np.arange(e - s) if mistake.get("local_index") else np.arange(s, e)
@@ -149,6 +167,8 @@ def variant(Q, K, V, b, causal=False, **mistake):
                 m_new = np.where(np.isneginf(top), m, top)
             shift = np.where(np.isneginf(m_new), 0.0, m_new)
             P = np.exp(S - shift)
+            if mistake.get("block_sum"):  # each block over its own sum (0/0 where none is seen)
+                P = P / P.sum(axis=-1, keepdims=True)
             r = np.exp(m - shift)
             if mistake.get("inverted") == "guarded":  # exp(m_new - m_old), 1 on the first block
                 r = np.exp(shift - np.where(np.isneginf(m), shift, m))
@@ -164,7 +184,7 @@ def variant(Q, K, V, b, causal=False, **mistake):
             return sum(blocks) / np.maximum(sum(seen), 1)
         if mistake.get("averaged"):
             return sum(blocks) / len(blocks)
-        if mistake.get("not_divided"):
+        if mistake.get("not_divided") or mistake.get("block_sum"):
             return O
         if mistake.get("no_shift") or mistake.get("zero_start") == "divided":
             return O / l  # 0/0 = NaN on a row whose every exp underflowed
@@ -327,6 +347,11 @@ class TiledAttention(Check):
             (BLOCKS_AVERAGED, variant(Q, K, V, b, causal, averaged=True) if b < T_k else None),
             (BLOCKS_AVERAGED, variant(Q, K, V, b, causal, averaged="seen") if b < T_k else None),
             (NOT_DIVIDED, variant(Q, K, V, b, causal, not_divided=True)),
+            (BLOCK_OWN_SUM, variant(Q, K, V, b, causal, block_sum=True)),
+            (
+                by_block_length(min(b, T_k), Q.shape[-1]),
+                variant(Q, K, V, b, causal, by_block=True) if b < T_k else None,
+            ),
             (
                 by_length(T_k, Q.shape[-1]),
                 variant(Q, K, V, b, causal, by_t=True) if T_k not in (1, Q.shape[-1]) else None,

@@ -12,6 +12,7 @@ from .comparison import as_result, compare
 from .core import Call, Check
 from .failures import CheckFailed, said_publicly
 from .hints import FULLY_BLOCKED_SEQUENCE, SONG_HEAD_1, backward_passed, matches_on_random
+from .relayed import core_sizes
 from .step17_backward import (
     FD_STEP,
     against_differences,
@@ -29,6 +30,15 @@ DA_IS_DOUT = (
     "softmax_backward is given dOut: its second argument is the weights' gradient "
     "dA = dOut·Vᵀ, of the weights' shape (..., T_q, T_k), not dOut (..., T_q, d_v)."
 )
+
+
+def da_not_transposed(T_k: int, d_v: int) -> str:
+    """The sentence for ``dOut @ V`` (V not transposed), which numpy refuses where T_k ≠ d_v."""
+    return (
+        f"dA = dOut·V does not fit: dOut (..., T_q, d_v = {d_v}) times V (..., T_k = {T_k}, "
+        f"d_v = {d_v}) needs V transposed: since output = A·V, the weights' gradient is "
+        "dOut·Vᵀ (np.swapaxes(V, -1, -2)), of the weights' shape (..., T_q, T_k)."
+    )
 
 
 def _head_call(rng, Q, K, V, mask=None, fd=False, dtype=np.float64, counted=False) -> Call:
@@ -71,7 +81,11 @@ class AttentionHeadBackward(Check):
         heads = n(size=(2, 3, 4, 2)), n(size=(2, 3, 4, 2)), n(size=(2, 3, 4, 3))
         per_sequence = np.expand_dims(ref.padding_mask(np.array([4, 2]), 4), -3)  # (2, 1, 1, 4)
         causal = np.stack([ref.causal_mask(4), ref.sliding_window_mask(4, 2)])[:, None]
+        # first: square, d_v ≠ d_k and neither equal to T, so that numpy's sizes tell a
+        # product's operands apart (dOut @ V: T_k against d_v; Q @ K: T_k against d_k)
+        first = np.random.default_rng(17)
         return [
+            _head_call(first, *(first.normal(size=(5, d)) for d in (3, 3, 2)), fd=True),
             _head_call(rng, Q, K, V, fd=True),
             _head_call(rng, Q, K, V, ref.causal_mask(6), fd=True),
             _head_call(rng, Q, K, V, ref.padding_mask(4, 6)),
@@ -127,6 +141,16 @@ class AttentionHeadBackward(Check):
                 public=said_publicly(self.name, outcome.code),
             )
         return super().explain_error(call, outcome)
+
+    def relayed(self, call, said):
+        """``dOut @ V`` without the transpose, from numpy's sizes: V's T_k rows against dOut's
+        d_v columns; only where d_v ≠ d_k (else ``Q @ K``, untransposed, says the same)."""
+        sizes = core_sizes(said)
+        Q, V = call.args[0], call.args[2]
+        T_k, d_v = V.shape[-2], V.shape[-1]
+        if sizes == (T_k, d_v) and d_v != Q.shape[-1] and "matmul" in said:
+            return da_not_transposed(T_k, d_v)
+        return None
 
     def too_many_calls(self, call, error):
         numbers = sum(np.size(a) for a in call.args[:4])

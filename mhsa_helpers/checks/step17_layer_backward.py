@@ -135,6 +135,17 @@ DW_BY_POSITIONS = (
     "the weights' gradients are divided by {label} = {n}: every position's contribution adds "
     "up, dW_Q = Σ Xᵀ·dQ over all of them, never their mean."
 )
+DH_DIAGONAL_BLOCKS = (
+    "each head's gradient comes from W_O's diagonal block only (head i's rows and its own "
+    "d_k output columns): out = C·W_O mixes every head into every output column, so head i "
+    "gets dOut (all its columns) times the whole of W_O's rows for head i, transposed: "
+    "dC = dOut·W_Oᵀ, then split_heads(dC, n_heads)."
+)
+DW_O_BY_HEADS = (
+    "dW_O is divided by n_heads = {h}: W_O is one matrix that multiplies the merged heads C "
+    "(all n_heads·d_k columns at once), not one per head to average, so dW_O = Cᵀ·dOut, "
+    "with no division."
+)
 
 
 class Whole(str):
@@ -177,6 +188,10 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
             dMerged = dOut
         if mistake.get("dm_not_t"):
             dMerged = dOut @ W_o  # (..., T, d_model)
+        if mistake.get("diagonal"):  # head i from W_O's block (rows and columns of head i)
+            d_k = X.shape[-1] // h
+            cut = [slice(i * d_k, (i + 1) * d_k) for i in range(h)]
+            dMerged = np.concatenate([dOut[..., c] @ W_o[c, c].T for c in cut], axis=-1)
         if mistake.get("bare_split"):  # the token and head axes not swapped
             dH = dMerged.reshape(*dMerged.shape[:-2], h, -1, X.shape[-1] // h)  # (..., h, T, d_k)
         else:
@@ -221,6 +236,8 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
         dW_o = total(X, dOut)
     if mistake.get("dwo_v"):
         dW_o = total(X @ W_v, dOut)
+    if mistake.get("dwo_by_heads"):
+        dW_o = dW_o / h
     return dX, (*dWs, dW_o)
 
 
@@ -272,6 +289,8 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
     if h > 1:
         out.append((BARE_RESHAPE, layer_variant(*args, bad_merge=True)))
         out.append((BARE_SPLIT, layer_variant(*args, bare_split=True)))
+        out.append((DH_DIAGONAL_BLOCKS, layer_variant(*args, diagonal=True)))
+        out.append((DW_O_BY_HEADS.format(h=h), layer_variant(*args, dwo_by_heads=True)))
     if X.ndim > 2:
         out.append((DW_NOT_SUMMED, layer_variant(*args, not_summed=True)))
     if math.prod(X.shape[:-2]) > 1:

@@ -66,6 +66,14 @@ MATRIX_PRODUCT = (
     "summed: it is the sum of the entrywise product along the axis, one row against itself, "
     "np.sum(dA * A, axis=axis, keepdims=True)."
 )
+TERM_WITHOUT_A = (
+    "the row-sum term is not multiplied by A: dZ = A·(dA − Σ dA·A) = A·dA − A·Σ dA·A, not "
+    "A·dA − Σ dA·A (so a blocked entry, where A is 0, gets a gradient of 0)."
+)
+SOFTMAX_AGAIN = (
+    "the softmax is applied to A again: A is already the softmax's output (the weights), "
+    "not the scores. Use A as it is given: dZ = A·(dA − Σ dA·A)."
+)
 
 
 def softmax_mistakes(A, dA, axis: int = -1) -> list:
@@ -83,6 +91,9 @@ def softmax_mistakes(A, dA, axis: int = -1) -> list:
         out.append((SUM_OF_ALL, A * (dA - (dA * A).sum())))
     out.append((DA_OUTSIDE, dA * (A - weighted)))
     out.append((MINUS_A, A * (dA - A)))
+    out.append((TERM_WITHOUT_A, A * dA - weighted))
+    again = ref.softmax(A, axis)  # the weights taken for scores
+    out.append((SOFTMAX_AGAIN, ref.softmax_backward(again, dA, axis)))
     out.append((SUM_OF_A, A * dA - A * A.sum(axis=axis, keepdims=True) * dA))
     out.append((PLUS_SIGN, A * (dA + weighted)))
     out.append((MEAN_NOT_SUM, A * (dA - (dA * A).mean(axis=axis, keepdims=True))))

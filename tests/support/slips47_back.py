@@ -290,4 +290,114 @@ SLIPS47_BACK = {
 """,
         "dK and dV keep the batch axes K and V were broadcast along",
     ),
+    # The row-sum term subtracted without its factor A (setA: sb_term_without_a).
+    "backward_sb_term_without_a": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    return A * dA - np.sum(A * dA, axis=axis, keepdims=True)
+""",
+        "the row-sum term is not multiplied by A",
+    ),
+    # A taken for the scores: the softmax applied to it again (setA: sb_treats_A_as_scores).
+    "backward_sb_softmax_again": (
+        "17_backward",
+        "softmax_backward",
+        """import mhsa_helpers as mh
+
+def softmax_backward(A, dA, axis=-1):
+    S = mh.softmax(A, axis=axis)   # the softmax of the scores
+    return S * (dA - np.sum(dA * S, axis=axis, keepdims=True))
+""",
+        "the softmax is applied to A again",
+    ),
+    # Each block's scores scaled by √ of the block's length (setA: tiled_sqrt_tk_scale).
+    "tiled_attention_sqrt_block_length": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q = Q.shape[-2]
+    T_k = K.shape[-2]
+    m = np.full(Q.shape[:-1] + (1,), -np.inf)
+    l = np.zeros(Q.shape[:-1] + (1,))
+    O = np.zeros(Q.shape[:-1] + (V.shape[-1],))
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(e - s)
+        if causal:
+            S = np.where(np.arange(s, e) > np.arange(T_q)[:, None], -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        l = np.exp(m - m_new) * l + P.sum(axis=-1, keepdims=True)
+        O = np.exp(m - m_new) * O + P @ V[..., s:e, :]
+        m = m_new
+    return O / l
+""",
+        "divided by √(the block's length), √2 for a block of 2 keys",
+    ),
+    # Each block's exponentials divided by the block's own sum; no running sum ℓ.
+    "tiled_attention_block_own_sum": (
+        "14_tiled",
+        "tiled_attention",
+        _TILED_START
+        + """    m = np.full((*lead, T_q, 1), -np.inf)
+    O = np.zeros((*lead, T_q, V.shape[-1]))
+    for s in range(0, T_k, block_size):
+        S = Q @ np.swapaxes(K[..., s:s + block_size, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            keys = np.arange(s, min(s + block_size, T_k))
+            S = np.where(keys > np.arange(T_q)[:, None], -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        P = P / P.sum(axis=-1, keepdims=True)  # normalise the block
+        O = O * np.exp(m - m_new) + P @ V[..., s:s + block_size, :]
+        m = m_new
+    return O
+""",
+        "divided by the block's own sum",
+    ),
+    # dA = dOut @ V, V not transposed: numpy refuses the product (T_k rows against d_v).
+    "backward_ah_dA_V_not_transposed": (
+        "17_backward",
+        "attention_head_backward",
+        edited(
+            HEAD_BACKWARD,
+            (
+                "    dZ = softmax_backward(A, dOut @ np.swapaxes(V, -1, -2)) / s",
+                "    dA = dOut @ V  # the gradient of the weights\n    dZ = softmax_backward(A, dA) / s",
+            ),
+        ),
+        "dA = dOut·V does not fit",
+    ),
+    # Each head's gradient from W_O's diagonal block, as if W_O acted head by head.
+    "backward_mb_dH_diagonal_block": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD,
+            (
+                "    dH = mh.split_heads(dOut @ W_o.T, n_heads)",
+                "    d_k = d_model // n_heads\n"
+                "    # head i writes output columns i*d_k:(i+1)*d_k through its block of W_o\n"
+                "    dH = np.stack([dOut[..., i*d_k:(i+1)*d_k] @ W_o[i*d_k:(i+1)*d_k, i*d_k:(i+1)*d_k].T\n"
+                "                   for i in range(n_heads)], axis=-3)",
+            ),
+        ),
+        "W_O's diagonal block only",
+    ),
+    # dW_o averaged over the heads.
+    "backward_mb_dW_o_by_heads": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        edited(
+            LAYER_BACKWARD,
+            (
+                "                flat(merged).T @ flat(dOut))",
+                "                flat(merged).T @ flat(dOut) / n_heads)  # one W_o shared by the heads",
+            ),
+        ),
+        "dW_O is divided by n_heads = 2",
+    ),
 }
