@@ -23,6 +23,7 @@ __all__ = [
     "FULLY_BLOCKED_QUERY",
     "FULLY_BLOCKED_SEQUENCE",
     "GRADIENT_LEAKS",
+    "HEADS_STRIDED",
     "INT_CANNOT_HOLD_INFINITY",
     "LARGE_FINITE",
     "MASKS_WITH_HEAD_AXIS",
@@ -38,6 +39,7 @@ __all__ = [
     "REVERSED_MERGE",
     "SONG_HEAD_1",
     "TWO_AXES_FULLY_BLOCKED",
+    "WEIGHTS_TRANSPOSED",
     "WRONG_AXIS",
     "WRONG_AXIS_HEADS",
     "W_O_MISSING",
@@ -275,6 +277,21 @@ CHAIN_RULE = "compute the gradient by the chain rule"
 QUERY_HEADS_STRIDED = (
     "query head i takes every n_heads-th column of X·W_Q (columns i, i + n_heads, …): it owns "
     "the consecutive columns i·d_k … (i+1)·d_k − 1, as split_heads(X @ W_q, n_heads) gives them."
+)
+
+
+#: Every head cut from a projection by stride (M[..., i::n_heads]), not in runs of d_k.
+HEADS_STRIDED = (
+    "head i takes every n_heads-th column of X·W (M[..., i::n_heads]: columns i, i + n_heads, "
+    "…) instead of its own block of d_k consecutive columns i·d_k … (i+1)·d_k − 1: split with "
+    "split_heads(X @ W, n_heads)."
+)
+
+#: Every weight of a layer applied transposed, as PyTorch's nn.Linear stores and applies it.
+WEIGHTS_TRANSPOSED = (
+    "every weight is applied transposed, X @ W.T, as PyTorch's nn.Linear does with its "
+    "(out, in) weights; the course's weights are (in, out) and act as they are: X @ W_Q, "
+    "X @ W_K, X @ W_V, and the merged heads @ W_O."
 )
 
 

@@ -21,6 +21,9 @@ def mistakes(T: int, d: int) -> list:
     by_col = pos / 10000 ** (col / d)
     by_pair = pos / 10000 ** ((col // 2) / d)  # the pair's index i, without the 2
     shifted = (pos + 1) / 10000 ** (pair / d)
+    whole = pos / 10000.0 ** (pair // d)  # 2i // d_model: 0 for every pair, frequency 1
+    times = pos * 10000.0 ** (pair / d)  # the position multiplied, not divided
+    less_one = pos / 10000.0 ** (pair / (d - 1)) if d > 2 else None  # d_model − 1
     half = (d + 1) // 2  # sin takes the first half, cos the rest
     halves = pos / 10000 ** (2 * np.arange(half) / d)  # (T, half)
     return [
@@ -48,6 +51,24 @@ def mistakes(T: int, d: int) -> list:
         (
             "positions start at 0, not 1.",
             np.where(col % 2 == 0, np.sin(shifted), np.cos(shifted)),
+        ),
+        (
+            "the exponent is 2i // d_model, an integer division, which is 0 for every pair: "
+            "every column pair gets the angle pos itself (frequency 1); the exponent is the "
+            "fraction 2i / d_model.",
+            np.where(col % 2 == 0, np.sin(whole), np.cos(whole)),
+        ),
+        (
+            "the position is multiplied by 10000**(2i/d_model) instead of divided by it: the "
+            "angle is pos / 10000**(2i/d_model), so the frequencies fall from 1 as i grows.",
+            np.where(col % 2 == 0, np.sin(times), np.cos(times)),
+        ),
+        (
+            f"the exponent is divided by d_model − 1 = {d - 1}, not by d_model = {d}: the angle "
+            "of columns 2i and 2i+1 is pos/10000**(2i/d_model).",
+            None
+            if less_one is None
+            else np.where(col % 2 == 0, np.sin(less_one), np.cos(less_one)),
         ),
         ("only sine is used; odd columns 2i+1 take the cosine.", np.sin(angle)),
         ("the result is transposed: rows are positions, shape (seq_len, d_model).", sin_even.T),

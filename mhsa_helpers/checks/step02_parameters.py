@@ -236,6 +236,17 @@ def _named_bound(b: float, d_in: int, d_out: int) -> str:
             "Glorot's bound adds them",
         ),
         (1.0, ": rng.uniform(-1, 1) is not scaled"),
+        *(
+            (
+                math.sqrt(v),
+                f" = sqrt(6 / {a} + {b}): the parentheses around d_in + d_out are missing, so "
+                f"{b} is added to 6 / {a} instead of dividing 6 with it",
+            )
+            for v, a, b in (
+                (6 / d_in + d_out, "d_in", "d_out"),
+                (6 / d_out + d_in, "d_out", "d_in"),
+            )
+        ),
     ]
     for value, said in named:
         if abs(b / value - 1) < 0.01:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..examples import get_example
 from .batches import batch_rng, random_shape
 from .comparison import compare
@@ -44,6 +46,26 @@ def mistakes(X, weights: dict, name: str) -> list:
         for by, size in ((f"√d_model = √{d_model}", d_model),)
         if size > 1
     ]
+    n = name.lower()
+    out.append(
+        (
+            f"{name} = W_{n} @ X.T: the weight is on the left, which gives the transpose of "
+            f"{name}, (d_model, T) instead of (T, d_model); the input comes first: "
+            f"{name} = X @ W_{n}.",
+            W @ X.swapaxes(-1, -2) if X.ndim == 2 else None,
+        )
+    )
+    if X.ndim > 2:  # X.reshape(-1, d_model) @ W: (B·T, d_model), the batch never restored
+        rows = int(np.prod(X.shape[:-1]))
+        out.append(
+            (
+                f"the batch axes are flattened into the rows (B·T = {rows} rows of "
+                f"X.reshape(-1, d_model)) and never restored: X @ W_{n} keeps every leading "
+                "axis, (..., T, d_model); or reshape the result back to X.shape[:-1] + "
+                "(d_model,).",
+                X.reshape(-1, d_model) @ W,
+            )
+        )
     square = W.shape[0] == W.shape[1] and X.shape[-2] == W.shape[1]
     out.append(
         (

@@ -64,6 +64,34 @@ def merge_mistakes(H) -> list:
             "exactly.",
             ref.merge_heads(H[..., ::-1, :, :]) if H.shape[-3] > 1 else None,
         ),
+        (
+            "the last two axes (T and d_k) are swapped before the reshape, not the head and "
+            "token axes: swap axes -3 and -2 (h and T), then reshape to (..., T, h·d_k).",
+            H.swapaxes(-1, -2).reshape(*lead, T, h * d_k) if d_k > 1 else None,  # else bare
+        ),
+        *(
+            (
+                "H.T reverses every axis, (h, T, d_k) into (d_k, T, h), the batch axes too: "
+                "the reshape then mixes the heads' entries; swap only the head and token axes, "
+                "np.swapaxes(H, -3, -2), then reshape to (..., T, h·d_k).",
+                wrong,
+            )
+            for wrong in (
+                H.T.reshape(*lead, T, h * d_k),
+                H.T.reshape(T, -1) if lead else None,
+            )
+        ),
+        (
+            "np.concatenate(H, axis=-1) splits H along its first axis, which holds the heads "
+            "only without batch axes: with batch axes it puts the batch's sequences side by "
+            "side, not the heads; swap axes -3 and -2, then reshape to (..., T, h·d_k).",
+            np.concatenate(list(H), axis=-1) if lead else None,
+        ),
+        (
+            "reshape(T, -1) folds the batch axes into the columns: keep them, "
+            "reshape(*H.shape[:-3], T, h·d_k) after swapping axes -3 and -2.",
+            ref.merge_heads(H).reshape(T, -1) if lead else None,
+        ),
         *(
             (
                 f"the heads are {how} (shape (..., T, d_k)): merge_heads concatenates them side "

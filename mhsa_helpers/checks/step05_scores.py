@@ -46,6 +46,23 @@ def mistakes(Q, K, d_model: int | None = None) -> list:
     return out
 
 
+def np_dot_batch(Q, K):
+    """``[(hint, wrong scores)]`` for np.dot on stacked Q and Kᵀ; none without batch axes."""
+    if Q.ndim < 3:
+        return []
+    wrong = np.dot(Q, np.swapaxes(K, -1, -2)) / math.sqrt(Q.shape[-1])
+    right = (*np.broadcast_shapes(Q.shape[:-2], K.shape[:-2]), Q.shape[-2], K.shape[-2])
+    return [
+        (
+            "np.dot is not a batched product: on arrays with batch axes it pairs every query "
+            f"matrix of the batch with every key matrix, shape {wrong.shape} instead of {right}; "
+            "use Q @ np.swapaxes(K, -1, -2) (np.matmul), which pairs sequence b's queries with "
+            "sequence b's keys.",
+            wrong,
+        )
+    ]
+
+
 class AttentionScores(Check):
     name = "attention_scores"
     passed = (
@@ -88,7 +105,8 @@ class AttentionScores(Check):
 
     def catalogue(self, call):
         Q, K = call.args
-        return ref.attention_scores(Q, K), mistakes(Q, K, call.context.get("d_model"))
+        known = [*mistakes(Q, K, call.context.get("d_model")), *np_dot_batch(Q, K)]
+        return ref.attention_scores(Q, K), known
 
     def judge(self, call, got):
         expected, known = self.catalogue(call)

@@ -72,6 +72,12 @@ def causal_mistakes(T: int) -> list:
             (j > i).astype(float),
         ),
         (ZERO_TIMES_INF, np.where(j > i, -np.inf, np.nan)),
+        (
+            "off by one: −∞ starts at key j = i + 2, so the key right after each query "
+            "(j = i + 1) stays visible; the future starts at j = i + 1 (range(i + 1, seq_len), "
+            "np.triu(..., k=1)).",
+            np.where(j > i + 1, -np.inf, 0.0) if T > 1 else None,
+        ),
     ]
 
 
@@ -99,6 +105,13 @@ def padding_mistakes(lengths, T: int) -> list:
             np.where(j >= L[..., None], -np.inf, 0.0),
         ),
         (ZERO_TIMES_INF, np.where(j >= L[..., None, None], -np.inf, np.nan)),
+        (
+            f"the mask is (seq_len, seq_len) = ({T}, {T}) and also blocks the padded queries "
+            "(rows i ≥ length): a padding mask blocks only key columns, so its shape is "
+            f"lengths.shape + (1, seq_len) = {(*L.shape, 1, T)}; the query axis of size 1 "
+            "broadcasts over every query.",
+            np.where((j >= L[..., None, None]) | (j[:, None] >= L[..., None, None]), -np.inf, 0.0),
+        ),
     ]
 
 
@@ -164,6 +177,25 @@ def _head_axis_too(name: str, got, expected) -> None:
     )
 
 
+def _batch_of_one(name: str, lengths, got, expected) -> None:
+    """Fail where one int length gave a batch of one, (1, 1, seq_len) for (1, seq_len): the
+    int wrapped into an array of one length (np.atleast_1d, [lengths])."""
+    if np.ndim(lengths) != 0 or not isinstance(got, np.ndarray):
+        return
+    if got.shape != (1, *expected.shape):
+        return
+    with np.errstate(all="ignore"):
+        if not np.array_equal(got[0], expected):
+            return
+    raise CheckFailed(
+        f"{name}: for one int length the mask has shape (1, seq_len) = {expected.shape}, but "
+        f"this one has {got.shape}: the int was made a batch of one (np.atleast_1d(lengths), "
+        "[lengths]). An int has lengths.shape = (), so the mask is lengths.shape + (1, seq_len): "
+        "use lengths as it is, np.asarray(lengths)[..., None, None], without wrapping it.",
+        public=f"{name}: one int length gives a mask with an extra axis (a batch of one).",
+    )
+
+
 class PaddingMask(Check):
     name = "padding_mask"
     core_ndim = 0  # lengths: an int for one sequence, (...,) for a batch
@@ -192,8 +224,11 @@ class PaddingMask(Check):
         return ref.padding_mask(lengths, T), padding_mistakes(lengths, T)
 
     def judge(self, call, got):
+        if isinstance(got, np.ndarray) and got.dtype == bool:
+            raise CheckFailed(f"{self.name}: {BOOLEAN_MASK}")
         expected, known = self.catalogue(call)
         finite_for_infinity(self.name, got, expected, "the padding mask")
+        _batch_of_one(self.name, call.args[0], got, expected)
         _head_axis_too(self.name, got, expected)
         compare(self.name, got, expected, "the padding mask", known)
 
@@ -203,7 +238,19 @@ class PaddingMask(Check):
         code, said = outcome.code or "", (outcome.error or "").split(" raised ", 1)[-1]
         if code == "raised:OverflowError" and "infinity to integer" in said:
             return super().explain_error(call, outcome)  # an int array: the general sentence
-        if code.startswith("raised:") and np.ndim(lengths) > 0 and any(w in said for w in ONE_INT):
+        one_int = code.startswith("raised:") and any(w in said for w in ONE_INT)
+        if one_int and np.ndim(lengths) > 1:
+            shape = (*np.shape(lengths), 1, T)
+            return CheckFailed(
+                f"{self.name}: it fails on lengths with {np.ndim(lengths)} axes (here shape "
+                f"{np.shape(lengths)}, giving a mask of shape lengths.shape + (1, seq_len) = "
+                f"{shape}): a loop over lengths gets whole rows of lengths, not single ones, "
+                "and a slice m[b, 0, n:] or `if j >= n` takes a single number. Compare every "
+                "key position with every length at once, whatever the axes: np.arange(seq_len) "
+                f">= np.asarray(lengths)[..., None, None] ({outcome.error})",
+                public=f"{self.name} fails on lengths with more than one axis.",
+            )
+        if one_int and np.ndim(lengths) > 0:
             shape = (*np.shape(lengths), 1, T)
             return CheckFailed(
                 f"{self.name}: it works for one int length only, but lengths may be an array, "

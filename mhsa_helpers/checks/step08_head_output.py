@@ -52,6 +52,28 @@ BOOLEAN_MASK = (
 )
 
 
+#: Scores multiplied by a 0/1 mask.
+MASK_MULTIPLIED = (
+    "the scores are multiplied by a 0/1 mask: a blocked score becomes 0, not −∞, and e⁰ = 1 "
+    "still gives it weight; the mask is additive (0 allowed, −∞ blocked): add it to the "
+    "scores, Z + M."
+)
+#: The mask applied to the keys K (a blocked key's vector set to −1e9), not to the scores.
+MASK_ON_KEYS = (
+    "the mask is applied to K, not to the scores: a blocked key's vector set to a large "
+    "negative number gives it huge scores of either sign, not −∞; add the mask to the "
+    "scores, softmax(Q·Kᵀ/√d_k + M), and leave K as it is."
+)
+
+
+def keys_masked(K, mask):
+    """K with the vector of every key blocked for all queries set to −1e9, as code that masks
+    the keys instead of the scores makes it (K itself where no key is: the mask then seems
+    ignored, and a later mask that blocks a key for every query tells the two apart)."""
+    blocked = np.isneginf(np.asarray(mask)).all(axis=-2)  # (..., T_k): blocked for every query
+    return np.where(blocked[..., :, None], -1e9, K)
+
+
 def _read_as_boolean(Q, K, mask, A) -> bool:
     """Whether the weights ``A`` are those of the mask read as a boolean keep-mask: 0 (allowed)
     blocks with −∞ and −∞ (blocked) allows, NaN on the rows left with no key."""
@@ -107,6 +129,11 @@ def mistakes(Q, K, V, mask) -> list:
         out.append((FINITE_WHEN_ALL_BLOCKED, a @ V, a))
     a = ref.softmax(Z)
     out.append((MASK_IGNORED, a @ V, a))
+    with np.errstate(all="ignore"):  # Z · (0/1): a blocked score 0, not −∞
+        a = ref.softmax(Z * np.where(np.broadcast_to(np.isneginf(M), Z.shape), 0.0, 1.0))
+    out.append((MASK_MULTIPLIED, a @ V, a))
+    a = ref.softmax(ref.attention_scores(Q, keys_masked(K, mask)))
+    out.append((MASK_ON_KEYS, a @ V, a))
     with np.errstate(all="ignore"):  # masked_fill(mask == 0, -1e9), as for a 1/0 keep-mask
         a = ref.softmax(np.where(np.broadcast_to(M, Z.shape) == 0, -1e9, Z))
     out.append((KEEP_MASK, a @ V, a))
@@ -190,7 +217,7 @@ class AttentionHead(Check):
             elif kind == "causal":
                 calls.append(Call((Q, K, V, ref.causal_mask(T))))
             else:
-                calls.append(Call((Q, K, V, ref.padding_mask(int(rng.integers(1, T + 1)), T))))
+                calls.append(Call((Q, K, V, ref.padding_mask(int(rng.integers(1, T)), T))))
         # a batch with a mask per sequence, one sequence with no real token (every key
         # blocked): padding (B, 1, T), or causal and padding (B, T, T)
         for per_query in (False, True):

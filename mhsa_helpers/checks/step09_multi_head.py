@@ -12,6 +12,7 @@ from .batches import batch_rng, random_shape
 from .comparison import compare_head_outputs, head_weights
 from .core import Call, Check
 from .hints import (
+    HEADS_STRIDED,
     MASK_IGNORED_HEADS,
     MASKS_WITH_HEAD_AXIS,
     NOT_SCALED,
@@ -21,6 +22,7 @@ from .hints import (
     TWO_AXES_FULLY_BLOCKED,
     W_O_MISSING,
     W_O_TRANSPOSED,
+    WEIGHTS_TRANSPOSED,
     WRONG_AXIS_HEADS,
     by_d_k,
     by_d_model,
@@ -106,6 +108,11 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         (WRONG_AXIS_HEADS, *run(Qh, Kh, Vh, axis=-2)),
     ]
     out.append((residual_inside(), *run(Qh, Kh, Vh, residual=True)))
+    transposed = (ref.split_heads(X @ W.T, h) for W in (W_q, W_k, W_v))
+    out.append((WEIGHTS_TRANSPOSED, *run(*transposed, W_out=W_o.T)))
+    if h > 1 and d_k > 1:  # head i from columns i, i + h, …
+        strided = (np.stack([M_[..., i::h] for i in range(h)], axis=-3) for M_ in (Q, K, V))
+        out.append((HEADS_STRIDED, *run(*strided)))
     if h > 1:
         blocks = np.zeros_like(W_o)  # W_O's diagonal blocks only: head i's columns alone
         for i in range(h):

@@ -44,6 +44,16 @@ NOT_ITSELF = (
 )
 
 
+def wraps_around(T: int, w: int) -> str:
+    """The hint for a loop whose negative key index j = i − window + 1 wraps to the row's end."""
+    return (
+        "for the first window − 1 queries the loop starts at a negative key j = i − window + 1, "
+        "and numpy reads a negative index from the end of the row: query 0 also sees the keys "
+        f"at the row's end, {T - w + 1} to {T - 1} (M[0, -1] is key {T - 1}). Start at "
+        "max(0, i − window + 1)."
+    )
+
+
 def mistakes(T: int, w: int) -> list:
     """``(hint, wrong mask)`` for the known mistakes of a sliding-window mask."""
     i = np.arange(T)[:, None]  # (T, 1) queries
@@ -61,6 +71,9 @@ def mistakes(T: int, w: int) -> list:
         (NOT_ITSELF, additive((j < i) & (j > i - w))),
         (LOOKS_AHEAD, additive(allowed.T)),
         (WRAPPED, additive(allowed & (i - w + 1 >= 0))),
+        *(  # M[i, j] = 0 for j from i − window + 1: a negative j opens key T + j
+            [(wraps_around(T, w), additive(allowed | (j - T >= i - w + 1)))] if 1 < w <= T else []
+        ),
         (BOOLEAN, allowed.copy()),
         (ZERO_ONE, (~allowed).astype(float)),
         (ZERO_TIMES_INF, np.where(allowed, np.nan, -np.inf)),

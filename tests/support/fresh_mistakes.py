@@ -384,7 +384,7 @@ FRESH = {
         """def merge_heads(H):
     return np.concatenate(H, axis=-1)
 """,
-        "right without batch axes and wrong with batch axes",
+        "splits H along its first axis, which holds the heads only without batch axes",
     ),
     # Moves the head axis to the end, (..., T, d_k, h), before reshaping, so the heads' columns
     # come out interleaved (column c from head c % h) instead of side by side.

@@ -200,7 +200,7 @@ def init_weights(d_in, d_out, rng):
 def project_qkv(X, W_q, W_k, W_v):
     return W_q @ X.T, W_k @ X.T, W_v @ X.T
 """,
-        "should have shape",
+        "the weight is on the left, which gives the transpose of Q, (d_model, T)",
     ),
 }
 

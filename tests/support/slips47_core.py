@@ -307,4 +307,272 @@ SLIPS47_CORE = {
 """,
         "only query i against key i",
     ),
+    # -- round 2: set A's slips (the sources as the learner wrote them) --
+    # inner loop starts at i + 2: the key right after the query is left visible
+    "set_a_causal_loop_bounds": (
+        "06_masking",
+        "causal_mask",
+        """def causal_mask(seq_len):
+    M = np.zeros((seq_len, seq_len))
+    for i in range(seq_len):
+        for j in range(i + 2, seq_len):
+            M[i, j] = -np.inf
+    return M
+""",
+        "the key right after each query (j = i + 1) stays visible",
+    ),
+    # missing parentheses: sqrt(6/d_in + d_out) instead of sqrt(6/(d_in + d_out))
+    "set_a_init_precedence_slip": (
+        "02_parameters",
+        "init_weights",
+        """def init_weights(d_in, d_out, rng):
+    limit = np.sqrt(6 / d_in + d_out)
+    return rng.uniform(-limit, limit, (d_in, d_out))
+""",
+        "the parentheses around d_in + d_out are missing",
+    ),
+    # swaps the last two axes (T and d_k) instead of h and T before the reshape
+    "set_a_merge_swaps_wrong_axes": (
+        "04_heads",
+        "merge_heads",
+        """def merge_heads(H):
+    *lead, h, T, d_k = H.shape
+    return H.swapaxes(-1, -2).reshape(*lead, T, h * d_k)
+""",
+        "the last two axes (T and d_k) are swapped before the reshape",
+    ),
+    # np.concatenate(H, axis=-1) iterates over the first axis: right for (h, T, d_k), wrong with
+    # batch axes
+    "set_a_merge_concatenate_first_axis": (
+        "04_heads",
+        "merge_heads",
+        """def merge_heads(H):
+    return np.concatenate(H, axis=-1)
+""",
+        "splits H along its first axis",
+    ),
+    # reshape(T, -1) folds the batch axes into the columns
+    "set_a_merge_loses_batch": (
+        "04_heads",
+        "merge_heads",
+        """def merge_heads(H):
+    T = H.shape[-2]
+    return H.swapaxes(-2, -3).reshape(T, -1)
+""",
+        "reshape(T, -1) folds the batch axes into the columns",
+    ),
+    # ports nn.Linear's x @ W.T: every weight is applied transposed
+    "set_a_mhsa_pytorch_weights": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        """import mhsa_helpers as mh
+
+def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh, Kh, Vh = (mh.split_heads(X @ W.T, n_heads) for W in (W_q, W_k, W_v))
+    if mask is not None and 2 < np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o.T, A
+""",
+        "every weight is applied transposed, X @ W.T",
+    ),
+    # gives head i every n_heads-th column (M[..., i::h]) instead of its block of d_k columns
+    "set_a_mhsa_strided_heads": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        """import mhsa_helpers as mh
+
+def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    def heads(M):
+        return np.stack([M[..., i::n_heads] for i in range(n_heads)], axis=-3)
+    Qh, Kh, Vh = heads(X @ W_q), heads(X @ W_k), heads(X @ W_v)
+    if mask is not None and 2 < np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "head i takes every n_heads-th column",
+    ),
+    # builds a (..., T, T) mask that blocks padded queries as well as keys
+    "set_a_pad_square_mask": (
+        "06_masking",
+        "padding_mask",
+        """def padding_mask(lengths, seq_len):
+    lengths = np.asarray(lengths)[..., None, None]
+    i = np.arange(seq_len)[:, None]
+    j = np.arange(seq_len)[None, :]
+    return np.where((i >= lengths) | (j >= lengths), -np.inf, 0.0)
+""",
+        "also blocks the padded queries",
+    ),
+    # np.atleast_1d turns an int into a batch of one: (1, 1, seq_len) instead of (1, seq_len);
+    # 2-D lengths break
+    "set_a_pad_batch_loop_flat": (
+        "06_masking",
+        "padding_mask",
+        """def padding_mask(lengths, seq_len):
+    lengths = np.atleast_1d(lengths)
+    M = np.zeros((len(lengths), 1, seq_len))
+    for b, n in enumerate(lengths):
+        M[b, 0, n:] = -np.inf
+    return M
+""",
+        "the int was made a batch of one",
+    ),
+    # writes 2i // d_model (integer division) in the exponent, so every pair gets frequency 1
+    "set_a_pe_integer_division_exponent": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    PE = np.zeros((seq_len, d_model))
+    for pos in range(seq_len):
+        for i in range(0, d_model, 2):
+            freq = 10000 ** (i // d_model)
+            PE[pos, i] = np.sin(pos / freq)
+            if i + 1 < d_model:
+                PE[pos, i + 1] = np.cos(pos / freq)
+    return PE
+""",
+        "the exponent is 2i // d_model, an integer division",
+    ),
+    # multiplies the position by 10000^(2i/d) instead of dividing by it
+    "set_a_pe_inverted_frequency": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    pos = np.arange(seq_len)[:, None]
+    two_i = np.arange(0, d_model, 2)[None, :]
+    angle = pos * 10000.0 ** (two_i / d_model)
+    PE = np.zeros((seq_len, d_model))
+    PE[:, 0::2] = np.sin(angle)
+    PE[:, 1::2] = np.cos(angle[:, : d_model // 2])
+    return PE
+""",
+        "the position is multiplied by 10000**(2i/d_model) instead of divided",
+    ),
+    # flattens the batch axes into the rows and never restores them: (B*T, d_model)
+    "set_a_qkv_flattens_batch": (
+        "03_qkv",
+        "project_qkv",
+        """def project_qkv(X, W_q, W_k, W_v):
+    d_model = X.shape[-1]
+    X2 = X.reshape(-1, d_model)
+    return X2 @ W_q, X2 @ W_k, X2 @ W_v
+""",
+        "the batch axes are flattened into the rows (B·T = 10 rows",
+    ),
+    # puts the weight on the left (W @ X.T): the result is transposed, (d_model, T)
+    "set_a_qkv_weight_on_left": (
+        "03_qkv",
+        "project_qkv",
+        """def project_qkv(X, W_q, W_k, W_v):
+    Q = W_q @ X.T
+    K = W_k @ X.T
+    V = W_v @ X.T
+    return Q, K, V
+""",
+        "the weight is on the left, which gives the transpose of Q",
+    ),
+    # np.dot on stacked arrays is not a batched product: batch axes give a 4-D result
+    "set_a_scores_np_dot_batch": (
+        "05_scores",
+        "attention_scores",
+        """def attention_scores(Q, K):
+    return np.dot(Q, np.swapaxes(K, -1, -2)) / np.sqrt(Q.shape[-1])
+""",
+        "np.dot is not a batched product",
+    ),
+    # loop starts at i - window + 1 even when that is negative: numpy's negative indices open
+    # keys at the end of the row
+    "set_a_sw_loop_negative_index_wraps": (
+        "16_sliding_window",
+        "sliding_window_mask",
+        """def sliding_window_mask(seq_len, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    M = np.full((seq_len, seq_len), -np.inf)
+    for i in range(seq_len):
+        for j in range(i - window + 1, i + 1):
+            M[i, j] = 0.0
+    return M
+""",
+        "query 0 also sees the keys at the row's end, 4 to 5",
+    ),
+    # returns a boolean 'keep' mask instead of the additive 0 / -inf mask
+    "set_a_pad_boolean": (
+        "06_masking",
+        "padding_mask",
+        """def padding_mask(lengths, seq_len):
+    lengths = np.asarray(lengths)
+    return (np.arange(seq_len) < lengths[..., None, None])
+""",
+        "the mask is additive: 0.0 where a key is allowed and -np.inf",
+    ),
+    # follows the article: masks the keys K instead of the scores
+    "set_a_head_mask_on_keys": (
+        "08_head_output",
+        "attention_head",
+        """import mhsa_helpers as mh
+
+def attention_head(Q, K, V, mask=None):
+    if mask is not None:
+        # 'replace the key values with -inf' for the blocked positions
+        blocked = np.isneginf(mask).all(axis=-2)[..., :, None]
+        K = np.where(blocked, -1e9, K)
+    A = mh.softmax(mh.attention_scores(Q, K))
+    return A @ V, A
+""",
+        "the mask is applied to K, not to the scores",
+    ),
+    # multiplies the scores by a 0/1 mask: blocked scores become 0, not -inf, so they still get
+    # weight
+    "set_a_head_mask_multiplied": (
+        "08_head_output",
+        "attention_head",
+        """import mhsa_helpers as mh
+
+def attention_head(Q, K, V, mask=None):
+    Z = mh.attention_scores(Q, K)
+    if mask is not None:
+        Z = Z * np.where(np.isneginf(mask), 0.0, 1.0)  # 'apply' the mask
+    A = mh.softmax(Z)
+    return A @ V, A
+""",
+        "the scores are multiplied by a 0/1 mask: a blocked score becomes 0",
+    ),
+    # H.T reverses every axis before the reshape
+    "set_a_merge_heads_dot_T": (
+        "04_heads",
+        "merge_heads",
+        """def merge_heads(H):
+    *lead, h, T, d_k = H.shape
+    return H.T.reshape(*lead, T, h * d_k)
+""",
+        "H.T reverses every axis, (h, T, d_k) into (d_k, T, h)",
+    ),
+    # H.T, then reshape(T, -1)
+    "set_a_merge_heads_dot_T_flat": (
+        "04_heads",
+        "merge_heads",
+        """def merge_heads(H):
+    T = H.shape[-2]
+    return H.T.reshape(T, -1)
+""",
+        "H.T reverses every axis, (h, T, d_k) into (d_k, T, h)",
+    ),
+    # the exponent divided by d_model - 1
+    "set_a_pe_exponent_over_d_model_minus_1": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    pos = np.arange(seq_len)[:, None]
+    two_i = np.arange(0, d_model, 2)[None, :]
+    angle = pos / 10000 ** (two_i / (d_model - 1))
+    PE = np.zeros((seq_len, d_model))
+    PE[:, 0::2] = np.sin(angle)
+    PE[:, 1::2] = np.cos(angle[:, : d_model // 2])
+    return PE
+""",
+        "the exponent is divided by d_model − 1 = 3, not by d_model = 4",
+    ),
 }
