@@ -365,12 +365,16 @@ def _head(Q, K, V, mask):
 
 
 def attention_head_backward(Q, K, V, dOut, mask=None):
-    Q64, K64, V64, G = (np.asarray(M, dtype=np.float64) for M in (Q, K, V, dOut))
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    Q64, K64, V64 = (np.broadcast_to(np.asarray(M, dtype=np.float64), lead + M.shape[-2:])
+                     for M in (Q, K, V))  # a K or V shared by the batch: one copy per sequence
+    G = np.asarray(dOut, dtype=np.float64)
     grads = (
         _fd(lambda q: _head(q, K64, V64, mask), Q64, G),
         _fd(lambda k: _head(Q64, k, V64, mask), K64, G),
         _fd(lambda v: _head(Q64, K64, v, mask), V64, G),
     )
+    grads = (g.sum(axis=tuple(range(g.ndim - M.ndim))) for g, M in zip(grads, (Q, K, V)))
     return tuple(g.astype(np.result_type(Q, K, V, dOut)) for g in grads)
 """
 
