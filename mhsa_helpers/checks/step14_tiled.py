@@ -245,6 +245,21 @@ def song_qkv():
 
 class TiledAttention(Check):
     name = "tiled_attention"
+
+    def relayed(self, call, said):
+        """Running arrays sized from Q's batch axes alone, where K and V bring more."""
+        Q, K, V = (np.shape(a) for a in call.args[:3])
+        lead = np.broadcast_shapes(Q[:-2], K[:-2], V[:-2])
+        if lead == Q[:-2] or not any(w in said for w in ("non-broadcastable", "broadcast")):
+            return None
+        return (
+            "the running arrays (m, ℓ, O) are sized from Q's batch axes alone "
+            f"({Q[:-2] or 'none'}), but here Q {Q} reads K {K} and V {V}, whose batch axes it "
+            "broadcasts over: the output "
+            f"has the batch axes of all three, {lead}. Size m, ℓ and O from "
+            "np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])."
+        )
+
     passed = (
         "equals attention_head on the song for every block size, causal or not, on batches, "
         "float32, large, very negative and growing scores; at T = 4096 it stays under 32 MiB."
@@ -269,6 +284,11 @@ class TiledAttention(Check):
             Call((rng.normal(size=(1, 4)), rng.normal(size=(1, 4)), rng.normal(size=(1, 2)), 2)),
             Call((rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 3)), 2)),
             Call((*(rng.normal(size=(2, 3, 5, d)) for d in (4, 4, 2)), 2), {"causal": True}),
+            # one sequence of queries reading a batch of keys and values: the output's batch axes
+            # are K's and V's, not Q's
+            Call(
+                (rng.normal(size=(5, 4)), rng.normal(size=(2, 7, 4)), rng.normal(size=(2, 7, 3)), 3)
+            ),
             Call(
                 (*(rng.normal(size=(2, 7, 4)).astype(np.float32) for _ in range(3)), 3),
                 {"causal": True},
@@ -307,6 +327,9 @@ class TiledAttention(Check):
         Q = 25 * rng.normal(size=(3, 6))  # scores of hundreds
         calls.append(Call((Q, 25 * rng.normal(size=(10, 6)), rng.normal(size=(10, 2)), 3)))
         calls.append(Call(very_negative(rng)))
+        B, T_k = int(rng.integers(2, 4)), int(rng.integers(4, 9))  # K and V batched, Q not
+        KV = (rng.normal(size=(B, T_k, 6)), rng.normal(size=(B, T_k, 2)))
+        calls.append(Call((Q, *KV, int(rng.integers(2, 4)))))
         calls.append(
             Call(
                 (Q, Q, Q, 0),

@@ -400,4 +400,37 @@ def softmax_backward(A, dA, axis=-1):
         ),
         "dW_O is divided by n_heads = 2",
     ),
+    # The running arrays sized from Q's batch axes only (set B of issue 47): K and V batched.
+    "tiled_running_arrays_from_Q_alone": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError("causal attention needs T_q == T_k")
+    m = np.full(Q.shape[:-1] + (1,), -np.inf)
+    l = np.zeros(Q.shape[:-1] + (1,))
+    acc = np.zeros(Q.shape[:-1] + (V.shape[-1],))
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S[..., np.arange(s, e)[None, :] > rows] = -np.inf
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        r = np.exp(m - m_new)
+        l *= r
+        l += P.sum(axis=-1, keepdims=True)
+        acc *= r
+        acc += P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "are sized from Q's batch axes alone",
+    ),
 }
