@@ -104,9 +104,10 @@ def merge_mistakes(H) -> list:
     ]
 
 
-def _random_input(rng):
-    """A random (..., T, h*d_k) matrix with leading batch axes, and its number of heads h."""
-    h, d_k, T = (int(n) for n in rng.integers(1, 5, size=3))
+def _random_input(rng, least: int = 1):
+    """A random (..., T, h*d_k) matrix with leading batch axes, and its number of heads h
+    (h and d_k at least ``least``: at 2, heads side by side differ from interleaved ones)."""
+    h, d_k, T = (int(n) for n in rng.integers(least, 5, size=3))
     return rng.normal(size=(*random_shape(rng), T + 1, h * d_k)), h
 
 
@@ -136,7 +137,7 @@ class SplitHeads(Check):
         ]
 
     def hidden(self, rng):
-        return [Call(_random_input(rng)) for _ in range(4)]
+        return [Call(_random_input(rng)) for _ in range(4)] + [Call(_random_input(rng, least=2))]
 
     def catalogue(self, call):
         M, h = call.args
@@ -167,7 +168,8 @@ class MergeHeads(Check):
         ]
 
     def hidden(self, rng):
-        return [Call((ref.split_heads(*_random_input(rng)),)) for _ in range(4)]
+        inputs = [_random_input(rng) for _ in range(4)] + [_random_input(rng, least=2)]
+        return [Call((ref.split_heads(*M_h),)) for M_h in inputs]
 
     def catalogue(self, call):
         (H,) = call.args

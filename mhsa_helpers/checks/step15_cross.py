@@ -264,6 +264,12 @@ class CrossAttention(Check):
         X, C = rng.normal(size=(T_q, h * d_k)), rng.normal(size=(B, T_k, h * d_k))
         mask = per_sequence_mask(rng, (B,), T_q, T_k)
         calls.append(_call(X, C, _weights(rng, h * d_k), h, mask))
+        # a mask with its head axis (h, T_q, T_k), one per head: it is added as it is
+        h, d_k, T_q, T_k = (int(n) for n in rng.integers(2, 5, size=4))
+        X, C = rng.normal(size=(T_q, h * d_k)), rng.normal(size=(T_k, h * d_k))
+        mask = np.where(rng.random((h, T_q, T_k)) < 0.4, -np.inf, 0.0)
+        mask[..., 0] = 0.0  # every query of every head reads key 0
+        calls.append(_call(X, C, _weights(rng, h * d_k), h, mask))
         h = int(rng.integers(3, 6))
         d = h * 2 + 1
         X, W = rng.normal(size=(3, d)), rng.normal(size=(d, d))

@@ -397,6 +397,11 @@ class MultiHeadSelfAttentionBackward(Check):
         mask = ref.causal_mask(T + 1) + ref.padding_mask(lengths, T + 1)  # (B, T, T)
         Ws = [rng.normal(size=(h * d_k, h * d_k)) / math.sqrt(h * d_k) for _ in range(4)]
         calls.append(_layer_call(rng, rng.normal(size=(B, T + 1, h * d_k)), Ws, h, mask))
+        # a mask with its head axis, one per head (h, T, T): it is added as it is
+        h, d_k, T = (int(k) for k in rng.integers(2, 4, size=3))
+        Ws = [rng.normal(size=(h * d_k, h * d_k)) / math.sqrt(h * d_k) for _ in range(4)]
+        X = rng.normal(size=(T + 1, h * d_k))
+        calls.append(_layer_call(rng, X, Ws, h, per_head_mask(T + 1, h)))
         X, Ws = rng.normal(size=(2, 64, 256)), [rng.normal(size=(256, 256)) / 16 for _ in range(4)]
         wide = work(_layer_call(rng, X, Ws, 4, ref.causal_mask(64), counted=True))
         return [*calls, _large_layer_call(rng), wide]
