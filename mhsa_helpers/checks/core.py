@@ -36,7 +36,13 @@ from .batches import batch_axes, batch_axes_error
 from .comparison import JUDGED_ARGS, guard_numpy, precision, same
 from .failures import AmbiguousMistake, CheckFailed, NotYet, blind, mistake_key, said_publicly
 from .hints import INT_CANNOT_HOLD_INFINITY
-from .masks import HEAD_AXIS_TWICE, NO_HEAD_AXIS, batched_mask_error, mask_has_head_axis
+from .masks import (
+    HEAD_AXIS_TWICE,
+    NO_HEAD_AXIS,
+    WARNED,
+    batched_mask_error,
+    mask_has_head_axis,
+)
 
 __all__ = ["Call", "Check", "Opaque", "Outcome", "call_in_notebook"]
 
@@ -258,6 +264,7 @@ class Check:
         if outcome.code != "warning" or outcome.value is None or call.raises or call.memory:
             return
         warning = outcome.error.split(" raised ", 1)[-1]
+        token = WARNED.set(warning)  # what made a NaN, for the sentence that names it
         try:
             self.judge(call, outcome.value)
         except AmbiguousMistake:
@@ -268,6 +275,8 @@ class Check:
                 f"{exc} (numpy warned on the way, and a warning counts as an error: {warning})",
                 exc.public,
             ) from None
+        finally:
+            WARNED.reset(token)
         raise CheckFailed(
             f"{self.name} gives the right values, but numpy warns on the way: "
             f"{warning}. Avoid the operation that warns (for "

@@ -8,6 +8,8 @@ mask added without a head axis (:data:`NO_HEAD_AXIS`) or given a second one
 
 from __future__ import annotations
 
+import contextvars
+
 import numpy as np
 
 from .. import reference as ref
@@ -19,7 +21,9 @@ __all__ = [
     "FINITE_WHEN_ALL_BLOCKED",
     "HEAD_AXIS_TWICE",
     "NAN_WHEN_ALL_BLOCKED",
+    "NAN_ZERO_BY_ZERO",
     "NO_HEAD_AXIS",
+    "WARNED",
     "batched_mask_error",
     "fully_blocked",
     "fully_blocked_rows",
@@ -47,6 +51,18 @@ NAN_WHEN_ALL_BLOCKED = (
     "subtracts the row's maximum computes −∞ − (−∞). The course's softmax (notebook 07, "
     "mh.softmax) gives that row weights 0 and output 0: use it, or handle an all −∞ row."
 )
+#: A query whose every key is blocked, given NaN by 0/0: numpy warned in a division, so no
+#: row maximum made the NaN (none was subtracted, or an infinite one was replaced).
+NAN_ZERO_BY_ZERO = (
+    f"{FULLY_BLOCKED_QUERY} gets NaN: its scores are all −∞, every exp(−∞) is 0, and the "
+    "softmax divides their sum 0 by 0. Give such a row weights 0 and output 0, and subtract "
+    "each row's maximum before exp (without it exp overflows on large scores): "
+    "the course's softmax (notebook 07, mh.softmax) does both."
+)
+
+#: The warning numpy gave in the call being judged (set by :meth:`.core.Check.judge_warned`,
+#: "" otherwise): the operation that made a NaN.
+WARNED: contextvars.ContextVar[str] = contextvars.ContextVar("warned", default="")
 
 
 def fully_blocked(mask, scores_shape: tuple) -> np.ndarray | None:
@@ -65,7 +81,8 @@ def fully_blocked_rows(name: str, A, exp_A) -> None:
 
     The reference gives a query whose every key is blocked weights 0 (no softmax of
     real scores is 0 everywhere), so such rows are read off ``exp_A``. NaN there only,
-    or weights summing to 1 there with every other row right, name the slip.
+    or weights summing to 1 there with every other row right, name the slip (a NaN by the
+    warning that made it, :data:`WARNED`: 0/0, or −∞ − (−∞)).
     """
     exp_A = np.asarray(exp_A)
     if not isinstance(A, np.ndarray) or A.dtype.kind != "f":
@@ -78,7 +95,8 @@ def fully_blocked_rows(name: str, A, exp_A) -> None:
     with np.errstate(all="ignore"):
         others_right = np.allclose(A[~rows], exp_A[~rows], rtol=1e-4, atol=1e-6)
         if np.isnan(A).any() and not np.isnan(A[~rows]).any():
-            raise CheckFailed(f"{name}: {NAN_WHEN_ALL_BLOCKED}")
+            divided = "encountered in divide" in WARNED.get()
+            raise CheckFailed(f"{name}: {NAN_ZERO_BY_ZERO if divided else NAN_WHEN_ALL_BLOCKED}")
         sums = A[rows].sum(axis=-1)  # (n,)
         if others_right and np.isfinite(sums).all() and np.allclose(sums, 1.0, atol=1e-4):
             raise CheckFailed(f"{name}: {FINITE_WHEN_ALL_BLOCKED}")

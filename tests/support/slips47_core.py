@@ -575,4 +575,18 @@ def attention_head(Q, K, V, mask=None):
 """,
         "the exponent is divided by d_model − 1 = 3, not by d_model = 4",
     ),
+    # set B: a softmax without the max's shift and without a guard: 0/0 on a fully blocked row
+    "set_b_head_unstable_softmax": (
+        "08_head_output",
+        "attention_head",
+        """def attention_head(Q, K, V, mask=None):
+    Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        Z = Z + mask
+    E = np.exp(Z)
+    A = E / E.sum(axis=-1, keepdims=True)
+    return A @ V, A
+""",
+        "every exp(−∞) is 0, and the softmax divides their sum 0 by 0",
+    ),
 }
