@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .. import reference as ref
@@ -39,10 +41,23 @@ def split_mistakes(M, h: int) -> list:
     ]
 
 
+#: A merge written for one sequence, H of shape (h, T, d_k): swapaxes(0, 1), reshape(T, h·d_k).
+ONE_SEQUENCE_MERGE = (
+    "merge_heads is written for one sequence, H of shape (h, T, d_k): with batch axes, "
+    "swapping axes 0 and 1 moves a batch axis, not the heads, and reshape(T, h·d_k) drops the "
+    "batch axes; count axes from the end: swap the head and token axes, np.swapaxes(H, -3, -2), "
+    "then reshape to (*H.shape[:-3], T, h·d_k)."
+)
+
+
 def merge_mistakes(H) -> list:
     """``(hint, wrong merge)`` for the known mistakes in merging the heads ``H``."""
     *lead, h, T, d_k = H.shape
+    # swapaxes(0, 1).reshape(T, -1), as for one sequence (reshape(T, h·d_k) runs only where
+    # the batch is one sequence, and raises otherwise: the check reads the error, relayed)
+    two_d = [(ONE_SEQUENCE_MERGE, H.swapaxes(0, 1).reshape(T, -1) if lead else None)]
     return [
+        *two_d,
         (
             "reshaped without swapping the head and token axes back; merge_heads must undo "
             "split_heads: swap axes -3 and -2, then reshape.",
@@ -174,6 +189,18 @@ class MergeHeads(Check):
     def catalogue(self, call):
         (H,) = call.args
         return ref.merge_heads(H), merge_mistakes(H)
+
+    def relayed(self, call, said):
+        """A merge for one sequence, read off numpy's refusal to reshape a batch of heads
+        into (T, h·d_k)."""
+        (H,) = call.args
+        found = re.search(r"cannot reshape array of size \d+ into shape \((\d+), ?(\d+)\)", said)
+        if not isinstance(H, np.ndarray) or H.ndim < 4 or found is None:
+            return None
+        *_, h, T, d_k = H.shape
+        if (int(found[1]), int(found[2])) != (T, h * d_k):
+            return None
+        return ONE_SEQUENCE_MERGE
 
     def judge(self, call, got):
         expected, known = self.catalogue(call)

@@ -589,4 +589,24 @@ def attention_head(Q, K, V, mask=None):
 """,
         "every exp(−∞) is 0, and the softmax divides their sum 0 by 0",
     ),
+    # set B
+    "set_b_merge_swapaxes_2d_only": (
+        "04_heads",
+        "merge_heads",
+        """def merge_heads(H):
+    h, T, d_k = H.shape[-3:]
+    return H.swapaxes(0, 1).reshape(T, h * d_k)
+""",
+        "swapping axes 0 and 1 moves a batch axis",
+    ),
+    # swapaxes(0, 1), then reshape(T, -1): runs on a batch, with the batch folded into the columns
+    "merge_swapaxes_reshape_T_minus_1": (
+        "04_heads",
+        "merge_heads",
+        """def merge_heads(H):
+    T = H.shape[-2]
+    return np.swapaxes(H, 0, 1).reshape(T, -1)
+""",
+        "swapping axes 0 and 1 moves a batch axis",
+    ),
 }
