@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import reference as ref
 from .core import Call, Check, Opaque
-from .failures import CheckFailed
+from .failures import AmbiguousMistake, CheckFailed
 from .hints import BOOLEAN_MASK, ZERO_TIMES_INF, additive
 from .step06_masking import finite_for_infinity
 
@@ -24,6 +24,12 @@ ONE_TOO_FEW = (
 NOT_CAUSAL = (
     "the window is not causal: a symmetric band |i − j| < window lets a token see the tokens "
     "after it; keep only j ≤ i."
+)
+#: A window as long as the sequence (or longer) taken for no mask at all.
+LONG_WINDOW_NO_MASK = (
+    "a window as long as the sequence or longer (window ≥ seq_len) is taken for no mask "
+    "(all zeros): it is the causal mask, for a token still never sees the tokens after it; "
+    "the window only drops keys further back than window − 1, and there are none."
 )
 LOOKS_AHEAD = (
     "the window looks ahead (rows and columns swapped): rows are queries i, columns keys j, "
@@ -108,7 +114,10 @@ class SlidingWindowMask(Check):
         ]
 
     def hidden(self, rng):
-        calls = []
+        T = int(rng.integers(2, 40))
+        # first, window ≥ T (the causal mask): the shorter windows after it tell no mask there
+        # from a symmetric band
+        calls = [Call((T, T + int(rng.integers(0, 3))))]
         for _ in range(5):
             T = int(rng.integers(2, 40))
             calls.append(Call((T, int(rng.integers(1, T + 4)))))
@@ -144,6 +153,10 @@ class SlidingWindowMask(Check):
         if _array_equal(got, expected):
             return
         finite_for_infinity(f"{self.name}({T}, {w})", got, expected, "the window mask")
+        if w >= T > 1 and _array_equal(got, np.zeros((T, T))):
+            # no mask, or a symmetric band: alike here; a shorter window (which the check
+            # narrows with, Check.narrow) tells them apart
+            raise AmbiguousMistake(self.name, [LONG_WINDOW_NO_MASK, NOT_CAUSAL])
         for hint, wrong in known:
             if wrong is None or wrong.dtype == bool:
                 continue

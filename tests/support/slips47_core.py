@@ -609,4 +609,34 @@ def attention_head(Q, K, V, mask=None):
 """,
         "swapping axes 0 and 1 moves a batch axis",
     ),
+    # set B
+    "set_b_swm_long_window_no_mask": (
+        "16_sliding_window",
+        "sliding_window_mask",
+        """def sliding_window_mask(seq_len, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    if window >= seq_len:
+        return np.zeros((seq_len, seq_len))
+    i = np.arange(seq_len)[:, None]
+    j = np.arange(seq_len)[None, :]
+    return np.where((j <= i) & (j > i - window), 0.0, -np.inf)
+""",
+        "a window as long as the sequence or longer (window ≥ seq_len) is taken for no mask",
+    ),
+    # a window longer than the sequence taken for no mask
+    "swm_window_past_T_no_mask": (
+        "16_sliding_window",
+        "sliding_window_mask",
+        """def sliding_window_mask(seq_len, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    if window > seq_len:
+        return np.zeros((seq_len, seq_len))
+    i = np.arange(seq_len)[:, None]
+    j = np.arange(seq_len)[None, :]
+    return np.where((j <= i) & (i - j < window), 0.0, -np.inf)
+""",
+        "a window as long as the sequence or longer (window ≥ seq_len) is taken for no mask",
+    ),
 }
