@@ -24,6 +24,9 @@ def mistakes(T: int, d: int) -> list:
     whole = pos / 10000.0 ** (pair // d)  # 2i // d_model: 0 for every pair, frequency 1
     times = pos * 10000.0 ** (pair / d)  # the position multiplied, not divided
     less_one = pos / 10000.0 ** (pair / (d - 1)) if d > 2 else None  # d_model − 1
+    padded = pos / 10000.0 ** (pair / (d + 1)) if d % 2 else None  # odd d_model made even
+    log10 = pos * np.exp(-pair * np.log10(10000.0) / d)  # div_term with log10 for ln
+    unpaired = np.where(col == d - 1, 0.0, sin_even) if d % 2 and d > 1 else None
     half = (d + 1) // 2  # sin takes the first half, cos the rest
     halves = pos / 10000 ** (2 * np.arange(half) / d)  # (T, half)
     return [
@@ -69,6 +72,24 @@ def mistakes(T: int, d: int) -> list:
             None
             if less_one is None
             else np.where(col % 2 == 0, np.sin(less_one), np.cos(less_one)),
+        ),
+        (
+            f"the frequencies are computed with d_model + 1 = {d + 1} (an odd d_model padded to "
+            f"an even width, then cut), not with d_model = {d}: the angle of columns 2i and "
+            "2i+1 is pos/10000**(2i/d_model), with the real d_model.",
+            None if padded is None else np.where(col % 2 == 0, np.sin(padded), np.cos(padded)),
+        ),
+        (
+            "the frequencies use log10(10000) = 4 where the natural log ln(10000) ≈ 9.21 "
+            "belongs: exp(−2i·ln(10000)/d_model) is 10000**(−2i/d_model), and np.log is the "
+            "natural log.",
+            np.where(col % 2 == 0, np.sin(log10), np.cos(log10)),
+        ),
+        (
+            f"the last column, {d - 1}, is left at 0: with an odd d_model it is the sine of a "
+            "last pair without a cosine partner (2i = d_model − 1), and a loop over whole "
+            "pairs skips it; fill it with sin(pos/10000**((d_model − 1)/d_model)).",
+            unpaired,
         ),
         ("only sine is used; odd columns 2i+1 take the cosine.", np.sin(angle)),
         ("the result is transposed: rows are positions, shape (seq_len, d_model).", sin_even.T),

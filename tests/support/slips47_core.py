@@ -639,4 +639,77 @@ def attention_head(Q, K, V, mask=None):
 """,
         "a window as long as the sequence or longer (window ≥ seq_len) is taken for no mask",
     ),
+    # set B
+    "set_b_pe_log10_in_exp": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    position = np.arange(seq_len)[:, None]
+    div_term = np.exp(np.arange(0, d_model, 2) * -(np.log10(10000.0) / d_model))
+    PE = np.zeros((seq_len, d_model))
+    PE[:, 0::2] = np.sin(position * div_term)
+    PE[:, 1::2] = np.cos(position * div_term[: d_model // 2])
+    return PE
+""",
+        "the frequencies use log10(10000) = 4 where the natural log",
+    ),
+    # set B
+    "set_b_pe_odd_pad_then_cut": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    d = d_model + d_model % 2
+    pos = np.arange(seq_len)[:, None]
+    two_i = np.arange(0, d, 2)
+    angle = pos / 10000 ** (two_i / d)
+    PE = np.zeros((seq_len, d))
+    PE[:, 0::2] = np.sin(angle)
+    PE[:, 1::2] = np.cos(angle)
+    return PE[:, :d_model]
+""",
+        "the frequencies are computed with d_model + 1 = 6",
+    ),
+    # set B
+    "set_b_pe_loop_skips_last_pair": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    PE = np.zeros((seq_len, d_model))
+    for pos in range(seq_len):
+        for i in range(0, d_model - 1, 2):
+            w = 1 / 10000 ** (i / d_model)
+            PE[pos, i] = np.sin(pos * w)
+            PE[pos, i + 1] = np.cos(pos * w)
+    return PE
+""",
+        "the last column, 4, is left at 0",
+    ),
+    # a loop over d_model // 2 whole pairs: an odd d_model's last column stays 0
+    "pe_pairs_loop_skips_unpaired_column": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    PE = np.zeros((seq_len, d_model))
+    pos = np.arange(seq_len)
+    for i in range(d_model // 2):
+        w = 10000 ** (2 * i / d_model)
+        PE[:, 2 * i] = np.sin(pos / w)
+        PE[:, 2 * i + 1] = np.cos(pos / w)
+    return PE
+""",
+        "the last column, 4, is left at 0",
+    ),
+    # sin and cos stacked for (d_model + 1) // 2 pairs with 2·half for d_model, then cut
+    "pe_odd_interleaved_then_cut": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    half = (d_model + 1) // 2
+    freqs = 1.0 / 10000 ** (np.arange(half) * 2 / (2 * half))
+    angles = np.arange(seq_len)[:, None] * freqs[None, :]
+    PE = np.stack([np.sin(angles), np.cos(angles)], axis=-1).reshape(seq_len, 2 * half)
+    return PE[:, :d_model]
+""",
+        "the frequencies are computed with d_model + 1 = 6",
+    ),
 }
