@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -12,6 +13,7 @@ from .comparison import compare
 from .core import Call, Check
 from .failures import CheckFailed
 from .hints import matches_on_random
+from .relayed import core_sizes
 
 NAMES = ("Q", "K", "V")
 
@@ -29,6 +31,14 @@ def mistakes(X, weights: dict, name: str) -> list:
         if other != name
     ]
     W = weights[name]
+    out += [  # a chain: K = Q @ W_k, V = K @ W_v (the earlier projection for X)
+        (
+            f"{name} is computed from {other}, {name} = {other} @ W_{name.lower()}, a chain: every "
+            f"projection starts from X, {name} = X @ W_{name.lower()}.",
+            right[other] @ W if right[other].shape[-1] == W.shape[0] else None,
+        )
+        for other in NAMES[: NAMES.index(name)]
+    ]
     out.append(
         (
             f"{name} = X @ W_{name.lower()}.T: the weights act on the right as they are, "
@@ -109,6 +119,26 @@ class ProjectQKV(Check):
                 if wrong is not None:  # the result with this one matrix wrong
                     known.append((hint, (*right[:i], wrong, *right[i + 1 :])))
         return right, known
+
+    def relayed(self, call, said):
+        """The weight put on the left, W @ X, read off numpy's refusal of its sizes."""
+        X, W = call.args[0], call.args[1]
+        if not isinstance(X, np.ndarray) or not isinstance(W, np.ndarray) or X.ndim < 2:
+            return None
+        T, d_k = X.shape[-2], W.shape[-1]
+        aligned = re.search(r"shapes \((\d+), ?(\d+)\) and \(([\d, ]+)\) not aligned", said)
+        on_left = core_sizes(said) == (T, d_k) if "core dimension" in said else False
+        if aligned is not None:  # np.dot(W, X)
+            first = (int(aligned[1]), int(aligned[2]))
+            second = tuple(int(n) for n in aligned[3].replace(",", " ").split())
+            on_left = first == W.shape and second == X.shape
+        if not on_left or T == d_k:
+            return None
+        return (
+            f"the weight is on the left, W @ X: the input comes first, Q = X @ W_q, with X of "
+            f"shape {X.shape} and W_q of shape {W.shape} (each row of X, one token, times the "
+            "weight); the weights act on the right."
+        )
 
     def judge(self, call, got):
         X, *Ws = call.args

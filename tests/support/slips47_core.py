@@ -712,4 +712,49 @@ def attention_head(Q, K, V, mask=None):
 """,
         "the frequencies are computed with d_model + 1 = 6",
     ),
+    # set B
+    "set_b_qkv_chained": (
+        "03_qkv",
+        "project_qkv",
+        """def project_qkv(X, W_q, W_k, W_v):
+    Q = X @ W_q
+    K = Q @ W_k
+    V = K @ W_v
+    return Q, K, V
+""",
+        "K is computed from Q, K = Q @ W_k, a chain",
+    ),
+    # set B
+    "set_b_qkv_weight_on_the_left": (
+        "03_qkv",
+        "project_qkv",
+        """def project_qkv(X, W_q, W_k, W_v):
+    return W_q @ X, W_k @ X, W_v @ X
+""",
+        "the weight is on the left, W @ X",
+    ),
+    # np.dot(W, X): the weight on the left
+    "qkv_np_dot_weight_first": (
+        "03_qkv",
+        "project_qkv",
+        """def project_qkv(X, W_q, W_k, W_v):
+    Q = np.dot(W_q, X)
+    K = np.dot(W_k, X)
+    V = np.dot(W_v, X)
+    return Q, K, V
+""",
+        "the weight is on the left, W @ X",
+    ),
+    # V projected from Q instead of X
+    "qkv_value_from_query": (
+        "03_qkv",
+        "project_qkv",
+        """def project_qkv(X, W_q, W_k, W_v):
+    Q = X @ W_q
+    K = X @ W_k
+    V = Q @ W_v
+    return Q, K, V
+""",
+        "V is computed from Q, V = Q @ W_v, a chain",
+    ),
 }
