@@ -45,6 +45,26 @@ IGNORES_AXIS = (
     "axis of the rows), not always each row; use axis in the max and the sum."
 )
 
+#: The maximum and the sum taken along different axes (one of them the last, not axis).
+MAX_AND_SUM_APART = (
+    "the maximum is taken along {max_axis} but the sum along {sum_axis}: the shift and the "
+    "sum must run along the same axis, the one asked for; use axis in both, "
+    "Z.max(axis=axis, keepdims=True) and E.sum(axis=axis, keepdims=True)."
+)
+
+
+def axes_apart(Z, axis: int) -> list:
+    """``(hint, softmax)`` whose maximum and sum run along different axes: one of them along
+    ``axis``, the other along the last axis."""
+    out = []
+    with np.errstate(all="ignore"):
+        for max_axis, sum_axis in ((axis, -1), (-1, axis)):
+            e = np.exp(Z - Z.max(axis=max_axis, keepdims=True))
+            said = {a: "axis" if a == axis else "the last axis" for a in (max_axis, sum_axis)}
+            hint = MAX_AND_SUM_APART.format(max_axis=said[max_axis], sum_axis=said[sum_axis])
+            out.append((hint, e / e.sum(axis=sum_axis, keepdims=True)))
+    return out
+
 
 def naive(Z, axis: int = -1):
     """exp(Z) / sum(exp(Z)) without the shift: overflows to NaN on large scores."""
@@ -197,7 +217,7 @@ class Softmax(Check):
         (Z,) = call.args
         axis = call.kwargs.get("axis", -1)
         if axis != -1:
-            return ref.softmax(Z, axis=axis), [(IGNORES_AXIS, ref.softmax(Z))]
+            return ref.softmax(Z, axis=axis), [(IGNORES_AXIS, ref.softmax(Z)), *axes_apart(Z, axis)]
         return ref.softmax(Z), mistakes(Z)
 
     def judge(self, call, got):

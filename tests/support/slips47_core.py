@@ -757,4 +757,32 @@ def attention_head(Q, K, V, mask=None):
 """,
         "V is computed from Q, V = Q @ W_v, a chain",
     ),
+    # set B
+    "set_b_softmax_max_axis_sum_last": (
+        "07_softmax",
+        "softmax",
+        """def softmax(Z, axis=-1):
+    Z = np.asarray(Z, dtype=float)
+    m = Z.max(axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    E = np.exp(Z - m)
+    s = E.sum(keepdims=True, axis=-1)
+    return E / np.where(s == 0, 1.0, s)
+""",
+        "the maximum is taken along axis but the sum along the last axis",
+    ),
+    # the max along the last axis, the sum along axis
+    "softmax_max_last_sum_axis": (
+        "07_softmax",
+        "softmax",
+        """def softmax(Z, axis=-1):
+    Z = np.asarray(Z, dtype=float)
+    m = np.max(Z, axis=-1, keepdims=True)
+    m[~np.isfinite(m)] = 0.0
+    E = np.exp(Z - m)
+    s = np.sum(E, axis=axis, keepdims=True)
+    return np.divide(E, s, out=np.zeros_like(E), where=s > 0)
+""",
+        "the maximum is taken along the last axis but the sum along axis",
+    ),
 }
