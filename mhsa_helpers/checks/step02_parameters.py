@@ -236,6 +236,20 @@ def _named_bound(b: float, d_in: int, d_out: int) -> str:
             "Glorot's bound adds them",
         ),
         (1.0, ": rng.uniform(-1, 1) is not scaled"),
+        (
+            6 / math.sqrt(d_in + d_out),
+            " = 6 / sqrt(d_in + d_out): the square root covers only the denominator, where it "
+            "belongs over the whole fraction",
+        ),
+        (
+            math.sqrt(6) / (d_in + d_out),
+            " = sqrt(6) / (d_in + d_out): the square root covers only the 6, where it belongs "
+            "over the whole fraction",
+        ),
+        (
+            6 / (d_in + d_out),
+            " = 6 / (d_in + d_out): the square root over the fraction is missing",
+        ),
         *(
             (
                 math.sqrt(v),

@@ -785,4 +785,24 @@ def attention_head(Q, K, V, mask=None):
 """,
         "the maximum is taken along the last axis but the sum along axis",
     ),
+    # set B
+    "set_b_init_sqrt_misplaced": (
+        "02_parameters",
+        "init_weights",
+        """def init_weights(d_in, d_out, rng):
+    a = 6 / np.sqrt(d_in + d_out)
+    return rng.uniform(-a, a, size=(d_in, d_out))
+""",
+        "= 6 / sqrt(d_in + d_out): the square root covers only the denominator",
+    ),
+    # the root over the 6 alone
+    "init_sqrt_over_six_only": (
+        "02_parameters",
+        "init_weights",
+        """def init_weights(d_in, d_out, rng):
+    limit = np.sqrt(6) / (d_in + d_out)
+    return rng.uniform(low=-limit, high=limit, size=(d_in, d_out))
+""",
+        "= sqrt(6) / (d_in + d_out): the square root covers only the 6",
+    ),
 }
