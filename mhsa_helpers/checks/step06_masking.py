@@ -78,6 +78,12 @@ def causal_mistakes(T: int) -> list:
             "np.triu(..., k=1)).",
             np.where(j > i + 1, -np.inf, 0.0) if T > 1 else None,
         ),
+        (
+            "row 0 has no −∞: query 0 sees every key, the future too; the loop over queries "
+            "skips the first row (range(1, seq_len)): start it at 0, so row 0 blocks keys 1 "
+            "and up.",
+            np.where((j > i) & (i > 0), -np.inf, 0.0) if T > 1 else None,
+        ),
     ]
 
 

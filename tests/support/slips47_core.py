@@ -805,4 +805,16 @@ def attention_head(Q, K, V, mask=None):
 """,
         "= sqrt(6) / (d_in + d_out): the square root covers only the 6",
     ),
+    # set B
+    "set_b_causal_loop_skips_first_row": (
+        "06_masking",
+        "causal_mask",
+        """def causal_mask(seq_len):
+    M = np.zeros((seq_len, seq_len))
+    for i in range(1, seq_len):
+        M[i, i + 1:] = -np.inf
+    return M
+""",
+        "row 0 has no −∞: query 0 sees every key",
+    ),
 }
