@@ -418,7 +418,10 @@ class Check:
             except CheckFailed as exc:
                 said = mistake_key(str(exc))
                 if ambiguous is None or any(mistake_key(h) in said for h in ambiguous.hints):
-                    generic = any(w in str(exc) for w in ("should have shape", "differs from the"))
+                    generic = any(
+                        w in str(exc)
+                        for w in ("should have shape", "differs from the", "differ from the")
+                    )
                     single = precision(call.args) == "float32"
                     if single and double_passed and generic and outcome.error is None:
                         raise CheckFailed(

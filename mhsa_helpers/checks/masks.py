@@ -55,8 +55,8 @@ NAN_WHEN_ALL_BLOCKED = (
 #: row maximum made the NaN (none was subtracted, or an infinite one was replaced).
 NAN_ZERO_BY_ZERO = (
     f"{FULLY_BLOCKED_QUERY} gets NaN: its scores are all −∞, every exp(−∞) is 0, and the "
-    "softmax divides their sum 0 by 0. Give such a row weights 0 and output 0, and subtract "
-    "each row's maximum before exp (without it exp overflows on large scores): "
+    "softmax divides their sum 0 by 0. Give such a row weights 0 and output 0, and shift "
+    "every row by its own maximum first (without it exp overflows on large scores): "
     "the course's softmax (notebook 07, mh.softmax) does both."
 )
 

@@ -38,6 +38,15 @@ def split_mistakes(M, h: int) -> list:
             "(columns 0:d_k), head 2 the next, … ; no [::-1] on the head axis.",
             ref.split_heads(M, h)[..., ::-1, :, :] if h > 1 else None,
         ),
+        (
+            "T is read from M.shape[0], the first axis, which is a batch axis (not the tokens) "
+            "when M has one, so the rows of different sequences get mixed up: count from the "
+            "end, T = M.shape[-2], and reshape to (*M.shape[:-1], h, d_k).",
+            # M.reshape(-1, M.shape[0], h, d_k), heads swapped forward, shaped (..., h, T, d_k)
+            M.reshape(-1, lead[0], h, d_k).swapaxes(-2, -3).reshape(*lead, h, T, d_k)
+            if lead and lead[0] != T
+            else None,
+        ),
     ]
 
 
@@ -45,8 +54,8 @@ def split_mistakes(M, h: int) -> list:
 ONE_SEQUENCE_MERGE = (
     "merge_heads is written for one sequence, H of shape (h, T, d_k): with batch axes, "
     "swapping axes 0 and 1 moves a batch axis, not the heads, and reshape(T, h·d_k) drops the "
-    "batch axes; count axes from the end: swap the head and token axes, np.swapaxes(H, -3, -2), "
-    "then reshape to (*H.shape[:-3], T, h·d_k)."
+    "batch axes; count axes from the end: put the heads after the tokens, "
+    "np.swapaxes(H, -3, -2), then reshape to (*H.shape[:-3], T, h·d_k)."
 )
 
 

@@ -817,4 +817,30 @@ def attention_head(Q, K, V, mask=None):
 """,
         "row 0 has no −∞: query 0 sees every key",
     ),
+    # set B
+    "set_b_split_T_from_first_axis": (
+        "04_heads",
+        "split_heads",
+        """def split_heads(M, n_heads):
+    T = M.shape[0]
+    d_model = M.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    H = M.reshape(-1, T, n_heads, d_model // n_heads)
+    return np.swapaxes(H, -2, -3).reshape(M.shape[:-2] + (n_heads, M.shape[-2], d_model // n_heads))
+""",
+        "T is read from M.shape[0], the first axis",
+    ),
+    # T = M.shape[0], reshape(-1, T, h, d_k) and transpose(0, 2, 1, 3)
+    "split_T_from_shape_0_transpose": (
+        "04_heads",
+        "split_heads",
+        """def split_heads(M, n_heads):
+    T = M.shape[0]
+    d_k = M.shape[-1] // n_heads
+    heads = M.reshape(-1, T, n_heads, d_k).transpose(0, 2, 1, 3)
+    return heads.reshape(*M.shape[:-2], n_heads, M.shape[-2], d_k)
+""",
+        "T is read from M.shape[0], the first axis",
+    ),
 }
