@@ -119,6 +119,14 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             cols = slice(i * d_k, (i + 1) * d_k)
             blocks[cols, cols] = W_o[cols, cols]
         out.append((diagonal_blocks(d_k), *run(Qh, Kh, Vh, W_out=blocks)))
+    if h > 1:  # one head over all d_model columns, its weights copied to every head
+        for scale, said in ((d_model, f"√d_model = √{d_model}"), (d_k, f"√d_k = √{d_k}")):
+            with np.errstate(all="ignore"):
+                Qf, Kf, Vf = (M_[..., None, :, :] for M_ in (Q, K, V))  # (..., 1, T, d_model)
+                A = ref.softmax(Qf @ Kf.swapaxes(-1, -2) / math.sqrt(scale) + M)
+                wide = (A[..., :1, :, :] @ Vf)[..., 0, :, :] @ W_o
+                A = np.broadcast_to(A, (*A.shape[:-3], h, *A.shape[-2:])).copy()
+            out.append((one_full_width_head(said, h), wide, A))
     if mask is not None:
         first = first_head_mask(mask, X.ndim, h)
         if first is not None:
@@ -141,6 +149,16 @@ FIRST_HEAD_MASK = (
     "more than X, (..., h, T, T)) gives head i its own mask[..., i, :, :]; add the whole mask "
     "to the scores (..., h, T, T) as it is, not mask[..., 0, :, :]."
 )
+
+
+def one_full_width_head(scale: str, h: int) -> str:
+    """The sentence for one head over all d_model columns whose weights are copied h times."""
+    return (
+        f"one head runs over all d_model columns (scaled by {scale}) and its weights are "
+        f"copied to the n_heads = {h} heads: split Q, K and V into n_heads heads of d_k "
+        "columns each (split_heads), each with its own attention, then merge them "
+        "(merge_heads) before W_O."
+    )
 
 
 def residual_inside() -> str:

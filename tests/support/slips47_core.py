@@ -843,4 +843,46 @@ def attention_head(Q, K, V, mask=None):
 """,
         "T is read from M.shape[0], the first axis",
     ),
+    # set B
+    "set_b_mhsa_one_head_of_full_width": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        """import mhsa_helpers as mh
+
+
+def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)
+    if X.shape[-1] % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    Qh, Kh, Vh = Q[..., None, :, :], K[..., None, :, :], V[..., None, :, :]
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return out[..., 0, :, :] @ W_o, np.repeat(A, n_heads, axis=-3)
+""",
+        "one head runs over all d_model columns (scaled by √d_model = √8)",
+    ),
+    # no split: one attention over all columns, scaled by √d_k, its weights repeated per head
+    "mhsa_full_width_head_scaled_by_d_k": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        """def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    d_k = X.shape[-1] // n_heads
+    Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        Z = Z + (mask if mask.ndim <= X.ndim else mask[..., 0, :, :])
+    m = Z.max(axis=-1, keepdims=True)
+    E = np.exp(Z - np.where(np.isfinite(m), m, 0.0))
+    s = E.sum(axis=-1, keepdims=True)
+    A = np.divide(E, s, out=np.zeros_like(E), where=s > 0)
+    A_heads = np.repeat(A[..., None, :, :], n_heads, axis=-3)
+    return (A @ V) @ W_o, A_heads
+""",
+        "one head runs over all d_model columns (scaled by √d_k = √2)",
+    ),
 }
