@@ -120,7 +120,7 @@ SLIPS47_BACK = {
         """def softmax_backward(A, dA, axis=-1):
     return A * dA - A * np.sum(A, axis=axis, keepdims=True) * dA
 """,
-        "the row sum is taken of A alone",
+        "dZ is 0 everywhere",
     ),
     # dQ built from the queries instead of the keys.
     "backward_ah_dQ_from_Q": (
@@ -432,5 +432,125 @@ def softmax_backward(A, dA, axis=-1):
     return acc / l
 """,
         "are sized from Q's batch axes alone",
+    ),
+    # dOutᵀ·V, as written, on the wrong factor (setB: ahb_dA_without_transpose).
+    "b3_ahb_dA_without_transpose": (
+        "17_backward",
+        "attention_head_backward",
+        """import mhsa_helpers as mh
+
+
+def _sum_to(g, shape):
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for ax, n in enumerate(shape):
+        if n == 1 and g.shape[ax] != 1:
+            g = g.sum(axis=ax, keepdims=True)
+    return g
+
+
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    out, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dA = np.swapaxes(dOut, -1, -2) @ V
+    dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
+    dQ = dZ @ K / s
+    dK = np.swapaxes(dZ, -1, -2) @ Q / s
+    return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
+""",
+        "dA = dOutᵀ·V has the transpose on the wrong factor",
+    ),
+    # dQ and dK scaled by √T_q, the number of queries (setB: ahb_scale_sqrt_T).
+    "b3_ahb_scale_sqrt_T": (
+        "17_backward",
+        "attention_head_backward",
+        """import mhsa_helpers as mh
+
+
+def _sum_to(g, shape):
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for ax, n in enumerate(shape):
+        if n == 1 and g.shape[ax] != 1:
+            g = g.sum(axis=ax, keepdims=True)
+    return g
+
+
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    out, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-2])
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
+    dQ = dZ @ K / s
+    dK = np.swapaxes(dZ, -1, -2) @ Q / s
+    return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
+""",
+        "divided by √T = √5, T the number of positions",
+    ),
+    # dZ divided by √d_k and dQ, dK again (setB: ahb_scale_applied_twice).
+    "b3_ahb_scale_applied_twice": (
+        "17_backward",
+        "attention_head_backward",
+        """import mhsa_helpers as mh
+
+
+def _sum_to(g, shape):
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for ax, n in enumerate(shape):
+        if n == 1 and g.shape[ax] != 1:
+            g = g.sum(axis=ax, keepdims=True)
+    return g
+
+
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    out, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+    dQ = dZ @ K / s
+    dK = np.swapaxes(dZ, -1, -2) @ Q / s
+    return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
+""",
+        "the 1/√d_k is applied twice",
+    ),
+    # log_softmax's backward for the softmax's (setB: sb_log_softmax_backward).
+    "b3_sb_log_softmax_backward": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    return dA - A * np.sum(dA, axis=axis, keepdims=True)
+""",
+        "the backward of log_softmax",
+    ),
+    # A divided by its row sums again: 0/0 on a fully blocked row (setB: sb_renormalised_by_row_sum).
+    "b3_sb_renormalised_by_row_sum": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    A = np.asarray(A, dtype=float)
+    A = A / A.sum(axis=axis, keepdims=True)  # make sure the rows sum to 1
+    return A * (dA - np.sum(dA * A, axis=axis, keepdims=True))
+""",
+        "A is divided by its sums along the axis again",
+    ),
+    # The Jacobian contracted on dA's own index, '...ij,...i->...i' (setB: sb_jacobian_transposed_outer).
+    "b3_sb_jacobian_transposed_outer": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    A = np.moveaxis(np.asarray(A, dtype=float), axis, -1)
+    dA = np.moveaxis(np.asarray(dA, dtype=float), axis, -1)
+    J = A[..., :, None] * np.eye(A.shape[-1]) - A[..., :, None] * A[..., None, :]
+    dZ = np.einsum("...ij,...i->...i", J, dA)
+    return np.moveaxis(dZ, -1, axis)
+""",
+        "J applied from the wrong side",
     ),
 }
