@@ -34,7 +34,7 @@ from ..exercises import exercise, forbidden
 from .batches import batch_axes, batch_axes_error
 from .comparison import JUDGED_ARGS, guard_numpy, precision, same
 from .failures import AmbiguousMistake, CheckFailed, NotYet, blind, mistake_key, said_publicly
-from .hints import INT_CANNOT_HOLD_INFINITY
+from .hints import INT_CANNOT_HOLD_INFINITY, warned_on_the_way
 from .masks import HEAD_AXIS_TWICE, NO_HEAD_AXIS, batched_mask_error, mask_has_head_axis
 from .relayed import broadcast_shapes
 
@@ -264,7 +264,7 @@ class Check:
         except CheckFailed as exc:  # the mistake, and the warning it gave on the way
             warning = warning.split(" (in these checks", 1)[0]
             raise CheckFailed(
-                f"{exc} (numpy warned on the way, and a warning counts as an error: {warning})",
+                f"{exc} {warned_on_the_way(warning)}",
                 exc.public,
             ) from None
         raise CheckFailed(

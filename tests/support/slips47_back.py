@@ -553,4 +553,198 @@ def attention_head_backward(Q, K, V, dOut, mask=None):
 """,
         "J applied from the wrong side",
     ),
+    # Query and key tiles; the future keys inside the diagonal block left unmasked (setB).
+    "b3_tiled_2d_tiles_no_mask_in_diagonal_block": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError("causal attention needs T_q == T_k")
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    out = np.zeros(lead + (T_q, V.shape[-1]))
+    b = block_size
+    for qs in range(0, T_q, b):
+        qe = min(qs + b, T_q)
+        q = Q[..., qs:qe, :]
+        m = np.full(lead + (qe - qs, 1), -np.inf)
+        l = np.zeros(lead + (qe - qs, 1))
+        acc = np.zeros(lead + (qe - qs, V.shape[-1]))
+        for ks in range(0, T_k, b):
+            if causal and ks > qe - 1:
+                break  # blocks entirely in the future are skipped
+            ke = min(ks + b, T_k)
+            S = q @ np.swapaxes(K[..., ks:ke, :], -1, -2) / np.sqrt(d_k)
+            m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+            P = np.exp(S - m_new)
+            r = np.exp(m - m_new)
+            l = l * r + P.sum(axis=-1, keepdims=True)
+            acc = acc * r + P @ V[..., ks:ke, :]
+            m = m_new
+        out[..., qs:qe, :] = acc / l
+    return out
+""",
+        "inside the block on the diagonal, the keys after each query (j > i) are still seen",
+    ),
+    # The running output started as np.zeros_like(Q): d_k wide where d_v belongs (setB).
+    "b3_tiled_acc_zeros_like_Q": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError("causal attention needs T_q == T_k")
+    m = np.full(Q.shape[:-1] + (1,), -np.inf)
+    l = np.zeros(Q.shape[:-1] + (1,))
+    acc = np.zeros_like(Q)
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        r = np.exp(m - m_new)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        acc = acc * r + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "the running output O has Q's width",
+    ),
+    # The causal test j >= i: the diagonal blocked, query 0 sees no key (setB).
+    "b3_tiled_causal_blocks_diagonal": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError("causal attention needs T_q == T_k")
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full(lead + (T_q, 1), -np.inf)
+    l = np.zeros(lead + (T_q, 1))
+    acc = np.zeros(lead + (T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) >= rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        r = np.exp(m - m_new)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        acc = acc * r + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "the causal mask also blocks the diagonal",
+    ),
+    # Blocks cut from a (T, T) mask's transpose: the past blocked (setB).
+    "b3_tiled_causal_mask_from_full_matrix_flipped": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError("causal attention needs T_q == T_k")
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full(lead + (T_q, 1), -np.inf)
+    l = np.zeros(lead + (T_q, 1))
+    acc = np.zeros(lead + (T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = S + np.triu(np.full((T_q, T_k), -np.inf), 1).T[:, s:e]
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        r = np.exp(m - m_new)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        acc = acc * r + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "the causal mask is flipped",
+    ),
+    # exp(m_new - m) for the rescale: exp(+∞) on the first block (setB).
+    "b3_tiled_rescale_inverted": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError("causal attention needs T_q == T_k")
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full(lead + (T_q, 1), -np.inf)
+    l = np.zeros(lead + (T_q, 1))
+    acc = np.zeros(lead + (T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        r = np.exp(m_new - m)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        acc = acc * r + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "the rescale is inverted",
+    ),
+    # exp(S - m) with the old running maximum: exp(+∞) on the first block; its value is the inverted
+    # rescale's (every row NaN), the warning (in the product, not 0·∞) tells them apart.
+    "b3_tiled_shift_by_old_maximum": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full(lead + (T_q, 1), -np.inf)
+    l = np.zeros(lead + (T_q, 1))
+    acc = np.zeros(lead + (T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m)
+        r = np.exp(m - m_new)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        acc = acc * r + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "shifted by the old running maximum",
+    ),
 }
