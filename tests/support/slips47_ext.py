@@ -604,4 +604,288 @@ def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
 """,
         "the shared K and V have no head axis",
     ),
+    # ---- issue 47, round 3 (set B), group ext: MQA, GQA, cross-attention, kv_cache_size ----
+    # For multi-query, shares the key head but keeps one value head per query head: T·d_k + T·d_model. (set B: kv_mqa_shares_only_keys)
+    "kv_mqa_shares_only_keys": (
+        "10_capstone",
+        "kv_cache_size",
+        """def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    d_k = d_model // n_heads
+    if multi_query:
+        return seq_len * d_k + seq_len * d_model
+    return 2 * seq_len * d_model
+""",
+        "one of K and V is shared and the other kept per head",
+    ),
+    # Adds the shared head axis in front (K[None]) instead of at -3: with a batch, the batch axis meets the heads. (set B: mqa_head_axis_in_front)
+    "mqa_head_axis_in_front": (
+        "10_capstone",
+        "multi_query_attention",
+        """import mhsa_helpers as mh
+
+
+def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    K = (X @ W_k)[None]
+    V = (X @ W_v)[None]
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, K, V, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "have their head axis in front of the batch axes",
+    ),
+    # Applies the square weights W_q and W_o as nn.Linear does (X @ W.T). (set B: mqa_linear_transposed)
+    "mqa_linear_transposed": (
+        "10_capstone",
+        "multi_query_attention",
+        """import mhsa_helpers as mh
+
+
+def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    Qh = mh.split_heads(X @ W_q.T, n_heads)
+    K = (X @ W_k)[..., None, :, :]
+    V = (X @ W_v)[..., None, :, :]
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, K, V, mask)
+    return mh.merge_heads(out) @ W_o.T, A
+""",
+        "W_Q and W_O are applied transposed",
+    ),
+    # Averages each group's query heads into one and shares the result, instead of keeping every query head. (set B: gqa_mean_pooled_queries)
+    "gqa_mean_pooled_queries": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    d_model = X.shape[-1]
+    if d_model % n_heads or n_heads % n_kv_heads:
+        raise ValueError("n_heads must divide d_model and n_kv_heads must divide n_heads")
+    group = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Qg = Qh.reshape(Qh.shape[:-3] + (n_kv_heads, group) + Qh.shape[-2:]).mean(axis=-3)
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    if mask is not None and np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qg, Kh, Vh, mask)
+    out = np.repeat(out, group, axis=-3)
+    A = np.repeat(A, group, axis=-3)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "the query heads of each group are averaged into one",
+    ),
+    # K/V head ceil(i / g) (the 1-based formula on 0-based heads), clipped to the last K/V head. (set B: gqa_one_based_ceil_clipped)
+    "gqa_one_based_ceil_clipped": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError("n_kv_heads must divide n_heads")
+    d_k = d_model // n_heads
+    group = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    Kh = Kh[..., np.minimum(np.ceil(np.arange(n_heads) / group).astype(int), n_kv_heads - 1), :, :]
+    Vh = Vh[..., np.minimum(np.ceil(np.arange(n_heads) / group).astype(int), n_kv_heads - 1), :, :]
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "query head i reads K/V head ceil(i / g), clipped to the last K/V head",
+    ),
+    # K/V head ceil(i / g) (the 1-based formula on 0-based heads): the last heads run past the K/V axis (IndexError). (set B: gqa_one_based_ceil_formula)
+    "gqa_one_based_ceil_formula": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError("n_kv_heads must divide n_heads")
+    d_k = d_model // n_heads
+    group = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    Kh = Kh[..., np.ceil(np.arange(n_heads) / group).astype(int), :, :]
+    Vh = Vh[..., np.ceil(np.arange(n_heads) / group).astype(int), :, :]
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "a query head reads K/V head 2, past the last one",
+    ),
+    # Applies the square weights as nn.Linear does, X @ W.T (W_k, W_v are not square). (set B: gqa_pytorch_weights_transposed)
+    "gqa_pytorch_weights_transposed": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError("n_kv_heads must divide n_heads")
+    d_k = d_model // n_heads
+    group = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q.T, n_heads)
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    Kh = np.repeat(Kh, group, axis=-3)
+    Vh = np.repeat(Vh, group, axis=-3)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o.T, A
+""",
+        "W_Q and W_O are applied transposed",
+    ),
+    # Returns one attention matrix per K/V head (the first query head of each group). (set B: gqa_weights_of_kv_heads_only)
+    "gqa_weights_of_kv_heads_only": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError("n_kv_heads must divide n_heads")
+    d_k = d_model // n_heads
+    group = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    Kh = np.repeat(Kh, group, axis=-3)
+    Vh = np.repeat(Vh, group, axis=-3)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A[..., ::group, :, :]
+""",
+        "one matrix per K/V head",
+    ),
+    # Swaps the mask's last two axes, as if it were (T_k, T_q): a padding mask no longer fits the scores. (set B: cross_mask_transposed_to_queries)
+    "cross_mask_transposed_to_queries": (
+        "15_cross",
+        "cross_attention",
+        """import mhsa_helpers as mh
+
+
+def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    C = np.asarray(C, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(C @ W_k, n_heads)
+    Vh = mh.split_heads(C @ W_v, n_heads)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        mask = np.swapaxes(mask, -1, -2)
+        if mask.ndim <= max(X.ndim, C.ndim):
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "the mask's last two axes are swapped",
+    ),
+    # Merges the heads with a bare reshape of (..., h, T_q, d_k), the head axis still in front of the token axis. (set B: cross_merge_bare_reshape)
+    "cross_merge_bare_reshape": (
+        "15_cross",
+        "cross_attention",
+        """import mhsa_helpers as mh
+
+
+def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    C = np.asarray(C, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(C @ W_k, n_heads)
+    Vh = mh.split_heads(C @ W_v, n_heads)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= max(X.ndim, C.ndim):
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return out.reshape(out.shape[:-3] + (X.shape[-2], d_model)) @ W_o, A
+""",
+        "with their head axis still in front of T",
+    ),
+    # Copy-paste slip: the values projected with W_k. (set B: cross_values_with_W_k)
+    "cross_values_with_W_k": (
+        "15_cross",
+        "cross_attention",
+        """import mhsa_helpers as mh
+
+
+def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    C = np.asarray(C, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(C @ W_k, n_heads)
+    Vh = mh.split_heads(C @ W_k, n_heads)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= max(X.ndim, C.ndim):
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "V is computed with W_k",
+    ),
 }
