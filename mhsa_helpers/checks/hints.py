@@ -51,6 +51,7 @@ __all__ = [
     "ZERO_TIMES_INF",
     "additive",
     "backward_passed",
+    "bare_reshape",
     "by_d_k",
     "by_d_model",
     "by_d_v",
@@ -59,6 +60,7 @@ __all__ = [
     "head_axis_forms",
     "lost_axis",
     "matches_on_random",
+    "narrow_weight_transposed",
     "not_dividing",
     "not_scaled",
     "scaled_wrongly",
@@ -309,8 +311,30 @@ SQUARE_WEIGHTS_TRANSPOSED = (
     "and the merged heads @ W_O (W_K and W_V, narrower than d_model, are applied as they are)."
 )
 
+
+def narrow_weight_transposed(name: str, shape: tuple) -> str:
+    """The hint for ``X @ W.T`` refused by numpy, ``W`` (``name``, of ``shape``) not square."""
+    return (
+        f"{name} of shape {shape} is applied transposed, X @ {name}.T, {NN_LINEAR}: X @ {name} "
+        "(the same for every weight: X @ W_Q, X @ W_K, X @ W_V, the merged heads @ W_O)."
+    )
+
+
 #: What a reshape between (..., T, d_model) and (..., h, T, d_k) without a transpose does.
 MIXES_TOKENS = "which mixes tokens and heads"
+
+
+def bare_reshape(what: str) -> str:
+    """The hint for heads split by a bare reshape to (..., h, T, d_k) and merged back likewise;
+    ``what`` names the projections split ("the queries X·W_Q are")."""
+    return (
+        f"{what} reshaped straight to (..., n_heads, T, d_k) and the heads back to "
+        f"(..., T, d_model), with no transpose, {MIXES_TOKENS}: split with "
+        "mh.split_heads (to (..., T, n_heads, d_k), then swap the T and n_heads axes) and merge "
+        "with mh.merge_heads."
+    )
+
+
 #: The heads (..., h, T, d_k) reshaped to (..., T, d_model) without moving the head axis.
 MERGED_HEAD_AXIS_FIRST = (
     "the heads (..., h, T, d_k) are reshaped to (..., T, d_model) with their head axis still "

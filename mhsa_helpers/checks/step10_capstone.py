@@ -17,7 +17,6 @@ from .hints import (
     MASK_IGNORED_HEADS,
     MASKS_WITH_HEAD_AXIS,
     MERGED_HEAD_AXIS_FIRST,
-    MIXES_TOKENS,
     NOT_SCALED,
     QUERY_HEADS_STRIDED,
     SQUARE_WEIGHTS_TRANSPOSED,
@@ -25,7 +24,9 @@ from .hints import (
     W_O_MISSING,
     W_O_TRANSPOSED,
     WRONG_AXIS_HEADS,
+    bare_reshape,
     by_d_model,
+    narrow_weight_transposed,
 )
 from .masks import (
     HEAD_AXIS_TWICE,
@@ -54,12 +55,7 @@ SHARED_KV = (
 )
 
 #: The queries split by a bare reshape to (..., h, T, d_k), and the heads merged back likewise.
-QUERIES_BARE_RESHAPE = (
-    "the queries X·W_Q are reshaped straight to (..., n_heads, T, d_k) and the heads back to "
-    f"(..., T, d_model), with no transpose, {MIXES_TOKENS}: split with "
-    "mh.split_heads (to (..., T, n_heads, d_k), then swap the T and n_heads axes) and merge "
-    "with mh.merge_heads."
-)
+QUERIES_BARE_RESHAPE = bare_reshape("the queries X·W_Q are")
 
 
 def no_head_axis(
@@ -226,6 +222,10 @@ class MultiQueryAttention(Check):
         else:
             return None
         T = np.shape(X)[-2]
+        d_model = np.shape(X)[-1]
+        narrow = np.ndim(W_k) == 2 and np.shape(W_k)[-1] != d_model
+        if narrow and widths == (np.shape(W_k)[-1], d_model):
+            return narrow_weight_transposed("W_K", np.shape(W_k))  # X @ W_k.T
         if widths is not None and width == T != d_k:  # Q @ K.T: K (..., 1, T, d_k) reversed
             return (
                 f"K.T reverses every axis of the shared K (..., 1, T, d_k), its head axis "

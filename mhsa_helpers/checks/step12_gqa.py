@@ -30,6 +30,7 @@ from .hints import (
     by_d_model,
     every_kind_of_mask,
     matches_on_random,
+    narrow_weight_transposed,
     not_dividing,
     scaled_wrongly,
     values_from_W_k,
@@ -85,12 +86,14 @@ def one_based(formula: str, group: int) -> str:
     )
 
 
-def mean_pooled(group: int) -> str:
-    """The hint for the query heads of each group averaged into one (g = ``group``)."""
+def group_alike(group: int) -> str:
+    """The hint for query heads that attend alike within each group (g = ``group``): one
+    query per group (averaged, or the first), shared like K and V."""
     return (
-        f"the query heads of each group are averaged into one (g = n_heads // n_kv_heads = "
-        f"{group} of them per K/V head), so a group's heads attend alike: keep all n_heads "
-        "query heads, X @ W_q split into n_heads heads, and share only K and V, each K/V head "
+        f"the query heads of each group attend alike (the g = n_heads // n_kv_heads = {group} "
+        "heads of a group have the same weights): their queries were made one per group "
+        "(averaged, or the first kept), as if shared like K and V. Keep all n_heads query "
+        "heads, X @ W_q split into n_heads heads, and share only K and V, each K/V head "
         "serving g query heads."
     )
 
@@ -256,7 +259,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
         ),
         (SQUARE_WEIGHTS_TRANSPOSED, run(Q=ref.split_heads(X @ W_q.T, h), W_out=W_o.T)),
         (MERGED_HEAD_AXIS_FIRST, run(merge=bare_merge) if h > 1 and d_k > 1 else None),
-        (mean_pooled(group), pooled() if group > 1 else None),
+        (group_alike(group), pooled() if group > 1 else None),
         (one_based("ceil(i / g)", group), one_based_heads(lambda i: -(-i // group))),
         (one_based("(i + 1) // g", group), one_based_heads(lambda i: (i + 1) // group)),
         (one_based("i // g + 1", group), one_based_heads(lambda i: i // group + 1)),
@@ -447,6 +450,18 @@ class GroupedQueryAttention(Check):
                 public=f"{self.name}: the attention weights have one matrix per K/V head, not "
                 "one per query head.",
             )
+        exp_A, g = np.asarray(expected[1]), h // kv
+        if kv < h and isinstance(A, np.ndarray) and A.shape == exp_A.shape and A.size:
+            grouped = (*A.shape[:-3], kv, g, *A.shape[-2:])  # (..., kv, g, T, T)
+            alike = [
+                close(B, np.broadcast_to(B[..., :1, :, :], grouped))
+                for B in (A.reshape(grouped), exp_A.reshape(grouped))
+            ]
+            if alike[0] and not alike[1] and A.dtype.kind == "f":
+                raise CheckFailed(
+                    f"{self.name}: {group_alike(g)}",
+                    public=f"{self.name}: the query heads of each group attend alike.",
+                )
         compare_pair(
             self.name,
             got,
@@ -479,6 +494,11 @@ class GroupedQueryAttention(Check):
             }
             if "broadcast" in said and repeated in found:
                 return mask_repeated(m, g, m[-3] * g)
+        widths = core_sizes(said, cut=True)
+        W_k = call.args[2]
+        narrow = np.ndim(W_k) == 2 and np.shape(W_k)[-1] != d_model
+        if narrow and widths == (np.shape(W_k)[-1], d_model):  # X @ W_k.T
+            return narrow_weight_transposed("W_K", np.shape(W_k))
         bounds = re.search(r"index (\d+) is out of bounds for axis -?\d+ with size (\d+)", said)
         if bounds and g > 1 and int(bounds[2]) == kv <= int(bounds[1]) <= (h - 1) // kv:
             # the K/V heads indexed by np.arange(n_heads) // n_kv_heads: past the last

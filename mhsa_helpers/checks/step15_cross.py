@@ -24,6 +24,7 @@ from .hints import (
     NOT_SCALED,
     W_O_MISSING,
     WEIGHTS_TRANSPOSED,
+    bare_reshape,
     by_d_model,
     every_kind_of_mask,
     not_dividing,
@@ -79,6 +80,10 @@ def reshaped_with_X_batch(X, C) -> str:
         "being reshaped (heads.shape[:-3], K.shape[:-1]), or use mh.split_heads and "
         "mh.merge_heads."
     )
+
+
+#: Q, K and V split by a bare reshape to (..., h, T, d_k), the heads merged back likewise.
+BARE_SPLIT = bare_reshape("X·W_Q, C·W_K and C·W_V are")
 
 
 def mask_swapped(shape: tuple | None = None, scores: tuple | None = None) -> str:
@@ -185,6 +190,16 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
     if h > 1 and d_k > 1:  # the heads (..., h, T_q, d_k) reshaped as they are
         bare = lambda H: H.reshape(*H.shape[:-3], H.shape[-2], d_model)  # noqa: E731
         out.append((MERGED_HEAD_AXIS_FIRST, run(merge=bare)))
+        Qb, Kb, Vb = (  # and split likewise: (..., T, d_model) reshaped to (..., h, T, d_k)
+            (S @ W).reshape(*S.shape[:-2], h, S.shape[-2], d_k)
+            for S, W in ((X, W_q), (C, W_k), (C, W_v))
+        )
+        with np.errstate(all="ignore"):
+            try:
+                A = ref.softmax(Qb @ Kb.swapaxes(-1, -2) / math.sqrt(d_k) + M)
+                out.append((BARE_SPLIT, (bare(A @ Vb) @ W_o, A)))
+            except ValueError:  # C's batch axes and X's do not meet: a function raises
+                pass
     if mask is not None:
         out.append((MASK_IGNORED_HEADS, run(masked=False)))
     if mask is not None and np.ndim(mask) >= 2:

@@ -690,7 +690,7 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=Non
     A = np.repeat(A, group, axis=-3)
     return mh.merge_heads(out) @ W_o, A
 """,
-        "the query heads of each group are averaged into one",
+        "the query heads of each group attend alike",
     ),
     # K/V head ceil(i / g) (the 1-based formula on 0-based heads), clipped to the last K/V head. (set B: gqa_one_based_ceil_clipped)
     "gqa_one_based_ceil_clipped": (
@@ -887,5 +887,55 @@ def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
     return mh.merge_heads(out) @ W_o, A
 """,
         "V is computed with W_k",
+    ),
+    # nn.Linear's habit on every weight: X @ W_k.T, which numpy refuses (W_k is d_model × d_k). (a variant of set B's)
+    "multi_query_attention_every_weight_transposed": (
+        "10_capstone",
+        "multi_query_attention",
+        """import mhsa_helpers as mh
+def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh = mh.split_heads(X @ W_q.T, n_heads)
+    K = (X @ W_k.T)[..., None, :, :]
+    V = (X @ W_v.T)[..., None, :, :]
+    if mask is not None and np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, K, V, mask)
+    return mh.merge_heads(out) @ W_o.T, A
+""",
+        "W_K of shape (8, 4) is applied transposed",
+    ),
+    # nn.Linear's habit on every weight: X @ W_k.T, which numpy refuses (W_k is d_model × n_kv_heads·d_k). (a variant of set B's)
+    "grouped_query_attention_every_weight_transposed": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    g = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q.T, n_heads)
+    Kh = np.repeat(mh.split_heads(X @ W_k.T, n_kv_heads), g, axis=-3)
+    Vh = np.repeat(mh.split_heads(X @ W_v.T, n_kv_heads), g, axis=-3)
+    if mask is not None and np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o.T, A
+""",
+        "W_K of shape (8, 4) is applied transposed",
+    ),
+    # Keeps the first query head of each group and repeats its result, instead of every query head. (a variant of set B's)
+    "grouped_query_attention_first_query_head_of_each_group": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    g = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q, n_heads)[..., ::g, :, :]
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    if mask is not None and np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(np.repeat(out, g, axis=-3)) @ W_o, np.repeat(A, g, axis=-3)
+""",
+        "the query heads of each group attend alike",
     ),
 }
