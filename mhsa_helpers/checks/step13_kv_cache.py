@@ -228,6 +228,9 @@ def mistakes(call: Call) -> list:
     scaled_new = np.concatenate([K_old, k / math.sqrt(d_k)], axis=-2)
     scaled_all = K / math.sqrt(d_k)
     K_v = np.concatenate([K_old, v], axis=-2)  # the new key made with W_v
+    # the cache also read as (V, K): attends to keys [V; k] and values [K; v], returns
+    # ([K; v], [V; k])
+    read_swapped = (np.concatenate([K_old, v], axis=-2), np.concatenate([V_old, k], axis=-2))
     first = cache is None  # a cache that starts with a zero row
     K0, V0 = (np.concatenate([np.zeros_like(a), a], axis=-2) for a in (k, v))
     return [
@@ -237,6 +240,7 @@ def mistakes(call: Call) -> list:
         (NOT_ITSELF, (y(K, V, keep=position < t), (K, V))),
         (UNSPLIT, (right, (X @ W_k, X @ W_v))),
         (SWAPPED, (right, (V, K))),
+        (SWAPPED, (y(read_swapped[1], read_swapped[0]), read_swapped) if grown else None),
         (QUERY_FROM_W_K, (y(K, V, q=k), (K, V))),
         (VALUE_FROM_W_K, (y(K, K), (K, K))),
         (KEY_FROM_W_V, (y(K_v, V), (K_v, V))),
@@ -290,6 +294,28 @@ def _named_nan(name: str, got, known, contract) -> None:
     if not np.isnan(got).any():
         return
     hints = [h for h, w in known if w is not None and close(got, w, contract=contract)]
+    hints = list(dict.fromkeys(hints))
+    if len(hints) == 1:
+        raise CheckFailed(f"{name}: {hints[0]}")
+    if hints:
+        raise AmbiguousMistake(name, hints)
+
+
+def _whole_match(name: str, parts, exp_parts, known, contract) -> None:
+    """Name the catalogued mistakes whose whole result (K', V', y) the learner's matches.
+
+    Part by part, a part that two mistakes share (a key made with W_v, or a cache read and
+    returned as (V, K), give the same K') would name the first one listed; the whole
+    result tells them apart.
+    """
+    if all(close(g, e, contract=contract) for g, e in zip(parts, exp_parts, strict=True)):
+        return
+    hints = [
+        h
+        for h, w in known
+        if w is not None
+        and all(close(g, e, contract=contract) for g, e in zip(parts, (*w[1], w[0]), strict=True))
+    ]
     hints = list(dict.fromkeys(hints))
     if len(hints) == 1:
         raise CheckFailed(f"{name}: {hints[0]}")
@@ -405,6 +431,7 @@ class DecodeStep(Check):
             f"y at step {t}",
         )
         exp_parts = (*expected[1], expected[0])
+        _whole_match(self.name, parts, exp_parts, known, contract)
         for i, (got_i, exp_i, what) in enumerate(zip(parts, exp_parts, whats, strict=True)):
             wrong = [(h, None if w is None else (*w[1], w[0])[i]) for h, w in known]
             _named_nan(self.name, got_i, wrong, contract)

@@ -832,4 +832,22 @@ def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
 """,
         "the cos and sin tables are tiled",
     ),
+    # The cache read and returned as (V, K): from step 1 on its K' is the one a key made with W_v gives; its whole result is the swap's. (set A: decode_cache_order_swapped)
+    "decode_cache_order_swapped": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    row = x[..., None, :]
+    q, k, v = (mh.split_heads(row @ W, n_heads) for W in (W_q, W_k, W_v))
+    if cache is not None:
+        V_old, K_old = cache
+        k = np.concatenate([K_old, k], axis=-2)
+        v = np.concatenate([V_old, v], axis=-2)
+    out, _ = mh.attention_head(q, k, v)
+    return mh.merge_heads(out)[..., 0, :] @ W_o, (v, k)
+""",
+        "the cache is returned as (V', K')",
+    ),
 }
