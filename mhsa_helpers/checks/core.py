@@ -20,7 +20,6 @@ result (:mod:`.comparison`), the failures and their public sentences
 from __future__ import annotations
 
 import contextvars
-import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -35,8 +34,9 @@ from ..exercises import exercise, forbidden
 from .batches import batch_axes, batch_axes_error
 from .comparison import JUDGED_ARGS, guard_numpy, precision, same
 from .failures import AmbiguousMistake, CheckFailed, NotYet, blind, mistake_key, said_publicly
-from .hints import INT_CANNOT_HOLD_INFINITY
+from .hints import INT_CANNOT_HOLD_INFINITY, warned_on_the_way
 from .masks import HEAD_AXIS_TWICE, NO_HEAD_AXIS, batched_mask_error, mask_has_head_axis
+from .relayed import broadcast_shapes
 
 __all__ = ["Call", "Check", "Opaque", "Outcome", "call_in_notebook"]
 
@@ -71,11 +71,10 @@ def elementwise_for_matmul(call_args, said: str) -> str | None:
     Only where the two shapes numpy names are two of the call's arrays' and the second
     could multiply the first as a matrix, (..., n, m) @ (m, p); else None.
     """
-    shapes_said = r"could not be broadcast together with shapes \(([\d, ]*)\) \(([\d, ]*)\)"
-    found = re.search(shapes_said, said)
-    if not found:
+    found = broadcast_shapes(said)
+    if len(found) < 2:
         return None
-    a, b = (tuple(int(n) for n in s.split(",") if n.strip()) for s in found.groups())
+    a, b = found[:2]
     shapes = {np.shape(x) for x in call_args if isinstance(x, np.ndarray)}
     if a not in shapes or b not in shapes or len(a) < 2 or len(b) != 2 or a[-1] != b[0]:
         return None
@@ -265,7 +264,7 @@ class Check:
         except CheckFailed as exc:  # the mistake, and the warning it gave on the way
             warning = warning.split(" (in these checks", 1)[0]
             raise CheckFailed(
-                f"{exc} (numpy warned on the way, and a warning counts as an error: {warning})",
+                f"{exc} {warned_on_the_way(warning)}",
                 exc.public,
             ) from None
         raise CheckFailed(

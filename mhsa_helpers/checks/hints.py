@@ -59,12 +59,18 @@ __all__ = [
     "not_scaled",
     "scaled_wrongly",
     "song_and_question",
+    "warned_on_the_way",
     "whole_array_sum",
     "wrong_axis",
 ]
 
 
 # -- the scores' scale ---------------------------------------------------------
+
+
+def warned_on_the_way(warning: str) -> str:
+    """What follows a mistake named from the value of a call that warned: the ``warning``."""
+    return f"(numpy warned on the way, and a warning counts as an error: {warning})"
 
 
 def not_scaled(query: str = "Q") -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["core_sizes", "qk_shapes"]
+__all__ = ["broadcast_shapes", "core_sizes", "qk_shapes"]
 
 _SHAPE = r"\(([\d,\s]*)\)"
 
@@ -45,3 +45,12 @@ def core_sizes(said: str) -> tuple[int, int] | None:
     """
     found = re.search(r"core dimension.*size (\d+) is different from (\d+)\)", said)  # not cut
     return (int(found[1]), int(found[2])) if found else None
+
+
+def broadcast_shapes(said: str) -> list[tuple[int, ...]]:
+    """The shapes numpy names in "operands could not be broadcast together with shapes (2,2)
+    (5,5)"; empty for any other error."""
+    found = re.search(
+        r"could not be broadcast together with (?:remapped )?shapes ([\d,()\s\[\]]*)", said
+    )
+    return [_shape(s) for s in re.findall(_SHAPE, found[1])] if found else []

@@ -24,7 +24,8 @@ from .batches import batch_rng, random_shape
 from .comparison import close, compare, precision
 from .core import Call, Check, Outcome
 from .failures import CheckFailed
-from .hints import NOT_SCALED, QK_WIDTH, by_d_v, by_length
+from .hints import NOT_SCALED, QK_WIDTH, by_d_v, by_length, warned_on_the_way
+from .relayed import broadcast_shapes
 from .step13_kv_cache import _floating, _named_nan
 
 SUM_NOT_RESCALED = (
@@ -43,6 +44,16 @@ INVERTED = (
     "the rescale is inverted: when the maximum grows from m_old to m_new, the old sum and "
     "output shrink, multiply them by exp(m_old - m_new) (at most 1), not exp(m_new - m_old)."
 )
+INVERTED_FIRST = (
+    f"{INVERTED} On the first block m_old = −∞, so exp(m_new - m_old) = ∞, and the running "
+    "sum's 0·∞ is NaN in every row."
+)
+SHIFT_BY_OLD = (
+    "the block's scores are shifted by the old running maximum, exp(S - m_old): on the first "
+    "block m_old = −∞, so exp(S + ∞) = ∞ and ∞ − ∞ makes every row NaN. Shift by the new "
+    "maximum, exp(S - m_new) with m_new = max(m_old, the block's maximum), and rescale the old "
+    "sum and output by exp(m_old - m_new)."
+)
 NO_SHIFT = (
     "the scores are not shifted by the running maximum before exp, so exp overflows on "
     "scores of hundreds: use exp(S - m_new), and rescale by exp(m_old - m_new)."
@@ -57,6 +68,16 @@ ONE_AHEAD = (
 LOCAL_INDEX = (
     "the causal mask compares the query's position with the key's index inside its block: "
     "key j of the block starting at s is at position s + j."
+)
+FLIPPED = (
+    "the causal mask is flipped: it blocks the keys before each query (the past, j < i) "
+    "instead of those after it (j > i). Query i sees the keys 0 … i."
+)
+DIAGONAL_BLOCK = (
+    "with causal=True only the blocks of keys wholly after the query's are skipped: inside the "
+    "block on the diagonal, the keys after each query (j > i) are still seen. Block them there "
+    "too (−∞ where the key's position is greater than the query's) in every block that holds "
+    "both past and future keys."
 )
 CAUSAL_IGNORED = "causal=True is ignored: block the keys after each query (j > i)."
 LAST_BLOCK = (
@@ -123,7 +144,11 @@ SAMPLED_ROWS = (0, 1, 127, 128, 129, 1000, 2047, 2048, 3333, 4095)
 
 
 def variant(Q, K, V, b, causal=False, **mistake):
-    """The block loop with at most one mistake switched on (warnings silenced)."""
+    """The block loop with at most one mistake switched on (warnings silenced).
+
+    ``unguarded`` takes it as most write it, with no guard for a row that has seen no key
+    yet: exp(S - m_new) with m_new = −∞ is NaN, and the row stays NaN to the end.
+    """
     with np.errstate(all="ignore"):
         T_q, d_k = Q.shape[-2:]
         T_k = K.shape[-2]
@@ -149,6 +174,10 @@ def variant(Q, K, V, b, causal=False, **mistake):
                 blocked = cols > rows + mistake.get("ahead", 0)
                 if mistake.get("diagonal"):
                     blocked = cols >= rows
+                if mistake.get("flipped"):  # the past blocked, the diagonal too if "diagonal"
+                    blocked = cols <= rows if mistake["flipped"] == "diagonal" else cols < rows
+                if mistake.get("block_level"):  # the keys past the query's own block only
+                    blocked = cols >= (rows // b + 1) * b
                 S = np.where(blocked, -np.inf, S)
             if mistake.get("averaged"):  # each block's own softmax, 0 where it sees no key
                 E = np.exp(S - np.where(np.isneginf(S), 0.0, S).max(axis=-1, keepdims=True))
@@ -165,7 +194,7 @@ def variant(Q, K, V, b, causal=False, **mistake):
             if mistake.get("block_max"):  # the block's own maximum (the old one if it has none)
                 top = S.max(axis=-1, keepdims=True)
                 m_new = np.where(np.isneginf(top), m, top)
-            shift = np.where(np.isneginf(m_new), 0.0, m_new)
+            shift = m_new if mistake.get("unguarded") else np.where(np.isneginf(m_new), 0.0, m_new)
             P = np.exp(S - shift)
             if mistake.get("block_sum"):  # each block over its own sum (0/0 where none is seen)
                 P = P / P.sum(axis=-1, keepdims=True)
@@ -188,6 +217,8 @@ def variant(Q, K, V, b, causal=False, **mistake):
             return O
         if mistake.get("no_shift") or mistake.get("zero_start") == "divided":
             return O / l  # 0/0 = NaN on a row whose every exp underflowed
+        if mistake.get("unguarded") or mistake.get("inverted") is True:
+            return O / l  # NaN as numpy gives it: −∞ − (−∞), 0·∞, 0/0
         return np.divide(O, l, out=np.zeros_like(O), where=l > 0)
 
 
@@ -247,9 +278,18 @@ class TiledAttention(Check):
     name = "tiled_attention"
 
     def relayed(self, call, said):
-        """Running arrays sized from Q's batch axes alone, where K and V bring more."""
+        """Running arrays sized from Q's batch axes alone, where K and V bring more; a running
+        output of Q's width d_k where V's d_v belongs."""
         Q, K, V = (np.shape(a) for a in call.args[:3])
         lead = np.broadcast_shapes(Q[:-2], K[:-2], V[:-2])
+        cores = {shape[-2:] for shape in broadcast_shapes(said)}
+        if Q[-1] != V[-1] and {Q[-2:], (Q[-2], V[-1])} <= cores:
+            return (
+                f"the running output O has Q's width, (..., T_q, d_k) = {Q[-2:]} "
+                "(np.zeros_like(Q)?): it adds up rows of V, so it has V's width d_v = "
+                f"{V[-1]}, (..., T_q, d_v) = {(Q[-2], V[-1])}: "
+                "np.zeros((*batch, T_q, V.shape[-1]))."
+            )
         if lead == Q[:-2] or not any(w in said for w in ("non-broadcastable", "broadcast")):
             return None
         return (
@@ -358,6 +398,10 @@ class TiledAttention(Check):
             return _memory_expected(causal), []
         Q, K, V, b = call.args
         T_k = K.shape[-2]
+        # the unguarded inverted rescale is NaN everywhere; so is the missing shift where every
+        # row overflows, which is then said (the inverted rescale is told on other inputs)
+        first_nan = variant(Q, K, V, b, causal, inverted=True)
+        no_shift = variant(Q, K, V, b, causal, no_shift=True)
         out = [
             (SUM_NOT_RESCALED, variant(Q, K, V, b, causal, sum=True)),
             (OUTPUT_NOT_RESCALED, variant(Q, K, V, b, causal, out=True)),
@@ -365,8 +409,8 @@ class TiledAttention(Check):
             (NEW_BLOCK_RESCALED, variant(Q, K, V, b, causal, out="new")),
             (BLOCK_MAXIMUM, variant(Q, K, V, b, causal, block_max=True)),
             (INVERTED, variant(Q, K, V, b, causal, inverted="guarded")),
-            (INVERTED, variant(Q, K, V, b, causal, inverted=True)),
-            (NO_SHIFT, variant(Q, K, V, b, causal, no_shift=True)),
+            (INVERTED_FIRST, None if close(first_nan, no_shift) else first_nan),
+            (NO_SHIFT, no_shift),
             (BLOCKS_AVERAGED, variant(Q, K, V, b, causal, averaged=True) if b < T_k else None),
             (BLOCKS_AVERAGED, variant(Q, K, V, b, causal, averaged="seen") if b < T_k else None),
             (NOT_DIVIDED, variant(Q, K, V, b, causal, not_divided=True)),
@@ -396,6 +440,16 @@ class TiledAttention(Check):
         if causal:
             out += [
                 (DIAGONAL, variant(Q, K, V, b, causal, diagonal=True)),
+                (DIAGONAL, variant(Q, K, V, b, causal, diagonal=True, unguarded=True)),
+                *(
+                    (FLIPPED, variant(Q, K, V, b, causal, flipped=f, unguarded=u))
+                    for f in (True, "diagonal")
+                    for u in (False, True)
+                ),
+                (
+                    DIAGONAL_BLOCK,
+                    variant(Q, K, V, b, causal, block_level=True) if 1 < b < T_k else None,
+                ),
                 (ONE_AHEAD, variant(Q, K, V, b, causal, ahead=1)),
                 (LOCAL_INDEX, variant(Q, K, V, b, causal, local_index=True) if b < T_k else None),
                 (CAUSAL_IGNORED, variant(Q, K, V, b, causal, causal_ignored=True)),
@@ -413,6 +467,32 @@ class TiledAttention(Check):
                 outcome = Outcome(error=f"{self.name}: {NO_SHIFT} ({error})")
             renamed.append(outcome)
         super().verdict(calls, renamed)
+
+    def judge_warned(self, call, outcome):
+        """As :meth:`Check.judge_warned`; an output NaN in every row that only the inverted
+        rescale explains, but whose warning is not the rescale's 0·∞ (in multiply), is the first
+        block's exp(S - m_old) = exp(S + ∞) (∞ − ∞ in the product with V): the two give the same
+        value, the warning tells them apart."""
+        error = outcome.error or ""
+        if (
+            outcome.code == "warning"
+            and "invalid value encountered" in error
+            and "in multiply" not in error
+            and not (call.memory or call.raises)
+        ):
+            try:
+                got = _floating(self.name, outcome.value, "the output")
+            except CheckFailed:
+                got = None
+            _, known = self.catalogue(call)
+            named = {h for h, w in known if w is not None and got is not None and close(got, w)}
+            if got is not None and np.isnan(got).all() and named == {INVERTED_FIRST}:
+                warning = error.split(" raised ", 1)[-1].split(" (in these checks", 1)[0]
+                raise CheckFailed(
+                    f"{self.name}: {SHIFT_BY_OLD} {warned_on_the_way(warning)}",
+                    public=f"{self.name}: {SHIFT_BY_OLD}",
+                )
+        super().judge_warned(call, outcome)
 
     def _block_maximum(self, call, outcome) -> bool:
         """Whether an overflowing call's value is that of :data:`BLOCK_MAXIMUM`."""

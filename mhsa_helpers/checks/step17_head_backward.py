@@ -12,7 +12,7 @@ from .comparison import as_result, compare
 from .core import Call, Check
 from .failures import CheckFailed, said_publicly
 from .hints import FULLY_BLOCKED_SEQUENCE, SONG_HEAD_1, backward_passed, matches_on_random
-from .relayed import core_sizes
+from .relayed import broadcast_shapes, core_sizes
 from .step17_backward import (
     FD_STEP,
     against_differences,
@@ -38,6 +38,16 @@ def da_not_transposed(T_k: int, d_v: int) -> str:
         f"dA = dOut·V does not fit: dOut (..., T_q, d_v = {d_v}) times V (..., T_k = {T_k}, "
         f"d_v = {d_v}) needs V transposed: since output = A·V, the weights' gradient is "
         "dOut·Vᵀ (np.swapaxes(V, -1, -2)), of the weights' shape (..., T_q, T_k)."
+    )
+
+
+def da_transpose_misplaced(d_v: int, weights: tuple) -> str:
+    """The sentence for ``dOutᵀ·V`` (or ``Vᵀ·dOut``): a (d_v, d_v) matrix in the weights' place."""
+    return (
+        f"dA = dOutᵀ·V has the transpose on the wrong factor: it is (d_v, d_v) = ({d_v}, {d_v}), "
+        "a sum over the positions. output = A·V, so the weights' gradient is dA = dOut·Vᵀ "
+        f"(dOut @ np.swapaxes(V, -1, -2)), of the weights' shape (..., T_q, T_k) = {weights}: one "
+        "entry per query and key."
     )
 
 
@@ -138,6 +148,13 @@ class AttentionHeadBackward(Check):
         if "couldnotbebroadcast" in said and all(s in said for s in shapes):
             return CheckFailed(
                 f"{self.name}: {DA_IS_DOUT} ({outcome.error})",
+                public=said_publicly(self.name, outcome.code),
+            )
+        d_v = call.args[2].shape[-1]
+        cores = {shape[-2:] for shape in broadcast_shapes(outcome.error or "")}
+        if (d_v, d_v) in cores and weights[-2:] in cores and d_v not in weights[-2:]:
+            return CheckFailed(
+                f"{self.name}: {da_transpose_misplaced(d_v, weights[-2:])} ({outcome.error})",
                 public=said_publicly(self.name, outcome.code),
             )
         return super().explain_error(call, outcome)

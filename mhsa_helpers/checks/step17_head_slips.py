@@ -22,7 +22,11 @@ from .masks import NAN_WHEN_ALL_BLOCKED, fully_blocked
 DQ_NOT_SCALED = "dQ misses the 1/√d_k: Z = Q·Kᵀ/√d_k, so dQ = dZ·K/√d_k."
 DK_NOT_SCALED = "dK misses the 1/√d_k: Z = Q·Kᵀ/√d_k, so dK = dZᵀ·Q/√d_k."
 NOT_SCALED = "dQ and dK miss the 1/√d_k of the scores: divide dZ by √d_k before using it."
-SCALED_BY_D_K = "dQ and dK are divided by d_k; the scores were divided by √d_k, so is dZ."
+SCALED_BY_D_K = (
+    "dQ and dK are divided by d_k: the 1/√d_k is applied twice (to dZ, then to dQ and dK again, "
+    "or as / d_k). The scores were divided by √d_k once, so divide once: dQ = dZ·K/√d_k and "
+    "dK = dZᵀ·Q/√d_k."
+)
 DK_NOT_TRANSPOSED = (
     "dK = dZ·Q: the keys are dZ's columns, so dK = dZᵀ·Q/√d_k (shape (..., T_k, d_k))."
 )
@@ -206,6 +210,10 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
             f"were divided by √d_k = √{d_k}, {QK_WIDTH}, and so is dZ."
         )
         out.append((hint, head_variant(Q, K, V, dOut, mask, by_d_v=True)))
+    for T, axis in by_positions(Q.shape[-2], K.shape[-2], d_k):
+        hint = scaled_by_positions(T, axis, d_k)
+        out.append((hint, head_variant(Q, K, V, dOut, mask, scale_to=math.sqrt(T))))
+        out.append((hint, head_variant(Q, K, V, dOut, mask, forward_scale=math.sqrt(T))))
     every_key = fully_blocked(mask, (*Q.shape[:-1], K.shape[-2])) is not None
     if mask is not None and np.isneginf(mask).any() and not every_key:  # else NaN everywhere
         out.append((DZ_MASKED, head_variant(Q, K, V, dOut, mask, dz_mask=True)))
@@ -224,6 +232,23 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
         full = [np.broadcast_to(M, (*lead, *M.shape[-2:])) for M in (Q, K, V)]
         out.append((not_summed_back(shared, lead), ref.attention_head_backward(*full, dOut, mask)))
     return out
+
+
+def by_positions(T_q: int, T_k: int, d_k: int) -> list[tuple[int, str]]:
+    """``(T, what T counts)`` for a scale taken from the number of positions: of the queries
+    (Q.shape[-2]) or of the keys (K.shape[-2]); none where √T = √d_k (no mistake then)."""
+    if T_q == T_k:
+        return [(T_q, "positions")] if T_q != d_k else []
+    return [(T, what) for T, what in ((T_q, "queries"), (T_k, "keys")) if T != d_k]
+
+
+def scaled_by_positions(T: int, what: str, d_k: int) -> str:
+    """The hint for dQ and dK divided by √T, the number of ``what``, instead of √d_k."""
+    axis = {"positions": "Q.shape[-2]", "queries": "Q.shape[-2]", "keys": "K.shape[-2]"}[what]
+    return (
+        f"dQ and dK are divided by √T = √{T}, T the number of {what} ({axis}): the scores were "
+        f"divided by √d_k = √{d_k}, {QK_WIDTH} ({axis[0]}.shape[-1]), and so is dZ."
+    )
 
 
 def not_summed_back(shared: list[str], lead: tuple) -> str:

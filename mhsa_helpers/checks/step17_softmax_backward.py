@@ -57,9 +57,11 @@ MINUS_A = (
     "Σ_k dA_k·A_k of dA weighted by A, so dZ = A·(dA − Σ dA·A)."
 )
 SUM_OF_A = (
-    "the row sum is taken of A alone and then multiplied by dA: Σ_k A_k is 1 in every row, so "
-    "A·dA − A·(Σ A)·dA is 0 everywhere. Weigh dA by A inside the sum: dZ = A·(dA − Σ_k "
-    "dA_k·A_k)."
+    "dZ is 0 everywhere: each dA_i is multiplied by a sum that is 0 in every row, the "
+    "Jacobian's row sum Σ_j J_ij = A_i − A_i·Σ_j A_j (J applied from the wrong side: "
+    "einsum('...ij,...i->...i', J, dA) keeps dA's index i), or A_i·(1 − Σ_j A_j) with the sum "
+    "taken of A alone. Apply J to dA, dZ_i = Σ_j J_ij·dA_j (einsum('...ij,...j->...i', J, dA)), "
+    "which is A·(dA − Σ_j dA_j·A_j)."
 )
 MATRIX_PRODUCT = (
     "Σ dA·A is taken as a matrix product, dA·Aᵀ (every row of dA against every row of A), "
@@ -69,6 +71,16 @@ MATRIX_PRODUCT = (
 TERM_WITHOUT_A = (
     "the row-sum term is not multiplied by A: dZ = A·(dA − Σ dA·A) = A·dA − A·Σ dA·A, not "
     "A·dA − Σ dA·A (so a blocked entry, where A is 0, gets a gradient of 0)."
+)
+LOG_SOFTMAX = (
+    "dZ = dA − A·Σ dA is the backward of log_softmax (whose output is log A): the softmax's "
+    "own multiplies by A and weighs the sum by A, dZ = A·(dA − Σ_k dA_k·A_k)."
+)
+RENORMALISED = (
+    "A is divided by its sums along the axis again: a row whose every score was blocked is "
+    "all 0 in A (its query sees no key), and 0/0 is NaN there. A is the softmax's output "
+    "already (each row sums to 1, or is 0 where every key is blocked): use it as it is given, "
+    "dZ = A·(dA − Σ dA·A)."
 )
 SOFTMAX_AGAIN = (
     "the softmax is applied to A again: A is already the softmax's output (the weights), "
@@ -96,6 +108,12 @@ def softmax_mistakes(A, dA, axis: int = -1) -> list:
     out.append((SOFTMAX_AGAIN, ref.softmax_backward(again, dA, axis)))
     out.append((SUM_OF_A, A * dA - A * A.sum(axis=axis, keepdims=True) * dA))
     out.append((PLUS_SIGN, A * (dA + weighted)))
+    out.append((LOG_SOFTMAX, dA - A * dA.sum(axis=axis, keepdims=True)))
+    sums = A.sum(axis=axis, keepdims=True)
+    if (sums == 0).any():  # a fully blocked row: 0/0 where A is divided by its sums
+        with np.errstate(all="ignore"):
+            again = A / sums
+        out.append((RENORMALISED, again * (dA - (dA * again).sum(axis=axis, keepdims=True))))
     out.append((MEAN_NOT_SUM, A * (dA - (dA * A).mean(axis=axis, keepdims=True))))
     last = axis in (-1, A.ndim - 1)
     if A.ndim >= 2 and last:

@@ -120,7 +120,7 @@ SLIPS47_BACK = {
         """def softmax_backward(A, dA, axis=-1):
     return A * dA - A * np.sum(A, axis=axis, keepdims=True) * dA
 """,
-        "the row sum is taken of A alone",
+        "dZ is 0 everywhere",
     ),
     # dQ built from the queries instead of the keys.
     "backward_ah_dQ_from_Q": (
@@ -432,5 +432,319 @@ def softmax_backward(A, dA, axis=-1):
     return acc / l
 """,
         "are sized from Q's batch axes alone",
+    ),
+    # dOutᵀ·V, as written, on the wrong factor (setB: ahb_dA_without_transpose).
+    "b3_ahb_dA_without_transpose": (
+        "17_backward",
+        "attention_head_backward",
+        """import mhsa_helpers as mh
+
+
+def _sum_to(g, shape):
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for ax, n in enumerate(shape):
+        if n == 1 and g.shape[ax] != 1:
+            g = g.sum(axis=ax, keepdims=True)
+    return g
+
+
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    out, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dA = np.swapaxes(dOut, -1, -2) @ V
+    dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
+    dQ = dZ @ K / s
+    dK = np.swapaxes(dZ, -1, -2) @ Q / s
+    return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
+""",
+        "dA = dOutᵀ·V has the transpose on the wrong factor",
+    ),
+    # dQ and dK scaled by √T_q, the number of queries (setB: ahb_scale_sqrt_T).
+    "b3_ahb_scale_sqrt_T": (
+        "17_backward",
+        "attention_head_backward",
+        """import mhsa_helpers as mh
+
+
+def _sum_to(g, shape):
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for ax, n in enumerate(shape):
+        if n == 1 and g.shape[ax] != 1:
+            g = g.sum(axis=ax, keepdims=True)
+    return g
+
+
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    out, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-2])
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
+    dQ = dZ @ K / s
+    dK = np.swapaxes(dZ, -1, -2) @ Q / s
+    return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
+""",
+        "divided by √T = √5, T the number of positions",
+    ),
+    # dZ divided by √d_k and dQ, dK again (setB: ahb_scale_applied_twice).
+    "b3_ahb_scale_applied_twice": (
+        "17_backward",
+        "attention_head_backward",
+        """import mhsa_helpers as mh
+
+
+def _sum_to(g, shape):
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for ax, n in enumerate(shape):
+        if n == 1 and g.shape[ax] != 1:
+            g = g.sum(axis=ax, keepdims=True)
+    return g
+
+
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    out, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+    dQ = dZ @ K / s
+    dK = np.swapaxes(dZ, -1, -2) @ Q / s
+    return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
+""",
+        "the 1/√d_k is applied twice",
+    ),
+    # log_softmax's backward for the softmax's (setB: sb_log_softmax_backward).
+    "b3_sb_log_softmax_backward": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    return dA - A * np.sum(dA, axis=axis, keepdims=True)
+""",
+        "the backward of log_softmax",
+    ),
+    # A divided by its row sums again: 0/0 on a fully blocked row (setB: sb_renormalised_by_row_sum).
+    "b3_sb_renormalised_by_row_sum": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    A = np.asarray(A, dtype=float)
+    A = A / A.sum(axis=axis, keepdims=True)  # make sure the rows sum to 1
+    return A * (dA - np.sum(dA * A, axis=axis, keepdims=True))
+""",
+        "A is divided by its sums along the axis again",
+    ),
+    # The Jacobian contracted on dA's own index, '...ij,...i->...i' (setB: sb_jacobian_transposed_outer).
+    "b3_sb_jacobian_transposed_outer": (
+        "17_backward",
+        "softmax_backward",
+        """def softmax_backward(A, dA, axis=-1):
+    A = np.moveaxis(np.asarray(A, dtype=float), axis, -1)
+    dA = np.moveaxis(np.asarray(dA, dtype=float), axis, -1)
+    J = A[..., :, None] * np.eye(A.shape[-1]) - A[..., :, None] * A[..., None, :]
+    dZ = np.einsum("...ij,...i->...i", J, dA)
+    return np.moveaxis(dZ, -1, axis)
+""",
+        "J applied from the wrong side",
+    ),
+    # Query and key tiles; the future keys inside the diagonal block left unmasked (setB).
+    "b3_tiled_2d_tiles_no_mask_in_diagonal_block": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError("causal attention needs T_q == T_k")
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    out = np.zeros(lead + (T_q, V.shape[-1]))
+    b = block_size
+    for qs in range(0, T_q, b):
+        qe = min(qs + b, T_q)
+        q = Q[..., qs:qe, :]
+        m = np.full(lead + (qe - qs, 1), -np.inf)
+        l = np.zeros(lead + (qe - qs, 1))
+        acc = np.zeros(lead + (qe - qs, V.shape[-1]))
+        for ks in range(0, T_k, b):
+            if causal and ks > qe - 1:
+                break  # blocks entirely in the future are skipped
+            ke = min(ks + b, T_k)
+            S = q @ np.swapaxes(K[..., ks:ke, :], -1, -2) / np.sqrt(d_k)
+            m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+            P = np.exp(S - m_new)
+            r = np.exp(m - m_new)
+            l = l * r + P.sum(axis=-1, keepdims=True)
+            acc = acc * r + P @ V[..., ks:ke, :]
+            m = m_new
+        out[..., qs:qe, :] = acc / l
+    return out
+""",
+        "inside the block on the diagonal, the keys after each query (j > i) are still seen",
+    ),
+    # The running output started as np.zeros_like(Q): d_k wide where d_v belongs (setB).
+    "b3_tiled_acc_zeros_like_Q": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError("causal attention needs T_q == T_k")
+    m = np.full(Q.shape[:-1] + (1,), -np.inf)
+    l = np.zeros(Q.shape[:-1] + (1,))
+    acc = np.zeros_like(Q)
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        r = np.exp(m - m_new)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        acc = acc * r + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "the running output O has Q's width",
+    ),
+    # The causal test j >= i: the diagonal blocked, query 0 sees no key (setB).
+    "b3_tiled_causal_blocks_diagonal": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError("causal attention needs T_q == T_k")
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full(lead + (T_q, 1), -np.inf)
+    l = np.zeros(lead + (T_q, 1))
+    acc = np.zeros(lead + (T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) >= rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        r = np.exp(m - m_new)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        acc = acc * r + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "the causal mask also blocks the diagonal",
+    ),
+    # Blocks cut from a (T, T) mask's transpose: the past blocked (setB).
+    "b3_tiled_causal_mask_from_full_matrix_flipped": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError("causal attention needs T_q == T_k")
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full(lead + (T_q, 1), -np.inf)
+    l = np.zeros(lead + (T_q, 1))
+    acc = np.zeros(lead + (T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = S + np.triu(np.full((T_q, T_k), -np.inf), 1).T[:, s:e]
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        r = np.exp(m - m_new)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        acc = acc * r + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "the causal mask is flipped",
+    ),
+    # exp(m_new - m) for the rescale: exp(+∞) on the first block (setB).
+    "b3_tiled_rescale_inverted": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError("causal attention needs T_q == T_k")
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full(lead + (T_q, 1), -np.inf)
+    l = np.zeros(lead + (T_q, 1))
+    acc = np.zeros(lead + (T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        r = np.exp(m_new - m)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        acc = acc * r + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "the rescale is inverted",
+    ),
+    # exp(S - m) with the old running maximum: exp(+∞) on the first block; its value is the inverted
+    # rescale's (every row NaN), the warning (in the product, not 0·∞) tells them apart.
+    "b3_tiled_shift_by_old_maximum": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full(lead + (T_q, 1), -np.inf)
+    l = np.zeros(lead + (T_q, 1))
+    acc = np.zeros(lead + (T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m)
+        r = np.exp(m - m_new)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        acc = acc * r + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "shifted by the old running maximum",
     ),
 }
