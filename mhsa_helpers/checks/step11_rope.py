@@ -69,7 +69,7 @@ FIRST_LINE_SWAPPED = (
     "x[2i]·sin − x[2i+1]·cos (the second line, out[2i+1] = x[2i]·sin + x[2i+1]·cos, is right)."
 )
 TABLES_TILED = (
-    "the cos and sin tables are tiled, [θ_0 … θ_(d/2−1), θ_0 … θ_(d/2−1)] (np.concatenate("
+    "the cos and sin tables are tiled, [θ_0, θ_1, …, θ_0, θ_1, …] (np.concatenate("
     "[freqs, freqs]) or np.tile, the half-split layout's tables), so x[2i] and x[2i+1] turn "
     "by different angles: with interleaved pairs repeat each θ_i twice, [θ_0, θ_0, θ_1, θ_1, "
     "…] (np.repeat(freqs, 2, axis=-1))."
@@ -80,9 +80,10 @@ def pairs_from_one(base: float, d: int) -> str:
     """The hint for the pairs counted from 1: θ_i = base^(−2(i+1)/d)."""
     first = number(float(base) ** (-2 / d))
     return (
-        f"the pairs are counted from 1, θ_i = base^(−2(i+1)/d) (np.arange(1, d/2 + 1)), so the "
-        f"first pair turns by base^(−2/d) = {first} radian per position: count them from 0, "
-        "i = 0 … d/2 − 1 (np.arange(0, d, 2) / d), so that θ_0 = 1."
+        "the pairs are counted from 1: θ_i = base^(−2(i+1)/d), as np.arange(1, d // 2 + 1) "
+        f"gives, so the first pair turns by base^(−2/d) = {first} radian per position instead "
+        "of one. Count them from 0 (np.arange(0, d, 2) / d): the first pair's θ is base⁰, one "
+        "radian per position."
     )
 
 

@@ -114,13 +114,14 @@ def softmax_over_query(t: int) -> str:
     """The hint for a step's softmax along axis −2, the single query, at step ``t``."""
     return wrong_axis(
         f"the new token's t + 1 = {t + 1} weights, one per cached position,",
-        " over the keys (axis −1): along axis −2, the single query, each weight is alone in its "
-        "softmax, so every weight is 1 and y is W_O times the sum of the values",
+        " over the keys, the last axis: along the second-to-last axis, the single query, each "
+        "weight is alone in its softmax, so every weight is 1 and y is W_O times the sum of the "
+        "values",
     )
 
 
 ZEROS_FIRST = (
-    "with cache None, the cache starts with a row of zeros: K' and V' get 2 positions after "
+    "with cache None, the cache starts with a row of zeros: K' and V' get two positions after "
     "the first token, and the new token also attends to that zero key (score 0). With no "
     "cache, the new key and value are the whole cache: K' = k, V' = v (shape (..., n_heads, "
     "1, d_k))."
