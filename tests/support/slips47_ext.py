@@ -938,4 +938,250 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=Non
 """,
         "the query heads of each group attend alike",
     ),
+    # -- set B, decode_step and rotary_embedding (helper extb3) --
+    # The new value projected with W_k (copy-paste): the cache holds K twice. (set B: decode_value_from_W_k)
+    "decode_value_from_W_k": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    x = np.asarray(x, dtype=float)
+    d_model = x.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    d_k = d_model // n_heads
+    row = x[..., None, :]
+    q = mh.split_heads(row @ W_q, n_heads)
+    k = mh.split_heads(row @ W_k, n_heads)
+    v = mh.split_heads(row @ W_k, n_heads)
+    if cache is None:
+        K, V = k, v
+    else:
+        K = np.concatenate([cache[0], k], axis=-2)
+        V = np.concatenate([cache[1], v], axis=-2)
+    out, _ = mh.attention_head(q, K, V)
+    y = mh.merge_heads(out)[..., 0, :] @ W_o
+    return y, (K, V)
+""",
+        "the new token's value is computed with W_k",
+    ),
+    # Keys cached already divided by √d_k, scores left undivided. (set B: decode_cache_stores_scaled_keys)
+    "decode_cache_stores_scaled_keys": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    x = np.asarray(x, dtype=float)
+    d_model = x.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    d_k = d_model // n_heads
+    row = x[..., None, :]
+    q = mh.split_heads(row @ W_q, n_heads)
+    k = mh.split_heads(row @ W_k, n_heads) / np.sqrt(d_k)
+    v = mh.split_heads(row @ W_v, n_heads)
+    if cache is None:
+        K, V = k, v
+    else:
+        K = np.concatenate([cache[0], k], axis=-2)
+        V = np.concatenate([cache[1], v], axis=-2)
+    A = mh.softmax(q @ np.swapaxes(K, -1, -2))
+    y = mh.merge_heads(A @ V)[..., 0, :] @ W_o
+    return y, (K, V)
+""",
+        "the cached keys are divided by √d_k = √2",
+    ),
+    # The softmax along axis -2, the single query: every weight is 1. (set B: decode_softmax_over_query_axis)
+    "decode_softmax_over_query_axis": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    x = np.asarray(x, dtype=float)
+    d_model = x.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    d_k = d_model // n_heads
+    row = x[..., None, :]
+    q = mh.split_heads(row @ W_q, n_heads)
+    k = mh.split_heads(row @ W_k, n_heads)
+    v = mh.split_heads(row @ W_v, n_heads)
+    if cache is None:
+        K, V = k, v
+    else:
+        K = np.concatenate([cache[0], k], axis=-2)
+        V = np.concatenate([cache[1], v], axis=-2)
+    Z = q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    A = np.exp(Z - Z.max(axis=-2, keepdims=True))
+    A = A / A.sum(axis=-2, keepdims=True)
+    out = A @ V
+    y = mh.merge_heads(out)[..., 0, :] @ W_o
+    return y, (K, V)
+""",
+        "each weight is alone in its softmax, so every weight is 1",
+    ),
+    # With cache None the cache starts with a row of zeros, attended to as a key. (set B: decode_zero_initial_cache)
+    "decode_zero_initial_cache": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    x = np.asarray(x, dtype=float)
+    d_model = x.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    d_k = d_model // n_heads
+    row = x[..., None, :]
+    q = mh.split_heads(row @ W_q, n_heads)
+    k = mh.split_heads(row @ W_k, n_heads)
+    v = mh.split_heads(row @ W_v, n_heads)
+    if cache is None:
+        K = np.concatenate([np.zeros_like(k), k], axis=-2)
+        V = np.concatenate([np.zeros_like(v), v], axis=-2)
+    else:
+        K = np.concatenate([cache[0], k], axis=-2)
+        V = np.concatenate([cache[1], v], axis=-2)
+    out, _ = mh.attention_head(q, K, V)
+    y = mh.merge_heads(out)[..., 0, :] @ W_o
+    return y, (K, V)
+""",
+        "the cache starts with a row of zeros",
+    ),
+    # y returned with the token axis of size 1 still in. (set B: decode_keeps_token_axis)
+    "decode_keeps_token_axis": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    x = np.asarray(x, dtype=float)
+    d_model = x.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    d_k = d_model // n_heads
+    row = x[..., None, :]
+    q = mh.split_heads(row @ W_q, n_heads)
+    k = mh.split_heads(row @ W_k, n_heads)
+    v = mh.split_heads(row @ W_v, n_heads)
+    if cache is None:
+        K, V = k, v
+    else:
+        K = np.concatenate([cache[0], k], axis=-2)
+        V = np.concatenate([cache[1], v], axis=-2)
+    out, _ = mh.attention_head(q, K, V)
+    y = mh.merge_heads(out) @ W_o
+    return y, (K, V)
+""",
+        "y keeps the token axis of size 1",
+    ),
+    # The pairs counted from 1: θ_i = base^(−2(i+1)/d). (set B: rope_pairs_counted_from_one)
+    "rope_pairs_counted_from_one": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    X = np.asarray(X, dtype=float)
+    T, d = X.shape[-2:]
+    if d % 2:
+        raise ValueError("d must be even to make pairs")
+    pos = np.arange(T) if positions is None else np.asarray(positions)
+    i = np.arange(1, d // 2 + 1)
+    theta = base ** (-2 * i / d)
+    ang = pos[..., None] * theta
+    c, s = np.cos(ang), np.sin(ang)
+    out = np.empty_like(X)
+    out[..., 0::2] = X[..., 0::2] * c - X[..., 1::2] * s
+    out[..., 1::2] = X[..., 0::2] * s + X[..., 1::2] * c
+    return out
+""",
+        "the pairs are counted from 1",
+    ),
+    # Per-sequence positions flattened and cut to T: every sequence gets the first one's. (set B: rope_positions_flattened_first_sequence)
+    "rope_positions_flattened_first_sequence": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    X = np.asarray(X, dtype=float)
+    T, d = X.shape[-2:]
+    if d % 2:
+        raise ValueError("d must be even")
+    pos = np.arange(T) if positions is None else np.asarray(positions).reshape(-1)[:T]
+    theta = base ** (-np.arange(0, d, 2) / d)
+    ang = pos[:, None] * theta
+    c, s = np.cos(ang), np.sin(ang)
+    out = np.empty_like(X)
+    out[..., 0::2] = X[..., 0::2] * c - X[..., 1::2] * s
+    out[..., 1::2] = X[..., 0::2] * s + X[..., 1::2] * c
+    return out
+""",
+        "every sequence is rotated with the first sequence's positions",
+    ),
+    # The second line of the rotation with cos and sin swapped. (set B: rope_second_row_cos_sin_swapped)
+    "rope_second_row_cos_sin_swapped": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    X = np.asarray(X, dtype=float)
+    T, d = X.shape[-2:]
+    if d % 2:
+        raise ValueError("d must be even")
+    pos = np.arange(T) if positions is None else np.asarray(positions)
+    theta = base ** (-np.arange(0, d, 2) / d)
+    ang = pos[..., None] * theta
+    c, s = np.cos(ang), np.sin(ang)
+    x0, x1 = X[..., 0::2], X[..., 1::2]
+    out = np.empty_like(X)
+    out[..., 0::2] = x0 * c - x1 * s
+    out[..., 1::2] = x0 * c + x1 * s
+    return out
+""",
+        "the second line swaps cos and sin",
+    ),
+    # cos/sin tables tiled (half-split layout) for interleaved pairs. (set B: rope_tile_instead_of_repeat)
+    "rope_tile_instead_of_repeat": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    X = np.asarray(X, dtype=float)
+    T, d = X.shape[-2:]
+    if d % 2:
+        raise ValueError("d must be even")
+    pos = np.arange(T) if positions is None else np.asarray(positions)
+    inv_freq = 1.0 / base ** (np.arange(0, d, 2) / d)
+    freqs = pos[..., None] * inv_freq
+    emb = np.concatenate([freqs, freqs], axis=-1)
+    cos, sin = np.cos(emb), np.sin(emb)
+    rot = np.empty_like(X)
+    rot[..., 0::2] = -X[..., 1::2]
+    rot[..., 1::2] = X[..., 0::2]
+    return X * cos + rot * sin
+""",
+        "the cos and sin tables are tiled",
+    ),
+    # The cache read and returned as (V, K): from step 1 on its K' is the one a key made with W_v gives; its whole result is the swap's. (set A: decode_cache_order_swapped)
+    "decode_cache_order_swapped": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    row = x[..., None, :]
+    q, k, v = (mh.split_heads(row @ W, n_heads) for W in (W_q, W_k, W_v))
+    if cache is not None:
+        V_old, K_old = cache
+        k = np.concatenate([K_old, k], axis=-2)
+        v = np.concatenate([V_old, v], axis=-2)
+    out, _ = mh.attention_head(q, k, v)
+    return mh.merge_heads(out)[..., 0, :] @ W_o, (v, k)
+""",
+        "the cache is returned as (V', K')",
+    ),
 }
