@@ -30,6 +30,9 @@ __all__ = [
     "MASK_ARGUMENT_ONLY",
     "MASK_IGNORED",
     "MASK_IGNORED_HEADS",
+    "MERGED_HEAD_AXIS_FIRST",
+    "MIXES_TOKENS",
+    "NN_LINEAR",
     "NOT_SCALED",
     "NO_CAUSAL_ASKED",
     "PER_SEQUENCE",
@@ -38,6 +41,7 @@ __all__ = [
     "RESIDUAL_OUTSIDE",
     "REVERSED_MERGE",
     "SONG_HEAD_1",
+    "SQUARE_WEIGHTS_TRANSPOSED",
     "TWO_AXES_FULLY_BLOCKED",
     "WEIGHTS_TRANSPOSED",
     "WRONG_AXIS",
@@ -47,6 +51,7 @@ __all__ = [
     "ZERO_TIMES_INF",
     "additive",
     "backward_passed",
+    "bare_reshape",
     "by_d_k",
     "by_d_model",
     "by_d_v",
@@ -55,10 +60,12 @@ __all__ = [
     "head_axis_forms",
     "lost_axis",
     "matches_on_random",
+    "narrow_weight_transposed",
     "not_dividing",
     "not_scaled",
     "scaled_wrongly",
     "song_and_question",
+    "values_from_W_k",
     "warned_on_the_way",
     "whole_array_sum",
     "wrong_axis",
@@ -293,12 +300,58 @@ HEADS_STRIDED = (
     "split_heads(X @ W, n_heads)."
 )
 
+#: Why a weight applied as X @ W.T is wrong here (no period: what acts as it is follows).
+NN_LINEAR = (
+    "as PyTorch's nn.Linear does with its (out, in) weights; the course's weights are (in, out) "
+    "and act as they are"
+)
 #: Every weight of a layer applied transposed, as PyTorch's nn.Linear stores and applies it.
 WEIGHTS_TRANSPOSED = (
-    "every weight is applied transposed, X @ W.T, as PyTorch's nn.Linear does with its "
-    "(out, in) weights; the course's weights are (in, out) and act as they are: X @ W_Q, "
-    "X @ W_K, X @ W_V, and the merged heads @ W_O."
+    f"every weight is applied transposed, X @ W.T, {NN_LINEAR}: X @ W_Q, X @ W_K, X @ W_V, "
+    "and the merged heads @ W_O."
 )
+#: The square weights W_Q and W_O applied transposed as nn.Linear does, where W_K and W_V are
+#: narrower (one shared head, or n_kv_heads heads) and could not be.
+SQUARE_WEIGHTS_TRANSPOSED = (
+    f"W_Q and W_O are applied transposed, X @ W_Q.T and heads @ W_O.T, {NN_LINEAR}: X @ W_Q "
+    "and the merged heads @ W_O (W_K and W_V, narrower than d_model, are applied as they are)."
+)
+
+
+def narrow_weight_transposed(name: str, shape: tuple) -> str:
+    """The hint for ``X @ W.T`` refused by numpy, ``W`` (``name``, of ``shape``) not square."""
+    return (
+        f"{name} of shape {shape} is applied transposed, X @ {name}.T, {NN_LINEAR}: X @ {name} "
+        "(the same for every weight: X @ W_Q, X @ W_K, X @ W_V, the merged heads @ W_O)."
+    )
+
+
+#: What a reshape between (..., T, d_model) and (..., h, T, d_k) without a transpose does.
+MIXES_TOKENS = "which mixes tokens and heads"
+
+
+def bare_reshape(what: str) -> str:
+    """The hint for heads split by a bare reshape to (..., h, T, d_k) and merged back likewise;
+    ``what`` names the projections split ("the queries X·W_Q are")."""
+    return (
+        f"{what} reshaped straight to (..., n_heads, T, d_k) and the heads back to "
+        f"(..., T, d_model), with no transpose, {MIXES_TOKENS}: split with "
+        "mh.split_heads (to (..., T, n_heads, d_k), then swap the T and n_heads axes) and merge "
+        "with mh.merge_heads."
+    )
+
+
+#: The heads (..., h, T, d_k) reshaped to (..., T, d_model) without moving the head axis.
+MERGED_HEAD_AXIS_FIRST = (
+    "the heads (..., h, T, d_k) are reshaped to (..., T, d_model) with their head axis still "
+    f"in front of T, {MIXES_TOKENS}: move it next to d_k first, "
+    "np.swapaxes(heads, -3, -2), then reshape (mh.merge_heads does both)."
+)
+
+
+def values_from_W_k(values: str) -> str:
+    """The hint for values projected with W_k (a copy-paste slip); ``values`` says what they are."""
+    return f"V is computed with W_k, a copy of the keys: {values}"
 
 
 #: Where a residual connection belongs (no period): the forward's and the backward's slip.

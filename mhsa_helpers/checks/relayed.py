@@ -37,13 +37,15 @@ def qk_shapes(said: str) -> tuple[tuple[int, ...], tuple[int, ...], str] | None:
     return _shape(found[2]), _shape(found[3]), what
 
 
-def core_sizes(said: str) -> tuple[int, int] | None:
+def core_sizes(said: str, cut: bool = False) -> tuple[int, int] | None:
     """``(the second operand's size, the first's)`` from numpy's matmul core-dimension error.
 
     ``Q @ K.swapaxes(-1, -2)`` with K of width w and Q of width d_k says
-    "(size w is different from d_k)"; None for any other error.
+    "(size w is different from d_k)"; None for any other error. With ``cut``, also from
+    an error cut short right after the second size ("… (cut)").
     """
-    found = re.search(r"core dimension.*size (\d+) is different from (\d+)\)", said)  # not cut
+    end = r"(\)|(?= … \(cut\)))" if cut else r"\)"
+    found = re.search(rf"core dimension.*size (\d+) is different from (\d+){end}", said)
     return (int(found[1]), int(found[2])) if found else None
 
 

@@ -16,13 +16,17 @@ from .failures import CheckFailed, said_publicly
 from .hints import (
     MASK_IGNORED_HEADS,
     MASKS_WITH_HEAD_AXIS,
+    MERGED_HEAD_AXIS_FIRST,
     NOT_SCALED,
     QUERY_HEADS_STRIDED,
+    SQUARE_WEIGHTS_TRANSPOSED,
     TWO_AXES_FULLY_BLOCKED,
     W_O_MISSING,
     W_O_TRANSPOSED,
     WRONG_AXIS_HEADS,
+    bare_reshape,
     by_d_model,
+    narrow_weight_transposed,
 )
 from .masks import (
     HEAD_AXIS_TWICE,
@@ -51,25 +55,26 @@ SHARED_KV = (
 )
 
 #: The queries split by a bare reshape to (..., h, T, d_k), and the heads merged back likewise.
-QUERIES_BARE_RESHAPE = (
-    "the queries X·W_Q are reshaped straight to (..., n_heads, T, d_k) and the heads back to "
-    "(..., T, d_model), with no transpose, which mixes tokens and heads: split with "
-    "mh.split_heads (to (..., T, n_heads, d_k), then swap the T and n_heads axes) and merge "
-    "with mh.merge_heads."
-)
-
-#: The heads (..., h, T, d_k) reshaped to (..., T, d_model) without moving the head axis.
-MERGED_HEAD_AXIS_FIRST = (
-    "the heads (..., h, T, d_k) are reshaped to (..., T, d_model) with their head axis still "
-    "in front of T, which mixes tokens and heads: move it next to d_k first, "
-    "np.swapaxes(heads, -3, -2), then reshape (mh.merge_heads does both)."
-)
+QUERIES_BARE_RESHAPE = bare_reshape("the queries X·W_Q are")
 
 
-def no_head_axis(k_shape: str = "(..., T, d_k)", q_shape: str = "(..., h, T, d_k)") -> str:
-    """The hint for a shared K and V without a head axis, whose batch axis meets the heads'."""
+def no_head_axis(
+    k_shape: str = "(..., T, d_k)", q_shape: str = "(..., h, T, d_k)", front: bool | None = None
+) -> str:
+    """The hint for a shared K and V without a head axis, whose batch axis meets the heads'.
+
+    With ``front``, K and V have their head axis of size 1 in front of the batch axes
+    (``K[None]``), which lines them up with the query heads just as none does; with
+    ``front`` False they have none; with None (the values cannot tell) either.
+    """
+    in_front = "in front of the batch axes (K[None] or np.expand_dims(K, 0))"
+    what = {
+        True: f"the shared K and V have their head axis {in_front}, not at -3",
+        False: "the shared K and V have no head axis",
+        None: f"the shared K and V have no head axis at -3 (none at all, or one {in_front})",
+    }[front]
     return (
-        f"the shared K and V have no head axis: K of shape {k_shape} meets the query heads "
+        f"{what}: K of shape {k_shape} meets the query heads "
         f"{q_shape} with its axes lined up from the end, so its batch axis falls on the heads' "
         f"axis. As one shared head of width d_k, {SHARED_KV_HEAD_AXIS}"
     )
@@ -96,6 +101,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         (W_O_TRANSPOSED, *run(W_out=W_o.T)),
         (by_d_model(d_model, d_k), *run(scale=math.sqrt(d_model))),
         (WRONG_AXIS_HEADS, *run(axis=-2)),
+        (SQUARE_WEIGHTS_TRANSPOSED, *run(Qh=ref.split_heads(X @ W_q.T, h), W_out=W_o.T)),
     ]
     if h > 1 and d_k > 1:  # query head i of the columns i, i + h, …
         Q = X @ W_q
@@ -205,7 +211,9 @@ class MultiQueryAttention(Check):
         if shapes is not None and shapes[2] == "batch":  # K (..., T, d_k) with no head axis
             q_shape, k_shape = shapes[0], shapes[1]
             if k_shape == (*np.shape(X)[:-1], q_shape[-1]) and len(k_shape) > 2:
-                return no_head_axis(str(k_shape), str(q_shape))
+                return no_head_axis(str(k_shape), str(q_shape), front=False)
+            if k_shape == (1, *np.shape(X)[:-1], q_shape[-1]) and len(k_shape) > 3:
+                return no_head_axis(str(k_shape), str(q_shape), front=True)
             return None
         if shapes is not None and shapes[2] == "width":
             width, d_k = shapes[1][-1], shapes[0][-1]
@@ -214,6 +222,10 @@ class MultiQueryAttention(Check):
         else:
             return None
         T = np.shape(X)[-2]
+        d_model = np.shape(X)[-1]
+        narrow = np.ndim(W_k) == 2 and np.shape(W_k)[-1] != d_model
+        if narrow and widths == (np.shape(W_k)[-1], d_model):
+            return narrow_weight_transposed("W_K", np.shape(W_k))  # X @ W_k.T
         if widths is not None and width == T != d_k:  # Q @ K.T: K (..., 1, T, d_k) reversed
             return (
                 f"K.T reverses every axis of the shared K (..., 1, T, d_k), its head axis "
@@ -299,6 +311,12 @@ class KVCacheSize(Check):
                 hint += "multi-query size.)"
         elif got == 3 * expected // 2:
             hint = " Only K and V are cached (the queries are used once and dropped): 2·, not 3·."
+        elif mq and h > 1 and got == T * (d // h) + T * d:
+            hint = (
+                f" That is T·d_k + T·d_model ({T * (d // h)} + {T * d}): one of K and V is shared "
+                "and the other kept per head. Multi-query shares both: one K head and one V "
+                f"head of width d_k = {d // h}, 2·T·d_k numbers."
+            )
         elif mq and h > 1 and got == 2 * T * h and h != d // h:
             hint = (
                 f" That is 2·T·n_heads: the shared head caches d_k = d_model // n_heads = "

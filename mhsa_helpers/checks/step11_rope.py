@@ -10,6 +10,7 @@ from .comparison import as_result, close, compare, precision
 from .core import Call, Check
 from .failures import CheckFailed
 from .hints import matches_on_random
+from .wording import number
 
 HALF_SPLIT = (
     "the pairs are the two halves (x[i], x[i + d/2]), the GPT-NeoX layout; this course "
@@ -59,6 +60,43 @@ INTEGER_EXPONENT = (
 )
 
 
+SECOND_LINE_SWAPPED = (
+    "the second line swaps cos and sin: out[2i+1] = x[2i]·sin(pθ_i) + x[2i+1]·cos(pθ_i), not "
+    "x[2i]·cos + x[2i+1]·sin (the first line, out[2i] = x[2i]·cos − x[2i+1]·sin, is right)."
+)
+FIRST_LINE_SWAPPED = (
+    "the first line swaps cos and sin: out[2i] = x[2i]·cos(pθ_i) − x[2i+1]·sin(pθ_i), not "
+    "x[2i]·sin − x[2i+1]·cos (the second line, out[2i+1] = x[2i]·sin + x[2i+1]·cos, is right)."
+)
+TABLES_TILED = (
+    "the cos and sin tables are tiled, [θ_0, θ_1, …, θ_0, θ_1, …] (np.concatenate("
+    "[freqs, freqs]) or np.tile, the half-split layout's tables), so x[2i] and x[2i+1] turn "
+    "by different angles: with interleaved pairs repeat each θ_i twice, [θ_0, θ_0, θ_1, θ_1, "
+    "…] (np.repeat(freqs, 2, axis=-1))."
+)
+
+
+def pairs_from_one(base: float, d: int) -> str:
+    """The hint for the pairs counted from 1: θ_i = base^(−2(i+1)/d)."""
+    first = number(float(base) ** (-2 / d))
+    return (
+        "the pairs are counted from 1: θ_i = base^(−2(i+1)/d), as np.arange(1, d // 2 + 1) "
+        f"gives, so the first pair turns by base^(−2/d) = {first} radian per position instead "
+        "of one. Count them from 0 (np.arange(0, d, 2) / d): the first pair's θ is base⁰, one "
+        "radian per position."
+    )
+
+
+def first_sequence_positions(sequences: int, T: int) -> str:
+    """The hint for the positions of ``sequences`` sequences replaced by the first one's."""
+    return (
+        "every sequence is rotated with the first sequence's positions: the positions of the "
+        f"{sequences} sequences were flattened (or indexed) down to the first T = {T} (e.g. "
+        "positions.reshape(-1)[:T]). Keep their batch axes: positions[..., None] * θ gives each "
+        "sequence its own angles, lined up with X's pairs."
+    )
+
+
 def theta_over_T(T: int, d: int) -> str:
     """The hint for θ_i = base^(−2i/T): the sequence length T where the size d belongs."""
     return (
@@ -73,6 +111,8 @@ def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
     T, d = X.shape[-2:]
     pos = np.arange(T) if positions is None or how.get("ignore_positions") else positions
     pos = np.asarray(pos, dtype=np.float64) + (1 if how.get("from_one") else 0)
+    if how.get("first_sequence"):  # the first T of the flattened positions, for every sequence
+        pos = pos.reshape(-1)[:T]
     b = 10000.0 if how.get("ignore_base") else float(base)
     i = np.arange(d // 2)
     exponent = {
@@ -80,6 +120,7 @@ def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
         "plus": 2 * i / d,
         "T": -2 * i / T,
         "linspace": -2 * i / max(d - 2, 1),
+        "pairs_from_one": -2 * (i + 1) / d,
         "integer": -(2 * i // d),
     }.get(how.get("exponent"), -2 * i / d)
     angle = pos[..., None] * b**exponent  # (..., T, d/2)
@@ -90,12 +131,19 @@ def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
         cos, sin = sin, cos
     if how.get("clockwise"):
         sin = -sin
+    if how.get("tiled"):  # tables [θ, θ] over d features, rotated as interleaved pairs
+        angle = np.concatenate([angle, angle], axis=-1)
+        rot = np.empty(X.shape)
+        rot[..., 0::2], rot[..., 1::2] = -X[..., 1::2], X[..., 0::2]
+        return X * np.cos(angle) + rot * np.sin(angle)
     if how.get("half_split"):
         x0, x1 = X[..., : d // 2], X[..., d // 2 :]
     else:
         x0, x1 = X[..., 0::2], X[..., 1::2]
-    y0 = x0 * cos - x1 * sin
+    y0 = x0 * sin - x1 * cos if how.get("first_swap") else x0 * cos - x1 * sin
     y1 = (y0 if how.get("rotated_twice") else x0) * sin + x1 * cos
+    if how.get("second_swap"):
+        y1 = x0 * cos + x1 * sin
     if how.get("half_split") or how.get("halves_out"):
         return np.concatenate([y0, y1], axis=-1)
     out = np.empty(X.shape)
@@ -109,6 +157,15 @@ def mistakes(X, positions=None, base=10000.0) -> list:
     given = positions is not None and not np.array_equal(
         np.broadcast_to(positions, np.shape(X)[:-1]),
         np.broadcast_to(np.arange(np.shape(X)[-2]), np.shape(X)[:-1]),
+    )
+    # per-sequence positions whose sequences differ: the first sequence's for all of them
+    per_sequence = (
+        np.ndim(positions) >= 2
+        and np.size(positions) > T
+        and not np.array_equal(
+            np.broadcast_to(positions, np.shape(X)[:-1]),
+            np.broadcast_to(np.reshape(positions, -1)[:T], np.shape(X)[:-1]),
+        )
     )
     return [
         (HALF_SPLIT, rope(X, positions, base, half_split=True)),
@@ -125,6 +182,14 @@ def mistakes(X, positions=None, base=10000.0) -> list:
         (DEGREES, rope(X, positions, base, degrees=True)),
         (LINSPACE, rope(X, positions, base, exponent="linspace") if d > 2 else None),
         (INTEGER_EXPONENT, rope(X, positions, base, exponent="integer") if d > 2 else None),
+        (pairs_from_one(base, d), rope(X, positions, base, exponent="pairs_from_one")),
+        (
+            first_sequence_positions(np.size(positions) // T, T),
+            rope(X, positions, base, first_sequence=True) if per_sequence else None,
+        ),
+        (SECOND_LINE_SWAPPED, rope(X, positions, base, second_swap=True)),
+        (FIRST_LINE_SWAPPED, rope(X, positions, base, first_swap=True)),
+        (TABLES_TILED, rope(X, positions, base, tiled=True) if d > 2 else None),
     ]
 
 

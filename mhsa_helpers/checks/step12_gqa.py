@@ -21,15 +21,19 @@ from .core import Call, Check, Outcome
 from .failures import CheckFailed
 from .hints import (
     MASK_IGNORED_HEADS,
+    MERGED_HEAD_AXIS_FIRST,
     NOT_SCALED,
     QUERY_HEADS_STRIDED,
+    SQUARE_WEIGHTS_TRANSPOSED,
     W_O_MISSING,
     WRONG_AXIS_HEADS,
     by_d_model,
     every_kind_of_mask,
     matches_on_random,
+    narrow_weight_transposed,
     not_dividing,
     scaled_wrongly,
+    values_from_W_k,
 )
 from .masks import (
     HEAD_AXIS_TWICE,
@@ -65,6 +69,41 @@ def by_n_kv_heads(group: int) -> str:
         "query head i reads K/V head i // n_kv_heads; it must read K/V head i // g, with "
         f"g = n_heads // n_kv_heads = {group} the size of a group (np.repeat(..., g, "
         "axis=-3))."
+    )
+
+
+def one_based(formula: str, group: int) -> str:
+    """The hint for a K/V head index ``formula`` that counts heads from 1, clipped to the last.
+
+    ``formula`` as the learner would write it ("ceil(i / g)"), ``group`` g = n_heads //
+    n_kv_heads.
+    """
+    return (
+        f"query head i reads K/V head {formula}, clipped to the last K/V head: a formula for "
+        "heads counted from 1, on numpy's indices, which count from 0, so the groups are "
+        "shifted. Counted from 0, query head i reads K/V head i // g, with g = n_heads // "
+        f"n_kv_heads = {group} (np.repeat(K_heads, g, axis=-3))."
+    )
+
+
+def group_alike(group: int) -> str:
+    """The hint for query heads that attend alike within each group (g = ``group``): one
+    query per group (averaged, or the first), shared like K and V."""
+    return (
+        f"the query heads of each group attend alike (the g = n_heads // n_kv_heads = {group} "
+        "heads of a group have the same weights): their queries were made one per group "
+        "(averaged, or the first kept), as if shared like K and V. Keep all n_heads query "
+        "heads, X @ W_q split into n_heads heads, and share only K and V, each K/V head "
+        "serving g query heads."
+    )
+
+
+def weights_per_kv_head(got_shape: tuple, kv: int, h: int) -> str:
+    """The hint for attention weights with one matrix per K/V head (``got_shape``)."""
+    return (
+        f"the attention weights have one matrix per K/V head, shape {got_shape} with "
+        f"n_kv_heads = {kv} on the head axis: return one per query head, (..., n_heads, T, T) "
+        f"with n_heads = {h} (a group's query heads share K and V, not their weights)."
     )
 
 
@@ -145,14 +184,43 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
     wrapped = [i % kv for i in range(h)]  # np.tile: i % kv
     by_kv = [min(i // kv, kv - 1) for i in range(h)]  # i // n_kv_heads: the wrong divisor
 
-    def run(heads=right, Kh=None, Vh=None, scale=None, axis=-1, masked=True, W_out=W_o, M=M, Q=Qh):
+    def run(
+        heads=right,
+        Kh=None,
+        Vh=None,
+        scale=None,
+        axis=-1,
+        masked=True,
+        W_out=W_o,
+        M=M,
+        Q=Qh,
+        merge=ref.merge_heads,
+    ):
         Kh = Kkv[..., heads, :, :] if Kh is None else Kh  # (..., h, T, d_k)
         Vh = Vkv[..., heads, :, :] if Vh is None else Vh
         with np.errstate(all="ignore"):
             Z = Q @ Kh.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T, T)
             A = ref.softmax(Z + (M if masked else 0.0), axis=axis)
-            out = ref.merge_heads(A @ Vh)  # (..., T, d_model)
+            out = merge(A @ Vh)  # (..., T, d_model)
             return (out @ W_out if W_out is not None else out), A
+
+    def bare_merge(H):  # (..., h, T, d_k) reshaped to (..., T, d_model) as it is
+        return H.reshape(*H.shape[:-3], H.shape[-2], d_model)
+
+    def pooled():  # each group's query heads averaged into one, the result repeated g times
+        Qg = Qh.reshape(*Qh.shape[:-3], kv, group, *Qh.shape[-2:]).mean(axis=-3)
+        with np.errstate(all="ignore"):
+            try:
+                Z = Qg @ Kkv.swapaxes(-1, -2) / math.sqrt(d_k) + M  # (..., kv, T, T)
+            except ValueError:  # a mask per query head does not fit n_kv_heads heads
+                return None
+            A = ref.softmax(Z)
+            heads = np.repeat(A @ Vkv, group, axis=-3)
+            return ref.merge_heads(heads) @ W_o, np.repeat(A, group, axis=-3)
+
+    def one_based_heads(formula) -> list | None:  # clipped to the last K/V head
+        heads = [min(formula(i), kv - 1) for i in range(h)]
+        return run(heads=heads) if heads != right else None
 
     columns = [ref.split_heads(np.repeat(M_, group, axis=-1), h) for M_ in (K, V)]
     strided = [  # K/V head j of the columns j, j + n_kv_heads, …: (..., kv, T, d_k)
@@ -186,10 +254,15 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
             run(Q=np.stack([(X @ W_q)[..., i::h] for i in range(h)], -3)) if d_k > 1 else None,
         ),
         (
-            "V is computed with W_k, a copy of the keys: the values are X @ W_v, split into "
-            "n_kv_heads heads like the keys.",
+            values_from_W_k("the values are X @ W_v, split into n_kv_heads heads like the keys."),
             run(Vh=Kkv[..., right, :, :]),
         ),
+        (SQUARE_WEIGHTS_TRANSPOSED, run(Q=ref.split_heads(X @ W_q.T, h), W_out=W_o.T)),
+        (MERGED_HEAD_AXIS_FIRST, run(merge=bare_merge) if h > 1 and d_k > 1 else None),
+        (group_alike(group), pooled() if group > 1 else None),
+        (one_based("ceil(i / g)", group), one_based_heads(lambda i: -(-i // group))),
+        (one_based("(i + 1) // g", group), one_based_heads(lambda i: (i + 1) // group)),
+        (one_based("i // g + 1", group), one_based_heads(lambda i: i // group + 1)),
         (
             scaled_wrongly(f"√(n_kv_heads·d_k) = √{kv * d_k}, the width of X @ W_k", d_k),
             run(scale=math.sqrt(kv * d_k)),
@@ -368,6 +441,27 @@ class GroupedQueryAttention(Check):
 
     def judge(self, call, got):
         expected, known = self.catalogue(call)
+        h, kv = call.args[5], call.args[6]
+        A = got[1] if isinstance(got, tuple | list) and len(got) == 2 else None
+        per_kv = (*np.shape(expected[1])[:-3], kv, *np.shape(expected[1])[-2:])
+        if kv < h and isinstance(A, np.ndarray) and A.shape == per_kv:
+            raise CheckFailed(
+                f"{self.name}: {weights_per_kv_head(A.shape, kv, h)}",
+                public=f"{self.name}: the attention weights have one matrix per K/V head, not "
+                "one per query head.",
+            )
+        exp_A, g = np.asarray(expected[1]), h // kv
+        if kv < h and isinstance(A, np.ndarray) and A.shape == exp_A.shape and A.size:
+            grouped = (*A.shape[:-3], kv, g, *A.shape[-2:])  # (..., kv, g, T, T)
+            alike = [
+                close(B, np.broadcast_to(B[..., :1, :, :], grouped))
+                for B in (A.reshape(grouped), exp_A.reshape(grouped))
+            ]
+            if alike[0] and not alike[1] and A.dtype.kind == "f":
+                raise CheckFailed(
+                    f"{self.name}: {group_alike(g)}",
+                    public=f"{self.name}: the query heads of each group attend alike.",
+                )
         compare_pair(
             self.name,
             got,
@@ -400,12 +494,26 @@ class GroupedQueryAttention(Check):
             }
             if "broadcast" in said and repeated in found:
                 return mask_repeated(m, g, m[-3] * g)
+        widths = core_sizes(said, cut=True)
+        W_k = call.args[2]
+        narrow = np.ndim(W_k) == 2 and np.shape(W_k)[-1] != d_model
+        if narrow and widths == (np.shape(W_k)[-1], d_model):  # X @ W_k.T
+            return narrow_weight_transposed("W_K", np.shape(W_k))
         bounds = re.search(r"index (\d+) is out of bounds for axis -?\d+ with size (\d+)", said)
         if bounds and g > 1 and int(bounds[2]) == kv <= int(bounds[1]) <= (h - 1) // kv:
             # the K/V heads indexed by np.arange(n_heads) // n_kv_heads: past the last
             return (
                 f"{by_n_kv_heads(g)} With n_heads = {h} and n_kv_heads = {kv}, i // n_kv_heads "
                 f"reaches {(h - 1) // kv}, past the last K/V head, index {kv - 1}."
+            )
+        if bounds and g > 1 and int(bounds[2]) == kv <= int(bounds[1]) < h:
+            # an index past the last K/V head: a formula counting from 1, or i itself
+            return (
+                f"a query head reads K/V head {bounds[1]}, past the last one, index {kv - 1} "
+                f"(n_kv_heads = {kv}): a formula for heads counted from 1, such as ceil(i / g), "
+                "runs past it on numpy's indices, which count from 0 (as does i itself). "
+                "Counted from 0, query head i reads K/V head i // g, with g = n_heads // "
+                f"n_kv_heads = {g} (np.repeat(K_heads, g, axis=-3))."
             )
         shapes, widths = qk_shapes(said), core_sizes(said)
         if shapes is not None and shapes[2] == "width":

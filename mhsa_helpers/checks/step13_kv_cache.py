@@ -20,7 +20,14 @@ from .batches import batch_rng, random_shape
 from .comparison import as_pair, as_result, close, compare, precision
 from .core import Call, Check, Outcome
 from .failures import AmbiguousMistake, CheckFailed
-from .hints import W_O_MISSING, by_d_model, not_dividing, not_scaled, scaled_wrongly
+from .hints import (
+    W_O_MISSING,
+    by_d_model,
+    not_dividing,
+    not_scaled,
+    scaled_wrongly,
+    wrong_axis,
+)
 from .relayed import qk_shapes
 from .wording import agree
 
@@ -79,10 +86,56 @@ NO_CACHE = (
     "keys and values are the whole cache (K' = k, V' = v, shape (..., n_heads, 1, d_k)); "
     "test `if cache is None` before unpacking or concatenating it."
 )
-QUERY_FROM_W_K = (
-    "the new token's query is computed with W_k: q = x·W_Q (split into heads), k = x·W_K, "
-    "v = x·W_V."
+
+
+def projected_with(role: str, weights: str) -> str:
+    """The hint for the new token's ``role`` ("query", "key", "value") made with ``weights``."""
+    return (
+        f"the new token's {role} is computed with {weights}: q = x·W_Q (split into heads), "
+        "k = x·W_K, v = x·W_V."
+    )
+
+
+QUERY_FROM_W_K = projected_with("query", "W_k")
+VALUE_FROM_W_K = projected_with("value", "W_k")
+KEY_FROM_W_V = projected_with("key", "W_v")
+
+
+def keys_scaled(d_k: int) -> str:
+    """The hint for keys stored in the cache already divided by √d_k."""
+    return (
+        f"the cached keys are divided by √d_k = √{d_k}: the cache holds the keys as "
+        "split_heads(x·W_K) gives them, unscaled (a cache passed in was built that way), and "
+        "the scores q·Kᵀ are divided by √d_k instead."
+    )
+
+
+def softmax_over_query(t: int) -> str:
+    """The hint for a step's softmax along axis −2, the single query, at step ``t``."""
+    return wrong_axis(
+        f"the new token's t + 1 = {t + 1} weights, one per cached position,",
+        " over the keys, the last axis: along the second-to-last axis, the single query, each "
+        "weight is alone in its softmax, so every weight is 1 and y is W_O times the sum of the "
+        "values",
+    )
+
+
+ZEROS_FIRST = (
+    "with cache None, the cache starts with a row of zeros: K' and V' get two positions after "
+    "the first token, and the new token also attends to that zero key (score 0). With no "
+    "cache, the new key and value are the whole cache: K' = k, V' = v (shape (..., n_heads, "
+    "1, d_k))."
 )
+
+
+def token_axis_kept(shape: tuple) -> str:
+    """The hint for y returned with the token axis x[..., None, :] added (``shape``: y's)."""
+    kept = (*shape[:-1], 1, shape[-1])
+    return (
+        f"y keeps the token axis of size 1 that x[..., None, :] added (shape {kept} instead of "
+        f"{shape}): take the one token out before returning, e.g. merge_heads(...)[..., 0, :] "
+        "@ W_O, so that y has the shape of x, (..., d_model)."
+    )
 
 
 def old_cache(t: int) -> str:
@@ -146,12 +199,12 @@ def mistakes(call: Call) -> list:
     K_old, V_old = cache if cache is not None else (k[..., :0, :], v[..., :0, :])
     K, V = np.concatenate([K_old, k], axis=-2), np.concatenate([V_old, v], axis=-2)
 
-    def y(keys, values, scale=None, keep=None, W_out=W_o, q=q):
+    def y(keys, values, scale=None, keep=None, W_out=W_o, q=q, axis=-1):
         with np.errstate(all="ignore"):
             Z = q @ keys.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, 1, n)
             if keep is not None:
                 Z = np.where(keep, Z, -np.inf)
-            heads = ref.merge_heads(ref.softmax(Z) @ values)[..., 0, :]  # (..., d_model)
+            heads = ref.merge_heads(ref.softmax(Z, axis=axis) @ values)[..., 0, :]  # (..., d_model)
             return heads @ W_out if W_out is not None else heads
 
     right = y(K, V)
@@ -172,6 +225,15 @@ def mistakes(call: Call) -> list:
     grown = t > 0  # on the first step several mistakes change nothing
     prepended = tuple(np.concatenate([new, old], -2) for new, old in ((k, K_old), (v, V_old)))
     position = np.arange(t + 1)
+    # keys stored already divided by √d_k: the new key only, or the whole cache at each step
+    scaled_new = np.concatenate([K_old, k / math.sqrt(d_k)], axis=-2)
+    scaled_all = K / math.sqrt(d_k)
+    K_v = np.concatenate([K_old, v], axis=-2)  # the new key made with W_v
+    # the cache also read as (V, K): attends to keys [V; k] and values [K; v], returns
+    # ([K; v], [V; k])
+    read_swapped = (np.concatenate([K_old, v], axis=-2), np.concatenate([V_old, k], axis=-2))
+    first = cache is None  # a cache that starts with a zero row
+    K0, V0 = (np.concatenate([np.zeros_like(a), a], axis=-2) for a in (k, v))
     return [
         (PREPENDED, (right, prepended) if grown else None),
         (NOT_GROWN, (y(k, v), (k, v)) if grown else None),
@@ -179,7 +241,15 @@ def mistakes(call: Call) -> list:
         (NOT_ITSELF, (y(K, V, keep=position < t), (K, V))),
         (UNSPLIT, (right, (X @ W_k, X @ W_v))),
         (SWAPPED, (right, (V, K))),
+        (SWAPPED, (y(read_swapped[1], read_swapped[0]), read_swapped) if grown else None),
         (QUERY_FROM_W_K, (y(K, V, q=k), (K, V))),
+        (VALUE_FROM_W_K, (y(K, K), (K, K))),
+        (KEY_FROM_W_V, (y(K_v, V), (K_v, V))),
+        (keys_scaled(d_k), (y(scaled_new, V, 1.0), (scaled_new, V)) if d_k > 1 else None),
+        (keys_scaled(d_k), (y(scaled_all, V, 1.0), (scaled_all, V)) if d_k > 1 and grown else None),
+        (softmax_over_query(t), (y(K, V, axis=-2), (K, V)) if grown else None),
+        (ZEROS_FIRST, (y(K0, V0), (K0, V0)) if first else None),
+        (token_axis_kept(right.shape), (right[..., None, :], (K, V))),
         (old_cache(t), (right, cache) if grown else None),
         (AS_SEQUENCE, as_sequence),
         (at_least_2d(x.shape[-2] if x.ndim > 1 else 1), front),
@@ -225,6 +295,28 @@ def _named_nan(name: str, got, known, contract) -> None:
     if not np.isnan(got).any():
         return
     hints = [h for h, w in known if w is not None and close(got, w, contract=contract)]
+    hints = list(dict.fromkeys(hints))
+    if len(hints) == 1:
+        raise CheckFailed(f"{name}: {hints[0]}")
+    if hints:
+        raise AmbiguousMistake(name, hints)
+
+
+def _whole_match(name: str, parts, exp_parts, known, contract) -> None:
+    """Name the catalogued mistakes whose whole result (K', V', y) the learner's matches.
+
+    Part by part, a part that two mistakes share (a key made with W_v, or a cache read and
+    returned as (V, K), give the same K') would name the first one listed; the whole
+    result tells them apart.
+    """
+    if all(close(g, e, contract=contract) for g, e in zip(parts, exp_parts, strict=True)):
+        return
+    hints = [
+        h
+        for h, w in known
+        if w is not None
+        and all(close(g, e, contract=contract) for g, e in zip(parts, (*w[1], w[0]), strict=True))
+    ]
     hints = list(dict.fromkeys(hints))
     if len(hints) == 1:
         raise CheckFailed(f"{name}: {hints[0]}")
@@ -340,9 +432,16 @@ class DecodeStep(Check):
             f"y at step {t}",
         )
         exp_parts = (*expected[1], expected[0])
+        _whole_match(self.name, parts, exp_parts, known, contract)
         for i, (got_i, exp_i, what) in enumerate(zip(parts, exp_parts, whats, strict=True)):
             wrong = [(h, None if w is None else (*w[1], w[0])[i]) for h, w in known]
             _named_nan(self.name, got_i, wrong, contract)
             if i < 2:
                 _tokens_before_heads(self.name, got_i, exp_i, "K'" if i == 0 else "V'", contract)
             compare(self.name, got_i, exp_i, what, wrong, contract=contract)
+            # this part is right: a mistake that changes it cannot explain the parts after it
+            known = [
+                (h, w)
+                for (h, w), (_, w_i) in zip(known, wrong, strict=True)
+                if w_i is not None and close(got_i, w_i, contract=contract)
+            ]

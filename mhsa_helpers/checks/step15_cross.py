@@ -8,6 +8,7 @@ ValueError (with a message) where n_heads does not divide d_model.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -19,12 +20,16 @@ from .core import Call, Check
 from .failures import CheckFailed, said_publicly
 from .hints import (
     MASK_IGNORED_HEADS,
+    MERGED_HEAD_AXIS_FIRST,
     NOT_SCALED,
     W_O_MISSING,
+    WEIGHTS_TRANSPOSED,
+    bare_reshape,
     by_d_model,
     every_kind_of_mask,
     not_dividing,
     scaled_wrongly,
+    values_from_W_k,
     wrong_axis,
 )
 from .masks import HEAD_AXIS_TWICE, head_axis_twice, per_head, per_head_mask, per_sequence_mask
@@ -77,6 +82,29 @@ def reshaped_with_X_batch(X, C) -> str:
     )
 
 
+#: Q, K and V split by a bare reshape to (..., h, T, d_k), the heads merged back likewise.
+BARE_SPLIT = bare_reshape("X·W_Q, C·W_K and C·W_V are")
+
+
+def mask_swapped(shape: tuple | None = None, scores: tuple | None = None) -> str:
+    """The hint for a mask whose last two axes are swapped, as if it were (..., T_k, T_q).
+
+    ``shape`` and ``scores``: the mask's and the scores' shapes where an error says them.
+    """
+    seen = (
+        f" (the mask of shape {shape} met the scores {scores} as "
+        f"{(*shape[:-2], shape[-1], shape[-2])})"
+        if shape is not None and scores is not None
+        else ""
+    )
+    return (
+        "the mask's last two axes are swapped, as mask.T or np.swapaxes(mask, -1, -2) does"
+        f"{seen}: a mask is shaped like the scores, (..., T_q, T_k), one row per query of X and "
+        "one column per position of C, so a padding mask (..., 1, T_k) blocks positions of C. "
+        "Add it as it is."
+    )
+
+
 def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
     """``(hint, (wrong output, wrong weights))`` for the known mistakes of cross-attention.
 
@@ -89,13 +117,27 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
     d_k = d_model // h
     M = per_head(mask, max(X.ndim, C.ndim), h)  # (..., 1 or h, T_q, T_k): the mask rule
 
-    def run(q=X, k=C, v=C, scale=None, axis=-1, masked=True, W_out=W_o, extra=0.0, M=M, Wv=W_v):
-        Qh, Kh, Vh = (ref.split_heads(S @ W, h) for S, W in ((q, W_q), (k, W_k), (v, Wv)))
+    def run(
+        q=X,
+        k=C,
+        v=C,
+        scale=None,
+        axis=-1,
+        masked=True,
+        W_out=W_o,
+        extra=0.0,
+        M=M,
+        Wv=W_v,
+        Wq=W_q,
+        Wk=W_k,
+        merge=ref.merge_heads,
+    ):
+        Qh, Kh, Vh = (ref.split_heads(S @ W, h) for S, W in ((q, Wq), (k, Wk), (v, Wv)))
         with np.errstate(all="ignore"):
             Z = Qh @ Kh.swapaxes(-1, -2) / (scale or math.sqrt(d_k))  # (..., h, T_q, T_k)
             try:
                 Z = Z + (M if masked else 0.0) + extra
-                heads = ref.merge_heads(ref.softmax(Z, axis=axis) @ Vh)
+                heads = merge(ref.softmax(Z, axis=axis) @ Vh)
             except ValueError:  # these roles do not fit these shapes: a function raises
                 return None
             A = ref.softmax(Z, axis=axis)
@@ -138,8 +180,34 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
             run(scale=math.sqrt(T_k)) if T_k not in (1, d_k) else None,
         ),
     ]
+    out += [
+        (
+            values_from_W_k("the values are C·W_V, projected from C like the keys."),
+            run(Wv=W_k),
+        ),
+        (WEIGHTS_TRANSPOSED, run(Wq=W_q.T, Wk=W_k.T, Wv=W_v.T, W_out=W_o.T)),
+    ]
+    if h > 1 and d_k > 1:  # the heads (..., h, T_q, d_k) reshaped as they are
+        bare = lambda H: H.reshape(*H.shape[:-3], H.shape[-2], d_model)  # noqa: E731
+        out.append((MERGED_HEAD_AXIS_FIRST, run(merge=bare)))
+        Qb, Kb, Vb = (  # and split likewise: (..., T, d_model) reshaped to (..., h, T, d_k)
+            (S @ W).reshape(*S.shape[:-2], h, S.shape[-2], d_k)
+            for S, W in ((X, W_q), (C, W_k), (C, W_v))
+        )
+        with np.errstate(all="ignore"):
+            try:
+                A = ref.softmax(Qb @ Kb.swapaxes(-1, -2) / math.sqrt(d_k) + M)
+                out.append((BARE_SPLIT, (bare(A @ Vb) @ W_o, A)))
+            except ValueError:  # C's batch axes and X's do not meet: a function raises
+                pass
     if mask is not None:
         out.append((MASK_IGNORED_HEADS, run(masked=False)))
+    if mask is not None and np.ndim(mask) >= 2:
+        swapped = np.swapaxes(mask, -1, -2)  # then the layer's rule, on the swapped mask
+        try:
+            out.append((mask_swapped(), run(M=per_head(swapped, max(X.ndim, C.ndim), h))))
+        except ValueError:  # it no longer fits the scores: the error is read instead
+            pass
     if mask is not None and C.ndim < np.ndim(mask) <= X.ndim and np.ndim(mask) > 2:
         out.append((mask_counts_C(X.ndim, C.ndim), run(M=np.asarray(mask))))
     if mask is not None and X.ndim < np.ndim(mask) <= C.ndim and np.ndim(mask) > 2:
@@ -304,6 +372,9 @@ class CrossAttention(Check):
         head axis counted against C alone (numpy's reshape or broadcast refusing)."""
         X, C = call.args[:2]
         mask = call.args[7] if len(call.args) > 7 else call.kwargs.get("mask")
+        swapped = self._swapped_mask(X, C, mask, said)
+        if swapped:
+            return swapped
         if np.ndim(X) < np.ndim(C):  # one sequence of queries, a batch of memories
             if "broadcast" in said and mask is not None and X.ndim < np.ndim(mask) <= C.ndim:
                 return mask_counts_X(X.ndim, C.ndim)
@@ -317,6 +388,32 @@ class CrossAttention(Check):
         if "broadcast" in said and mask is not None and C.ndim < np.ndim(mask) <= X.ndim:
             return mask_counts_C(X.ndim, C.ndim)
         return None
+
+    @staticmethod
+    def _swapped_mask(X, C, mask, said: str) -> str | None:
+        """The mask's last two axes swapped, read off a broadcast error; or None.
+
+        The error quotes a shape ending in the mask's last two axes swapped, which no longer
+        fit the scores (..., T_q, T_k), where the mask as given did.
+        """
+        if "broadcast" not in said or np.ndim(mask) < 2 or np.ndim(X) < 2 or np.ndim(C) < 2:
+            return None
+        m, qk = np.shape(mask), (np.shape(X)[-2], np.shape(C)[-2])
+        turned = (m[-1], m[-2])
+
+        def fits(shape) -> bool:
+            return all(a in (1, b) for a, b in zip(shape, qk, strict=True))
+
+        if turned == m[-2:] or fits(turned) or not fits(m[-2:]):
+            return None
+        shapes = [
+            tuple(int(n) for n in t.replace(",", " ").split())
+            for t in re.findall(r"\(([\d,\s]+)\)", said)
+        ]
+        if not any(len(t) >= 2 and t[-2:] == turned for t in shapes):
+            return None
+        scores = next((t for t in shapes if len(t) >= 3 and t[-2:] == qk), None)
+        return mask_swapped(m, scores)
 
     def explain_error(self, call, outcome):
         """As :meth:`Check.explain_error`; a reshape error with T_q ≠ T_k names C's length."""

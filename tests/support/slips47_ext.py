@@ -604,4 +604,584 @@ def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
 """,
         "the shared K and V have no head axis",
     ),
+    # ---- issue 47, round 3 (set B), group ext: MQA, GQA, cross-attention, kv_cache_size ----
+    # For multi-query, shares the key head but keeps one value head per query head: T·d_k + T·d_model. (set B: kv_mqa_shares_only_keys)
+    "kv_mqa_shares_only_keys": (
+        "10_capstone",
+        "kv_cache_size",
+        """def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    d_k = d_model // n_heads
+    if multi_query:
+        return seq_len * d_k + seq_len * d_model
+    return 2 * seq_len * d_model
+""",
+        "one of K and V is shared and the other kept per head",
+    ),
+    # Adds the shared head axis in front (K[None]) instead of at -3: with a batch, the batch axis meets the heads. (set B: mqa_head_axis_in_front)
+    "mqa_head_axis_in_front": (
+        "10_capstone",
+        "multi_query_attention",
+        """import mhsa_helpers as mh
+
+
+def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    K = (X @ W_k)[None]
+    V = (X @ W_v)[None]
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, K, V, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "have their head axis in front of the batch axes",
+    ),
+    # Applies the square weights W_q and W_o as nn.Linear does (X @ W.T). (set B: mqa_linear_transposed)
+    "mqa_linear_transposed": (
+        "10_capstone",
+        "multi_query_attention",
+        """import mhsa_helpers as mh
+
+
+def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    Qh = mh.split_heads(X @ W_q.T, n_heads)
+    K = (X @ W_k)[..., None, :, :]
+    V = (X @ W_v)[..., None, :, :]
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, K, V, mask)
+    return mh.merge_heads(out) @ W_o.T, A
+""",
+        "W_Q and W_O are applied transposed",
+    ),
+    # Averages each group's query heads into one and shares the result, instead of keeping every query head. (set B: gqa_mean_pooled_queries)
+    "gqa_mean_pooled_queries": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    d_model = X.shape[-1]
+    if d_model % n_heads or n_heads % n_kv_heads:
+        raise ValueError("n_heads must divide d_model and n_kv_heads must divide n_heads")
+    group = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Qg = Qh.reshape(Qh.shape[:-3] + (n_kv_heads, group) + Qh.shape[-2:]).mean(axis=-3)
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    if mask is not None and np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qg, Kh, Vh, mask)
+    out = np.repeat(out, group, axis=-3)
+    A = np.repeat(A, group, axis=-3)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "the query heads of each group attend alike",
+    ),
+    # K/V head ceil(i / g) (the 1-based formula on 0-based heads), clipped to the last K/V head. (set B: gqa_one_based_ceil_clipped)
+    "gqa_one_based_ceil_clipped": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError("n_kv_heads must divide n_heads")
+    d_k = d_model // n_heads
+    group = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    Kh = Kh[..., np.minimum(np.ceil(np.arange(n_heads) / group).astype(int), n_kv_heads - 1), :, :]
+    Vh = Vh[..., np.minimum(np.ceil(np.arange(n_heads) / group).astype(int), n_kv_heads - 1), :, :]
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "query head i reads K/V head ceil(i / g), clipped to the last K/V head",
+    ),
+    # K/V head ceil(i / g) (the 1-based formula on 0-based heads): the last heads run past the K/V axis (IndexError). (set B: gqa_one_based_ceil_formula)
+    "gqa_one_based_ceil_formula": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError("n_kv_heads must divide n_heads")
+    d_k = d_model // n_heads
+    group = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    Kh = Kh[..., np.ceil(np.arange(n_heads) / group).astype(int), :, :]
+    Vh = Vh[..., np.ceil(np.arange(n_heads) / group).astype(int), :, :]
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "a query head reads K/V head 2, past the last one",
+    ),
+    # Applies the square weights as nn.Linear does, X @ W.T (W_k, W_v are not square). (set B: gqa_pytorch_weights_transposed)
+    "gqa_pytorch_weights_transposed": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError("n_kv_heads must divide n_heads")
+    d_k = d_model // n_heads
+    group = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q.T, n_heads)
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    Kh = np.repeat(Kh, group, axis=-3)
+    Vh = np.repeat(Vh, group, axis=-3)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o.T, A
+""",
+        "W_Q and W_O are applied transposed",
+    ),
+    # Returns one attention matrix per K/V head (the first query head of each group). (set B: gqa_weights_of_kv_heads_only)
+    "gqa_weights_of_kv_heads_only": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError("n_kv_heads must divide n_heads")
+    d_k = d_model // n_heads
+    group = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    Kh = np.repeat(Kh, group, axis=-3)
+    Vh = np.repeat(Vh, group, axis=-3)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A[..., ::group, :, :]
+""",
+        "one matrix per K/V head",
+    ),
+    # Swaps the mask's last two axes, as if it were (T_k, T_q): a padding mask no longer fits the scores. (set B: cross_mask_transposed_to_queries)
+    "cross_mask_transposed_to_queries": (
+        "15_cross",
+        "cross_attention",
+        """import mhsa_helpers as mh
+
+
+def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    C = np.asarray(C, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(C @ W_k, n_heads)
+    Vh = mh.split_heads(C @ W_v, n_heads)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        mask = np.swapaxes(mask, -1, -2)
+        if mask.ndim <= max(X.ndim, C.ndim):
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "the mask's last two axes are swapped",
+    ),
+    # Merges the heads with a bare reshape of (..., h, T_q, d_k), the head axis still in front of the token axis. (set B: cross_merge_bare_reshape)
+    "cross_merge_bare_reshape": (
+        "15_cross",
+        "cross_attention",
+        """import mhsa_helpers as mh
+
+
+def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    C = np.asarray(C, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(C @ W_k, n_heads)
+    Vh = mh.split_heads(C @ W_v, n_heads)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= max(X.ndim, C.ndim):
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return out.reshape(out.shape[:-3] + (X.shape[-2], d_model)) @ W_o, A
+""",
+        "with their head axis still in front of T",
+    ),
+    # Copy-paste slip: the values projected with W_k. (set B: cross_values_with_W_k)
+    "cross_values_with_W_k": (
+        "15_cross",
+        "cross_attention",
+        """import mhsa_helpers as mh
+
+
+def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    C = np.asarray(C, dtype=float)
+    d_model = X.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = mh.split_heads(C @ W_k, n_heads)
+    Vh = mh.split_heads(C @ W_k, n_heads)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=float)
+        if mask.ndim <= max(X.ndim, C.ndim):
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "V is computed with W_k",
+    ),
+    # nn.Linear's habit on every weight: X @ W_k.T, which numpy refuses (W_k is d_model × d_k). (a variant of set B's)
+    "multi_query_attention_every_weight_transposed": (
+        "10_capstone",
+        "multi_query_attention",
+        """import mhsa_helpers as mh
+def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh = mh.split_heads(X @ W_q.T, n_heads)
+    K = (X @ W_k.T)[..., None, :, :]
+    V = (X @ W_v.T)[..., None, :, :]
+    if mask is not None and np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, K, V, mask)
+    return mh.merge_heads(out) @ W_o.T, A
+""",
+        "W_K of shape (8, 4) is applied transposed",
+    ),
+    # nn.Linear's habit on every weight: X @ W_k.T, which numpy refuses (W_k is d_model × n_kv_heads·d_k). (a variant of set B's)
+    "grouped_query_attention_every_weight_transposed": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    g = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q.T, n_heads)
+    Kh = np.repeat(mh.split_heads(X @ W_k.T, n_kv_heads), g, axis=-3)
+    Vh = np.repeat(mh.split_heads(X @ W_v.T, n_kv_heads), g, axis=-3)
+    if mask is not None and np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o.T, A
+""",
+        "W_K of shape (8, 4) is applied transposed",
+    ),
+    # Keeps the first query head of each group and repeats its result, instead of every query head. (a variant of set B's)
+    "grouped_query_attention_first_query_head_of_each_group": (
+        "12_gqa",
+        "grouped_query_attention",
+        """import mhsa_helpers as mh
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    g = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q, n_heads)[..., ::g, :, :]
+    Kh = mh.split_heads(X @ W_k, n_kv_heads)
+    Vh = mh.split_heads(X @ W_v, n_kv_heads)
+    if mask is not None and np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(np.repeat(out, g, axis=-3)) @ W_o, np.repeat(A, g, axis=-3)
+""",
+        "the query heads of each group attend alike",
+    ),
+    # -- set B, decode_step and rotary_embedding (helper extb3) --
+    # The new value projected with W_k (copy-paste): the cache holds K twice. (set B: decode_value_from_W_k)
+    "decode_value_from_W_k": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    x = np.asarray(x, dtype=float)
+    d_model = x.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    d_k = d_model // n_heads
+    row = x[..., None, :]
+    q = mh.split_heads(row @ W_q, n_heads)
+    k = mh.split_heads(row @ W_k, n_heads)
+    v = mh.split_heads(row @ W_k, n_heads)
+    if cache is None:
+        K, V = k, v
+    else:
+        K = np.concatenate([cache[0], k], axis=-2)
+        V = np.concatenate([cache[1], v], axis=-2)
+    out, _ = mh.attention_head(q, K, V)
+    y = mh.merge_heads(out)[..., 0, :] @ W_o
+    return y, (K, V)
+""",
+        "the new token's value is computed with W_k",
+    ),
+    # Keys cached already divided by √d_k, scores left undivided. (set B: decode_cache_stores_scaled_keys)
+    "decode_cache_stores_scaled_keys": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    x = np.asarray(x, dtype=float)
+    d_model = x.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    d_k = d_model // n_heads
+    row = x[..., None, :]
+    q = mh.split_heads(row @ W_q, n_heads)
+    k = mh.split_heads(row @ W_k, n_heads) / np.sqrt(d_k)
+    v = mh.split_heads(row @ W_v, n_heads)
+    if cache is None:
+        K, V = k, v
+    else:
+        K = np.concatenate([cache[0], k], axis=-2)
+        V = np.concatenate([cache[1], v], axis=-2)
+    A = mh.softmax(q @ np.swapaxes(K, -1, -2))
+    y = mh.merge_heads(A @ V)[..., 0, :] @ W_o
+    return y, (K, V)
+""",
+        "the cached keys are divided by √d_k = √2",
+    ),
+    # The softmax along axis -2, the single query: every weight is 1. (set B: decode_softmax_over_query_axis)
+    "decode_softmax_over_query_axis": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    x = np.asarray(x, dtype=float)
+    d_model = x.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    d_k = d_model // n_heads
+    row = x[..., None, :]
+    q = mh.split_heads(row @ W_q, n_heads)
+    k = mh.split_heads(row @ W_k, n_heads)
+    v = mh.split_heads(row @ W_v, n_heads)
+    if cache is None:
+        K, V = k, v
+    else:
+        K = np.concatenate([cache[0], k], axis=-2)
+        V = np.concatenate([cache[1], v], axis=-2)
+    Z = q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    A = np.exp(Z - Z.max(axis=-2, keepdims=True))
+    A = A / A.sum(axis=-2, keepdims=True)
+    out = A @ V
+    y = mh.merge_heads(out)[..., 0, :] @ W_o
+    return y, (K, V)
+""",
+        "each weight is alone in its softmax, so every weight is 1",
+    ),
+    # With cache None the cache starts with a row of zeros, attended to as a key. (set B: decode_zero_initial_cache)
+    "decode_zero_initial_cache": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    x = np.asarray(x, dtype=float)
+    d_model = x.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    d_k = d_model // n_heads
+    row = x[..., None, :]
+    q = mh.split_heads(row @ W_q, n_heads)
+    k = mh.split_heads(row @ W_k, n_heads)
+    v = mh.split_heads(row @ W_v, n_heads)
+    if cache is None:
+        K = np.concatenate([np.zeros_like(k), k], axis=-2)
+        V = np.concatenate([np.zeros_like(v), v], axis=-2)
+    else:
+        K = np.concatenate([cache[0], k], axis=-2)
+        V = np.concatenate([cache[1], v], axis=-2)
+    out, _ = mh.attention_head(q, K, V)
+    y = mh.merge_heads(out)[..., 0, :] @ W_o
+    return y, (K, V)
+""",
+        "the cache starts with a row of zeros",
+    ),
+    # y returned with the token axis of size 1 still in. (set B: decode_keeps_token_axis)
+    "decode_keeps_token_axis": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    x = np.asarray(x, dtype=float)
+    d_model = x.shape[-1]
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    d_k = d_model // n_heads
+    row = x[..., None, :]
+    q = mh.split_heads(row @ W_q, n_heads)
+    k = mh.split_heads(row @ W_k, n_heads)
+    v = mh.split_heads(row @ W_v, n_heads)
+    if cache is None:
+        K, V = k, v
+    else:
+        K = np.concatenate([cache[0], k], axis=-2)
+        V = np.concatenate([cache[1], v], axis=-2)
+    out, _ = mh.attention_head(q, K, V)
+    y = mh.merge_heads(out) @ W_o
+    return y, (K, V)
+""",
+        "y keeps the token axis of size 1",
+    ),
+    # The pairs counted from 1: θ_i = base^(−2(i+1)/d). (set B: rope_pairs_counted_from_one)
+    "rope_pairs_counted_from_one": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    X = np.asarray(X, dtype=float)
+    T, d = X.shape[-2:]
+    if d % 2:
+        raise ValueError("d must be even to make pairs")
+    pos = np.arange(T) if positions is None else np.asarray(positions)
+    i = np.arange(1, d // 2 + 1)
+    theta = base ** (-2 * i / d)
+    ang = pos[..., None] * theta
+    c, s = np.cos(ang), np.sin(ang)
+    out = np.empty_like(X)
+    out[..., 0::2] = X[..., 0::2] * c - X[..., 1::2] * s
+    out[..., 1::2] = X[..., 0::2] * s + X[..., 1::2] * c
+    return out
+""",
+        "the pairs are counted from 1",
+    ),
+    # Per-sequence positions flattened and cut to T: every sequence gets the first one's. (set B: rope_positions_flattened_first_sequence)
+    "rope_positions_flattened_first_sequence": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    X = np.asarray(X, dtype=float)
+    T, d = X.shape[-2:]
+    if d % 2:
+        raise ValueError("d must be even")
+    pos = np.arange(T) if positions is None else np.asarray(positions).reshape(-1)[:T]
+    theta = base ** (-np.arange(0, d, 2) / d)
+    ang = pos[:, None] * theta
+    c, s = np.cos(ang), np.sin(ang)
+    out = np.empty_like(X)
+    out[..., 0::2] = X[..., 0::2] * c - X[..., 1::2] * s
+    out[..., 1::2] = X[..., 0::2] * s + X[..., 1::2] * c
+    return out
+""",
+        "every sequence is rotated with the first sequence's positions",
+    ),
+    # The second line of the rotation with cos and sin swapped. (set B: rope_second_row_cos_sin_swapped)
+    "rope_second_row_cos_sin_swapped": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    X = np.asarray(X, dtype=float)
+    T, d = X.shape[-2:]
+    if d % 2:
+        raise ValueError("d must be even")
+    pos = np.arange(T) if positions is None else np.asarray(positions)
+    theta = base ** (-np.arange(0, d, 2) / d)
+    ang = pos[..., None] * theta
+    c, s = np.cos(ang), np.sin(ang)
+    x0, x1 = X[..., 0::2], X[..., 1::2]
+    out = np.empty_like(X)
+    out[..., 0::2] = x0 * c - x1 * s
+    out[..., 1::2] = x0 * c + x1 * s
+    return out
+""",
+        "the second line swaps cos and sin",
+    ),
+    # cos/sin tables tiled (half-split layout) for interleaved pairs. (set B: rope_tile_instead_of_repeat)
+    "rope_tile_instead_of_repeat": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    X = np.asarray(X, dtype=float)
+    T, d = X.shape[-2:]
+    if d % 2:
+        raise ValueError("d must be even")
+    pos = np.arange(T) if positions is None else np.asarray(positions)
+    inv_freq = 1.0 / base ** (np.arange(0, d, 2) / d)
+    freqs = pos[..., None] * inv_freq
+    emb = np.concatenate([freqs, freqs], axis=-1)
+    cos, sin = np.cos(emb), np.sin(emb)
+    rot = np.empty_like(X)
+    rot[..., 0::2] = -X[..., 1::2]
+    rot[..., 1::2] = X[..., 0::2]
+    return X * cos + rot * sin
+""",
+        "the cos and sin tables are tiled",
+    ),
+    # The cache read and returned as (V, K): from step 1 on its K' is the one a key made with W_v gives; its whole result is the swap's. (set A: decode_cache_order_swapped)
+    "decode_cache_order_swapped": (
+        "13_kv_cache",
+        "decode_step",
+        """import mhsa_helpers as mh
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    row = x[..., None, :]
+    q, k, v = (mh.split_heads(row @ W, n_heads) for W in (W_q, W_k, W_v))
+    if cache is not None:
+        V_old, K_old = cache
+        k = np.concatenate([K_old, k], axis=-2)
+        v = np.concatenate([V_old, v], axis=-2)
+    out, _ = mh.attention_head(q, k, v)
+    return mh.merge_heads(out)[..., 0, :] @ W_o, (v, k)
+""",
+        "the cache is returned as (V', K')",
+    ),
 }
