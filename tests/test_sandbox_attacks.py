@@ -173,7 +173,8 @@ def tiled_attention(Q, K, V, block_size, causal=False):
     if block_size < 1:
         raise ValueError(f"block_size must be at least 1, but got {block_size}.")
     T_q, T_k = Q.shape[-2], K.shape[-2]
-    out = np.empty(Q.shape[:-1] + V.shape[-1:])
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    out = np.empty(lead + (T_q, V.shape[-1]))
     step = -(-T_q // 3)
     for r in range(0, T_q, step):
         S = Q[..., r:r + step, :] @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])

@@ -299,7 +299,8 @@ class TiledAttention(Check):
                 f"{V[-1]}, (..., T_q, d_v) = {(Q[-2], V[-1])}: "
                 "np.zeros((*batch, T_q, V.shape[-1]))."
             )
-        if lead == Q[:-2] or not any(w in said for w in ("non-broadcastable", "broadcast")):
+        sized = ("non-broadcastable output operand", "could not broadcast input array")
+        if lead == Q[:-2] or not any(w in said for w in sized):  # an array sized from Q
             return None
         return (
             "the running arrays (m, ℓ, O) are sized from Q's batch axes alone "

@@ -78,8 +78,10 @@ LOOPS = """
 def tiled_attention(Q, K, V, block_size, causal=False):
     if block_size < 1:
         raise ValueError("block_size must be a positive int.")
-    *lead, T_q, d_k = Q.shape
+    T_q, d_k = Q.shape[-2:]
     T_k, d_v = K.shape[-2], V.shape[-1]
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    Q, K, V = (np.broadcast_to(M, (*lead, *M.shape[-2:])) for M in (Q, K, V))
     out = np.zeros((*lead, T_q, d_v))
     for idx in np.ndindex(*lead):  # one batch element at a time
         q_all, k_all, v_all = Q[idx], K[idx], V[idx]
