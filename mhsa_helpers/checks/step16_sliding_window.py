@@ -31,13 +31,18 @@ LONG_WINDOW_NO_MASK = (
     "(all zeros): it is the causal mask, for a token still never sees the tokens after it; "
     "the window only drops keys further back than window − 1, and there are none."
 )
-#: A window as long as the sequence (or longer) capped at seq_len − 1: the last query loses key 0.
-CAPPED = (
-    "the window is capped at seq_len − 1 (min(window, seq_len - 1)): a window as long as the "
-    "sequence or longer (window ≥ seq_len) is the causal mask, for the window counts query i "
-    "itself, so the last query, seq_len − 1, sees all seq_len keys, key 0 included. Use the "
-    "window as it is (or cap it at seq_len, not seq_len − 1)."
-)
+
+
+def capped(T: int) -> str:
+    """The hint for a window capped at seq_len − 1: a window ≥ seq_len loses key 0 at the end."""
+    return (
+        "the window is capped at seq_len − 1 (min(window, seq_len - 1)): a window as long as the "
+        "sequence or longer (window ≥ seq_len) is the causal mask, for the window counts query i "
+        f"itself, so the last query, {T - 1}, sees all {T} keys, key 0 included. Use the window "
+        "as it is (or cap it at seq_len, not seq_len − 1)."
+    )
+
+
 LOOKS_AHEAD = (
     "the window looks ahead (rows and columns swapped): rows are queries i, columns keys j, "
     "and query i sees j from i − window + 1 up to i."
@@ -88,7 +93,7 @@ def mistakes(T: int, w: int) -> list:
             [(wraps_around(T, w), additive(allowed | (j - T >= i - w + 1)))] if 1 < w <= T else []
         ),
         # a window capped at T − 1: only where window ≥ T; at window = T it is ONE_TOO_FEW's
-        *([(CAPPED, additive((j <= i) & (j > i - (T - 1))))] if w >= T > 1 else []),
+        *([(capped(T), additive((j <= i) & (j > i - (T - 1))))] if w >= T > 1 else []),
         (BOOLEAN, allowed.copy()),
         (ZERO_ONE, (~allowed).astype(float)),
         (ZERO_TIMES_INF, np.where(allowed, np.nan, -np.inf)),
