@@ -412,8 +412,8 @@ class Check:
                     self.judge(call, outcome)
                 else:
                     self.judge(call, outcome.value)
-            except AmbiguousMistake as exc:
-                ambiguous = ambiguous or exc
+            except AmbiguousMistake as exc:  # the mistakes that this call, too, cannot tell apart
+                ambiguous = self.both(ambiguous, exc)
             except CheckFailed as exc:
                 said = mistake_key(str(exc))
                 if ambiguous is None or any(mistake_key(h) in said for h in ambiguous.hints):
@@ -455,6 +455,17 @@ class Check:
         if len(results) < len(calls):
             raise CheckFailed(f"{self.name}: the check stopped before all of its calls ran.")
         self.judge_all(calls, results)
+
+    def both(self, ambiguous: AmbiguousMistake | None, new: AmbiguousMistake) -> AmbiguousMistake:
+        """The mistakes that two ambiguous calls both name (by :func:`mistake_key`, whatever
+        numbers each hint quotes), in the first's words; the first's if they share none."""
+        if ambiguous is None:
+            return new
+        keys = {mistake_key(h) for h in new.hints}
+        hints = [h for h in ambiguous.hints if mistake_key(h) in keys]
+        if not hints or len(hints) == len(ambiguous.hints):
+            return ambiguous
+        return AmbiguousMistake(self.name, hints)
 
     def narrow(self, ambiguous: AmbiguousMistake, call: Call) -> AmbiguousMistake:
         """``ambiguous`` without the mistakes that ``call``, which the function passed, rules

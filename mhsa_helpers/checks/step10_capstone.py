@@ -67,7 +67,10 @@ def no_head_axis(
     (``K[None]``), which lines them up with the query heads just as none does; with
     ``front`` False they have none; with None (the values cannot tell) either.
     """
-    in_front = "in front of the batch axes (K[None] or np.expand_dims(K, 0))"
+    in_front = (
+        "in front of the batch axes (K[None], np.expand_dims(K, 0), or np.repeat(K[None], h, "
+        "axis=0))"
+    )
     what = {
         True: f"the shared K and V have their head axis {in_front}, not at -3",
         False: "the shared K and V have no head axis",
@@ -212,7 +215,8 @@ class MultiQueryAttention(Check):
             q_shape, k_shape = shapes[0], shapes[1]
             if k_shape == (*np.shape(X)[:-1], q_shape[-1]) and len(k_shape) > 2:
                 return no_head_axis(str(k_shape), str(q_shape), front=False)
-            if k_shape == (1, *np.shape(X)[:-1], q_shape[-1]) and len(k_shape) > 3:
+            front = k_shape[0] in (1, h) and k_shape[1:] == (*np.shape(X)[:-1], q_shape[-1])
+            if front and len(k_shape) > 3:  # K[None], or repeated h times along axis 0
                 return no_head_axis(str(k_shape), str(q_shape), front=True)
             return None
         if shapes is not None and shapes[2] == "width":
@@ -316,6 +320,14 @@ class KVCacheSize(Check):
                 f" That is T·d_k + T·d_model ({T * (d // h)} + {T * d}): one of K and V is shared "
                 "and the other kept per head. Multi-query shares both: one K head and one V "
                 f"head of width d_k = {d // h}, 2·T·d_k numbers."
+            )
+        elif got == 2 * T * (1 if mq else h) and d // h > 1 and (mq or h != d // h):
+            vectors = "2·T" if mq else "2·T·n_heads"
+            counted = "2·T·d_k" if mq else "2·T·n_heads·d_k, that is 2·T·d_model"
+            hint = (
+                f" That is {vectors}: it counts vectors (one row of K and one of V per token"
+                f"{'' if mq else ' and head'}), not numbers: each row is d_k = d_model // "
+                f"n_heads = {d // h} wide, so {counted}."
             )
         elif mq and h > 1 and got == 2 * T * h and h != d // h:
             hint = (

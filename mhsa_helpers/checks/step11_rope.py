@@ -8,7 +8,7 @@ from .. import reference as ref
 from .batches import random_shape
 from .comparison import as_result, close, compare, precision
 from .core import Call, Check
-from .failures import CheckFailed
+from .failures import CheckFailed, redact
 from .hints import matches_on_random
 from .wording import number
 
@@ -52,6 +52,16 @@ DEGREES = (
 LINSPACE = (
     "θ_i = base^(−2i/(d−2)), as np.linspace(0, 1, d // 2) gives, reaches base^(−1) at the last "
     "pair; the exponent is −2i/d (np.arange(0, d, 2) / d), which stops short of −1."
+)
+DOUBLED_EXPONENT = (
+    "the exponent is doubled, θ_i = base^(−4i/d): np.arange(0, d, 2) already is 2i (the even "
+    "features), so −2·np.arange(0, d, 2)/d counts the factor two twice. Use "
+    "−np.arange(0, d, 2)/d as it is: θ_i = base^(−2i/d)."
+)
+LAST_PAIR = (
+    "the last pair (the final two features of each token) is never rotated: the loop over the "
+    "pairs stops one short. Loop over every pair, range(d // 2), or rotate them all at once "
+    "with X[..., 0::2] and X[..., 1::2]."
 )
 INTEGER_EXPONENT = (
     "the exponent is taken with integer division, 2i // d, which is 0 for every pair, so "
@@ -97,6 +107,25 @@ def first_sequence_positions(sequences: int, T: int) -> str:
     )
 
 
+def angle_table(T: int, past_its_end: bool = False) -> str:
+    """The hint for angles looked up in a table of the positions 0 … T − 1 (arange(T)).
+
+    Indexed by ``positions % T``, a position p ≥ T wraps around to p mod T; indexed by the
+    positions themselves (``past_its_end``), it is past the table's end (IndexError).
+    """
+    what = (
+        "a position p ≥ T is past its end"
+        if past_its_end
+        else "wrapped around with positions % T, so a position p ≥ T turns as p mod T"
+    )
+    return (
+        f"the angles are looked up in a table of the positions 0 … T − 1 (arange(T), T = {T}), "
+        f"indexed by the positions given: {what}. A position can be any whole number (with "
+        "a KV cache, the next token's is T or more): compute the angles from the positions "
+        "themselves, positions[..., None] · θ."
+    )
+
+
 def theta_over_T(T: int, d: int) -> str:
     """The hint for θ_i = base^(−2i/T): the sequence length T where the size d belongs."""
     return (
@@ -110,6 +139,8 @@ def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     T, d = X.shape[-2:]
     pos = np.arange(T) if positions is None or how.get("ignore_positions") else positions
+    if how.get("wrapped"):  # an angle table of arange(T), looked up at positions % T
+        pos = np.asarray(pos) % T
     pos = np.asarray(pos, dtype=np.float64) + (1 if how.get("from_one") else 0)
     if how.get("first_sequence"):  # the first T of the flattened positions, for every sequence
         pos = pos.reshape(-1)[:T]
@@ -122,6 +153,7 @@ def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
         "linspace": -2 * i / max(d - 2, 1),
         "pairs_from_one": -2 * (i + 1) / d,
         "integer": -(2 * i // d),
+        "doubled": -4 * i / d,  # i = np.arange(0, d, 2), already 2i, doubled again
     }.get(how.get("exponent"), -2 * i / d)
     angle = pos[..., None] * b**exponent  # (..., T, d/2)
     if how.get("degrees"):
@@ -148,6 +180,8 @@ def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
         return np.concatenate([y0, y1], axis=-1)
     out = np.empty(X.shape)
     out[..., 0::2], out[..., 1::2] = y0, y1
+    if how.get("last_pair"):  # the loop over the pairs stops one short
+        out[..., -2:] = X[..., -2:]
     return out
 
 
@@ -167,6 +201,8 @@ def mistakes(X, positions=None, base=10000.0) -> list:
             np.broadcast_to(np.reshape(positions, -1)[:T], np.shape(X)[:-1]),
         )
     )
+    # positions past T that wrap around to others (p mod T) in an angle table of arange(T)
+    wraps = positions is not None and not np.array_equal(np.asarray(positions) % T, positions)
     return [
         (HALF_SPLIT, rope(X, positions, base, half_split=True)),
         (THETA_FROM_I, rope(X, positions, base, exponent="i")),
@@ -190,6 +226,9 @@ def mistakes(X, positions=None, base=10000.0) -> list:
         (SECOND_LINE_SWAPPED, rope(X, positions, base, second_swap=True)),
         (FIRST_LINE_SWAPPED, rope(X, positions, base, first_swap=True)),
         (TABLES_TILED, rope(X, positions, base, tiled=True) if d > 2 else None),
+        (DOUBLED_EXPONENT, rope(X, positions, base, exponent="doubled") if d > 2 else None),
+        (angle_table(T), rope(X, positions, base, wrapped=True) if wraps else None),
+        (LAST_PAIR, rope(X, positions, base, last_pair=True) if d > 2 else None),
     ]
 
 
@@ -287,8 +326,15 @@ class RotaryEmbedding(Check):
     def explain_error(self, call, outcome):
         """As :meth:`Check.explain_error`; a broadcast error with positions flattened (np.outer
         of per-batch positions) names the flattening."""
-        _, positions, _ = _args(call)
+        X, positions, _ = _args(call)
         error = outcome.error or ""
+        T = np.shape(X)[-2]
+        past = positions is not None and np.size(positions) and np.max(positions) >= T
+        if (outcome.code or "") == "raised:IndexError" and past and f"size {T}" in error:
+            return CheckFailed(
+                f"{self.name}: {angle_table(T, past_its_end=True)} ({error})",
+                public=f"{self.name}: {redact(angle_table(T, past_its_end=True))}",
+            )
         flat = np.ndim(positions) >= 2 and f"({np.size(positions)}," in error.replace(" ", "")
         if (outcome.code or "") == "raised:ValueError" and "broadcast" in error and flat:
             shape, n = np.shape(positions), np.size(positions)

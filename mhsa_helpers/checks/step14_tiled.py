@@ -117,6 +117,13 @@ BLOCK_OWN_SUM = (
     "divide O by ℓ once, after the last block."
 )
 
+OLD_MAX_OUTPUT = (
+    "the block's exp(S − m) added to the running output O is taken against the old maximum "
+    "m_old, while the running sum ℓ takes it against the new one, so O and ℓ weigh the block "
+    "differently (and on the first block, where m_old = −∞ is taken as 0, exp(S) itself can "
+    "overflow). Rescale O by exp(m_old − m_new), then add exp(S − m_new)·V, as for ℓ."
+)
+
 
 def by_block_length(b: int, d_k: int) -> str:
     """The hint for each block's scores divided by the square root of the block's length."""
@@ -204,7 +211,9 @@ def variant(Q, K, V, b, causal=False, **mistake):
             elif mistake.get("inverted"):  # exp(m_new - m_old): inf · 0 on the first block
                 r = np.exp(shift - m)
             l = (l if mistake.get("sum") else l * r) + P.sum(axis=-1, keepdims=True)
-            if mistake.get("out") == "new":  # the new block rescaled instead of O
+            if mistake.get("old_max"):  # O's share against the old maximum (0 before any)
+                O = O * r + np.exp(S - np.where(np.isneginf(m), 0.0, m)) @ V[..., s:e, :]
+            elif mistake.get("out") == "new":  # the new block rescaled instead of O
                 O = O + P @ V[..., s:e, :] * r
             else:
                 O = (O if mistake.get("out") else O * r) + P @ V[..., s:e, :]
@@ -407,6 +416,7 @@ class TiledAttention(Check):
             (OUTPUT_NOT_RESCALED, variant(Q, K, V, b, causal, out=True)),
             (NEITHER_RESCALED, variant(Q, K, V, b, causal, sum=True, out=True)),
             (NEW_BLOCK_RESCALED, variant(Q, K, V, b, causal, out="new")),
+            (OLD_MAX_OUTPUT, variant(Q, K, V, b, causal, old_max=True)),
             (BLOCK_MAXIMUM, variant(Q, K, V, b, causal, block_max=True)),
             (INVERTED, variant(Q, K, V, b, causal, inverted="guarded")),
             (INVERTED_FIRST, None if close(first_nan, no_shift) else first_nan),
@@ -459,11 +469,12 @@ class TiledAttention(Check):
     def verdict(self, calls, outcomes):
         """As :meth:`Check.verdict`; an overflow on scores of hundreds names the missing shift,
         unless its value is a block's own maximum taken for the running one (which overflows in
-        the rescale instead: :meth:`Check.judge_warned` names it from the value)."""
+        the rescale instead) or the output's exponentials taken against the old maximum (exp(S)
+        on the first block): :meth:`Check.judge_warned` names those from the value."""
         renamed = []
         for call, outcome in zip(calls, outcomes, strict=False):
             error = outcome.error or ""
-            if "RuntimeWarning: overflow" in error and not self._block_maximum(call, outcome):
+            if "RuntimeWarning: overflow" in error and not self._named_by_value(call, outcome):
                 outcome = Outcome(error=f"{self.name}: {NO_SHIFT} ({error})")
             renamed.append(outcome)
         super().verdict(calls, renamed)
@@ -494,16 +505,21 @@ class TiledAttention(Check):
                 )
         super().judge_warned(call, outcome)
 
-    def _block_maximum(self, call, outcome) -> bool:
-        """Whether an overflowing call's value is that of :data:`BLOCK_MAXIMUM`."""
+    def _named_by_value(self, call, outcome) -> bool:
+        """Whether an overflowing call's value is that of :data:`BLOCK_MAXIMUM` or of
+        :data:`OLD_MAX_OUTPUT`."""
         if outcome.value is None or call.memory or call.raises is not None:
             return False
         Q, K, V, b = call.args
-        wrong = variant(Q, K, V, b, call.kwargs.get("causal", False), block_max=True)
+        causal = call.kwargs.get("causal", False)
         try:
-            return close(_floating(self.name, outcome.value, "the output"), wrong)
+            got = _floating(self.name, outcome.value, "the output")
         except CheckFailed:  # not floats: the verdict says so
             return False
+        return any(
+            close(got, variant(Q, K, V, b, causal, **{slip: True}))
+            for slip in ("block_max", "old_max")
+        )
 
     def judge(self, call, got):
         if call.memory:

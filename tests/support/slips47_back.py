@@ -747,4 +747,55 @@ def attention_head_backward(Q, K, V, dOut, mask=None):
 """,
         "shifted by the old running maximum",
     ),
+    # --- set C (round 4) ---
+    # The block's exponentials for O taken against the old maximum (0 before any block), those for ℓ against the new one. (set C: tiled_exp_against_old_max)
+    "tiled_exp_against_old_max": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if int(block_size) != block_size or block_size < 1:
+        raise ValueError("block_size must be a positive integer")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError("causal needs T_q == T_k")
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full(lead + (T_q, 1), -np.inf)
+    l = np.zeros(lead + (T_q, 1))
+    O = np.zeros(lead + (T_q, V.shape[-1]))
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > np.arange(T_q)[:, None], -np.inf, S)
+        m_old = np.where(np.isinf(m), 0.0, m)
+        P = np.exp(S - m_old)                        # against the old maximum
+        m_new = np.maximum(m, S.max(-1, keepdims=True))
+        shift = np.where(np.isinf(m_new), 0.0, m_new)
+        r = np.exp(m_old - shift)
+        l = r * l + P.sum(-1, keepdims=True) * np.exp(m_old - shift) * 0 + P.sum(-1, keepdims=True) * 0 + np.exp(S - shift).sum(-1, keepdims=True)
+        O = r * O + P @ V[..., s:e, :]
+        m = m_new
+    return np.divide(O, l, out=np.zeros_like(O), where=l > 0)
+""",
+        "the block's exp(S − m) added to the running output O is taken against the old maximum",
+    ),
+    # The same slip in the loop above: O's share of the block computed before the maximum is updated.
+    "tiled_output_share_before_new_maximum": (
+        "14_tiled",
+        "tiled_attention",
+        _TILED_START
+        + _TILED_LOOP.replace(
+            "        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))\n",
+            "        PV = np.exp(S - np.where(np.isfinite(m), m, 0.0)) @ V[..., s:s + block_size, :]\n"
+            "        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))\n",
+        )
+        .replace(
+            "        O = O * r + P @ V[..., s:s + block_size, :]\n",
+            "        O = O * r + PV\n",
+        )
+        .format(scale="np.sqrt(d_k)", end="O / l"),
+        "is taken against the old maximum m_old, while the running sum ℓ takes it against the new one",
+    ),
 }

@@ -1184,4 +1184,169 @@ def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
 """,
         "the cache is returned as (V', K')",
     ),
+    # --- set C (round 4) ---
+    # Takes i from np.arange(0, d, 2) (already 2i) and still writes 2*i/d: the exponent is 4i/d. (set C: rope_exponent_double_counted)
+    "rope_exponent_double_counted": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    X = np.asarray(X, dtype=float)
+    d = X.shape[-1]
+    if d % 2:
+        raise ValueError("d must be even")
+    pos = np.arange(X.shape[-2]) if positions is None else np.asarray(positions)
+    i = np.arange(0, d, 2)            # already 2i
+    theta = base ** (-2 * i / d)      # ... and doubled again
+    ang = pos[..., None] * theta
+    c, s = np.cos(ang), np.sin(ang)
+    x0, x1 = X[..., 0::2], X[..., 1::2]
+    out = np.empty_like(X)
+    out[..., 0::2] = x0 * c - x1 * s
+    out[..., 1::2] = x0 * s + x1 * c
+    return out
+""",
+        "the exponent is doubled, θ_i = base^(−4i/d): np.arange(0, d, 2) already is 2i",
+    ),
+    # The same slip written as inverse frequencies, 1 / base**(2·(2i)/d), with the half-split-free interleaved rotation.
+    "rope_exponent_doubled_inverse_frequencies": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    T, d = X.shape[-2:]
+    if d % 2 != 0:
+        raise ValueError(f"d must be even, got {d}")
+    if positions is None:
+        positions = np.arange(T)
+    inv_freq = 1.0 / base ** (2 * np.arange(0, d, 2) / d)
+    angles = np.asarray(positions, dtype=float)[..., None] * inv_freq
+    out = np.array(X, dtype=np.result_type(X, np.float32), copy=True)
+    out[..., 0::2] = X[..., 0::2] * np.cos(angles) - X[..., 1::2] * np.sin(angles)
+    out[..., 1::2] = X[..., 0::2] * np.sin(angles) + X[..., 1::2] * np.cos(angles)
+    return out
+""",
+        "the exponent is doubled",
+    ),
+    # An angle table for positions 0..T-1 only (a cached sin/cos table habit), looked up at positions % T. (set C: rope_positions_as_index_into_T)
+    "rope_positions_as_index_into_T": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    X = np.asarray(X, dtype=float)
+    T, d = X.shape[-2:]
+    if d % 2:
+        raise ValueError("d must be even")
+    theta = base ** (-np.arange(0, d, 2) / d)
+    ang = np.arange(T)[:, None] * theta
+    if positions is not None:
+        ang = ang[np.asarray(positions) % T]   # look the angle table up
+    c, s = np.cos(ang), np.sin(ang)
+    x0, x1 = X[..., 0::2], X[..., 1::2]
+    out = np.empty_like(X)
+    out[..., 0::2] = x0 * c - x1 * s
+    out[..., 1::2] = x0 * s + x1 * c
+    return out
+""",
+        "wrapped around with positions % T, so a position p ≥ T turns as p mod T",
+    ),
+    # The cos and sin tables built for the T positions of the sequence and indexed by the positions given: IndexError past T.
+    "rope_cos_sin_cache_indexed_by_positions": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    T, d = X.shape[-2:]
+    if d % 2:
+        raise ValueError(f"d must be even, got {d}")
+    freqs = base ** (-np.arange(0, d, 2) / d)
+    table = np.outer(np.arange(T), freqs)       # cached angles, one row per position
+    cos_cache, sin_cache = np.cos(table), np.sin(table)
+    idx = np.arange(T) if positions is None else np.asarray(positions)
+    cos, sin = cos_cache[idx], sin_cache[idx]
+    x_even, x_odd = X[..., 0::2], X[..., 1::2]
+    out = np.empty(np.shape(X), dtype=np.result_type(X, np.float32))
+    out[..., 0::2] = x_even * cos - x_odd * sin
+    out[..., 1::2] = x_even * sin + x_odd * cos
+    return out
+""",
+        "the angles are looked up in a table of the positions 0 … T − 1 (arange(T), T = 5), indexed by the positions given: a position p ≥ T is past its end",
+    ),
+    # Loops over the pairs with range(d // 2 - 1): the last pair is never rotated. (set C: rope_loop_misses_last_pair)
+    "rope_loop_misses_last_pair": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    X = np.asarray(X, dtype=float)
+    d = X.shape[-1]
+    if d % 2:
+        raise ValueError("d must be even")
+    pos = np.arange(X.shape[-2]) if positions is None else np.asarray(positions)
+    out = X.copy()
+    for i in range(d // 2 - 1):
+        ang = pos * base ** (-2 * i / d)
+        c, s = np.cos(ang), np.sin(ang)
+        a, b = X[..., 2 * i], X[..., 2 * i + 1]
+        out[..., 2 * i] = a * c - b * s
+        out[..., 2 * i + 1] = a * s + b * c
+    return out
+""",
+        "the last pair (the final two features of each token) is never rotated",
+    ),
+    # The same slip over the features: range(0, d - 2, 2) stops before the last pair.
+    "rope_feature_loop_stops_before_last_pair": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    T, d = X.shape[-2:]
+    if d % 2:
+        raise ValueError(f"d must be even, got {d}")
+    p = np.arange(T) if positions is None else np.asarray(positions)
+    out = np.array(X, dtype=np.result_type(X, np.float32))
+    for j in range(0, d - 2, 2):
+        angle = p * base ** (-j / d)
+        out[..., j] = X[..., j] * np.cos(angle) - X[..., j + 1] * np.sin(angle)
+        out[..., j + 1] = X[..., j] * np.sin(angle) + X[..., j + 1] * np.cos(angle)
+    return out
+""",
+        "the last pair (the final two features of each token) is never rotated",
+    ),
+    # Adds and repeats the head axis at position 0: right for one sequence, in front of the batch axes with a batch. (set C: mqa_repeat_on_axis0)
+    "mqa_repeat_on_axis0": (
+        "10_capstone",
+        "multi_query_attention",
+        """import mhsa_helpers as mh
+def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    Q = mh.split_heads(X @ W_q, n_heads)
+    K = np.repeat((X @ W_k)[None], n_heads, axis=0)   # one copy per head
+    V = np.repeat((X @ W_v)[None], n_heads, axis=0)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if 2 < mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Q, K, V, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "the shared K and V have their head axis in front of the batch axes (K[None], np.expand_dims(K, 0), or np.repeat(K[None], h, axis=0))",
+    ),
+    # Counts vectors per head instead of numbers: 2*T*h for multi-head and 2*T for multi-query. (set C: kv_heads_not_width)
+    "kv_heads_not_width": (
+        "10_capstone",
+        "kv_cache_size",
+        """def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):
+    if d_model % n_heads:
+        raise ValueError("n_heads must divide d_model")
+    return 2 * seq_len * (1 if multi_query else n_heads)
+""",
+        "That is 2·T·n_heads: it counts vectors (one row of K and one of V per token and head), not numbers: each row is d_k = d_model // n_heads = 4 wide",
+    ),
+    # Right for multi-head, but the shared head counted as one number per token for K and V.
+    "kv_multi_query_counts_rows": (
+        "10_capstone",
+        "kv_cache_size",
+        """def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):
+    if multi_query:
+        return 2 * seq_len          # one K and one V per token
+    return 2 * seq_len * d_model
+""",
+        "That is 2·T: it counts vectors (one row of K and one of V per token), not numbers",
+    ),
 }
