@@ -20,6 +20,7 @@ def mistakes(T: int, d: int) -> list:
     sin_even = np.where(col % 2 == 0, np.sin(angle), np.cos(angle))
     by_col = pos / 10000 ** (col / d)
     by_pair = pos / 10000 ** ((col // 2) / d)  # the pair's index i, without the 2
+    doubled = pos / 10000 ** (2 * pair / d)  # 2·j with j already 2i: the exponent 4i/d_model
     shifted = (pos + 1) / 10000 ** (pair / d)
     whole = pos / 10000.0 ** (pair // d)  # 2i // d_model: 0 for every pair, frequency 1
     times = pos * 10000.0 ** (pair / d)  # the position multiplied, not divided
@@ -50,6 +51,13 @@ def mistakes(T: int, d: int) -> list:
             "pos/10000**(2i/d_model), with i the pair's index (0, 1, 2, …), so the exponent is "
             "2i/d_model, not i/d_model.",
             np.where(col % 2 == 0, np.sin(by_pair), np.cos(by_pair)),
+        ),
+        (
+            "the exponent is doubled, 4i/d_model: a loop over the even columns "
+            "(j in range(0, d_model, 2), or np.arange(0, d_model, 2)) already gives j = 2i, so "
+            "the exponent is j/d_model, not 2·j/d_model; the angle of columns 2i and 2i+1 is "
+            "pos/10000**(2i/d_model).",
+            np.where(col % 2 == 0, np.sin(doubled), np.cos(doubled)),
         ),
         (
             "positions start at 0, not 1.",

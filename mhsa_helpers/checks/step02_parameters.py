@@ -235,6 +235,15 @@ def _named_bound(b: float, d_in: int, d_out: int) -> str:
             " = sqrt(6 / (d_in * d_out)): the sizes are multiplied under the root, where "
             "Glorot's bound adds them",
         ),
+        (
+            1 / math.sqrt(d_in),
+            f", which is 1/√d_in (d_in = {d_in}), the default bound of PyTorch's nn.Linear, not "
+            "Glorot's" + both,
+        ),
+        (
+            1 / math.sqrt(d_out),
+            f", which is 1/√d_out (d_out = {d_out}), a bound from one size only" + both,
+        ),
         (1.0, ": rng.uniform(-1, 1) is not scaled"),
         (
             6 / math.sqrt(d_in + d_out),

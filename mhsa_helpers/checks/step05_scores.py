@@ -34,7 +34,18 @@ def mistakes(Q, K, d_model: int | None = None) -> list:
             K @ Q.swapaxes(-1, -2) / math.sqrt(d_k) if T_q == T_k else None,
         ),
     ]
-    if T_q != T_k:
+    front = Q.shape[1] if Q.ndim > 2 else None  # d_k read from the front: Q.shape[1]
+    if front is not None and front not in (1, d_k):  # 1: not scaled at all
+        out.append(
+            (
+                f"the scores are divided by √{front}, the size of Q's axis 1 (Q.shape[1], "
+                "len(Q[0])), not by √d_k: d_k is the size of Q's last axis (Q.shape[-1], here "
+                f"{d_k}). Q.shape[1] is d_k only for a 2-D Q: once batch axes are in front it "
+                "is the token count T_q (or a batch or head count).",
+                raw / math.sqrt(front),
+            )
+        )
+    if T_q != T_k and front != T_q:
         out.append(
             (
                 f"the scores are divided by √T_q = √{T_q}; divide by √d_k = √{d_k}.",

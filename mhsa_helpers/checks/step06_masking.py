@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .. import reference as ref
@@ -132,6 +134,18 @@ ONE_INT = (
 )
 
 
+def _lengths_as_they_are(lengths, T: int, said: str) -> bool:
+    """Whether ``said`` is numpy's broadcast error of the key positions, shape (T,) or (1, T),
+    against the lengths with their own shape: the lengths used as if they were one int."""
+    if np.ndim(lengths) == 0 or "could not be broadcast" not in said:
+        return False
+    shapes = {
+        tuple(int(n) for n in found.split(",") if n.strip())
+        for found in re.findall(r"\(([\d,\s]*)\)", said)
+    }
+    return np.shape(lengths) in shapes and bool(shapes & {(T,), (1, T)})
+
+
 class CausalMask(Check):
     name = "causal_mask"
     passed = "0 on and below the diagonal, −∞ above it."
@@ -256,13 +270,20 @@ class PaddingMask(Check):
                 f">= np.asarray(lengths)[..., None, None] ({outcome.error})",
                 public=f"{self.name} fails on lengths with more than one axis.",
             )
-        if one_int and np.ndim(lengths) > 0:
+        unshaped = code.startswith("raised:") and _lengths_as_they_are(lengths, T, said)
+        if (one_int or unshaped) and np.ndim(lengths) > 0:
             shape = (*np.shape(lengths), 1, T)
+            why = (
+                f"np.arange(seq_len) compared with the lengths as they are pairs {T} key "
+                f"positions with {np.size(lengths)} lengths, shapes that do not broadcast"
+                if unshaped
+                else "a slice m[:, lengths:], range(lengths) or `if j >= lengths` takes a "
+                "single number"
+            )
             return CheckFailed(
                 f"{self.name}: it works for one int length only, but lengths may be an array, "
                 f"one length per sequence (here shape {np.shape(lengths)}, giving a mask of "
-                f"shape lengths.shape + (1, seq_len) = {shape}): a slice m[:, lengths:], "
-                "range(lengths) or `if j >= lengths` takes a single number. Compare every key "
+                f"shape lengths.shape + (1, seq_len) = {shape}): {why}. Compare every key "
                 "position with every length at once: np.arange(seq_len) >= "
                 f"np.asarray(lengths)[..., None, None] ({outcome.error})",
                 public=f"{self.name} works for one int length only, not for an array of lengths.",

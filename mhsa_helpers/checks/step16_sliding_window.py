@@ -31,6 +31,18 @@ LONG_WINDOW_NO_MASK = (
     "(all zeros): it is the causal mask, for a token still never sees the tokens after it; "
     "the window only drops keys further back than window − 1, and there are none."
 )
+
+
+def capped(T: int) -> str:
+    """The hint for a window capped at seq_len − 1: a window ≥ seq_len loses key 0 at the end."""
+    return (
+        "the window is capped at seq_len − 1 (min(window, seq_len - 1)): a window as long as the "
+        "sequence or longer (window ≥ seq_len) is the causal mask, for the window counts query i "
+        f"itself, so the last query, {T - 1}, sees all {T} keys, key 0 included. Use the window "
+        "as it is (or cap it at seq_len, not seq_len − 1)."
+    )
+
+
 LOOKS_AHEAD = (
     "the window looks ahead (rows and columns swapped): rows are queries i, columns keys j, "
     "and query i sees j from i − window + 1 up to i."
@@ -80,6 +92,8 @@ def mistakes(T: int, w: int) -> list:
         *(  # M[i, j] = 0 for j from i − window + 1: a negative j opens key T + j
             [(wraps_around(T, w), additive(allowed | (j - T >= i - w + 1)))] if 1 < w <= T else []
         ),
+        # a window capped at T − 1: only where window ≥ T; at window = T it is ONE_TOO_FEW's
+        *([(capped(T), additive((j <= i) & (j > i - (T - 1))))] if w >= T > 1 else []),
         (BOOLEAN, allowed.copy()),
         (ZERO_ONE, (~allowed).astype(float)),
         (ZERO_TIMES_INF, np.where(allowed, np.nan, -np.inf)),
@@ -157,11 +171,16 @@ class SlidingWindowMask(Check):
             # no mask, or a symmetric band: alike here; a shorter window (which the check
             # narrows with, Check.narrow) tells them apart
             raise AmbiguousMistake(self.name, [LONG_WINDOW_NO_MASK, NOT_CAUSAL])
+        hints = []  # the mistakes whose mask this is, each once
         for hint, wrong in known:
-            if wrong is None or wrong.dtype == bool:
+            if wrong is None or wrong.dtype == bool or hint in hints:
                 continue
             if _array_equal(got, wrong, equal_nan=bool(np.isnan(wrong).any())):
-                raise CheckFailed(f"{self.name}({T}, {w}): {hint}")
+                hints.append(hint)
+        if len(hints) > 1:  # alike on this input: a later one (Check.narrow) tells them apart
+            raise AmbiguousMistake(self.name, hints)
+        if hints:
+            raise CheckFailed(f"{self.name}({T}, {w}): {hints[0]}")
         if np.isin(got, (0.0, 1.0)).all():
             raise CheckFailed(f"{self.name}({T}, {w}): {ZERO_ONE}")
         rule = "differs from 0 where i − window < j ≤ i and −∞ elsewhere"

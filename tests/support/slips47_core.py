@@ -885,4 +885,114 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
 """,
         "one head runs over all d_model columns (scaled by √d_k = √2)",
     ),
+    # set C: the loop index j runs over the even columns, already 2i, and the exponent doubles it
+    "pe_exponent_2j": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    PE = np.zeros((seq_len, d_model))
+    pos = np.arange(seq_len)[:, None]
+    for j in range(0, d_model, 2):
+        ang = pos[:, 0] / 10000 ** (2 * j / d_model)     # j is already 2i
+        PE[:, j] = np.sin(ang)
+        if j + 1 < d_model:
+            PE[:, j + 1] = np.cos(ang)
+    return PE
+""",
+        "the exponent is doubled, 4i/d_model",
+    ),
+    # the same slip vectorised: np.arange(0, d_model, 2) is 2i, and it is doubled again
+    "pe_exponent_2j_arange": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    pos = np.arange(seq_len)[:, None]
+    two_i = np.arange(0, d_model, 2)
+    angle = pos / np.power(10000.0, 2 * two_i / d_model)
+    PE = np.zeros((seq_len, d_model))
+    PE[:, 0::2] = np.sin(angle)
+    PE[:, 1::2] = np.cos(angle[:, : d_model // 2])
+    return PE
+""",
+        "the exponent is j/d_model, not 2·j/d_model",
+    ),
+    # set C: the lengths compared with np.arange(seq_len) as they are: fine for an int only
+    "pad_int_only": (
+        "06_masking",
+        "padding_mask",
+        """def padding_mask(lengths, seq_len):
+    row = np.where(np.arange(seq_len) < lengths, 0.0, -np.inf)
+    return row[None, :]
+""",
+        "compared with the lengths as they are pairs 6 key positions with 3 lengths",
+    ),
+    # the same, written with the key row first: shapes (1, 6) and (3,) do not broadcast
+    "pad_int_only_row_first": (
+        "06_masking",
+        "padding_mask",
+        """def padding_mask(lengths, seq_len):
+    keys = np.arange(seq_len)[None, :]
+    return np.where(keys >= lengths, -np.inf, 0.0)
+""",
+        "it works for one int length only, but lengths may be an array",
+    ),
+    # set C: the window capped at seq_len - 1, so a window as long as the sequence loses key 0
+    "swm_window_capped_at_seq_len_minus_one": (
+        "16_sliding_window",
+        "sliding_window_mask",
+        """def sliding_window_mask(seq_len, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    w = min(window, seq_len - 1)                 # a window cannot be longer than the past
+    i = np.arange(seq_len)[:, None]
+    j = np.arange(seq_len)[None, :]
+    return np.where((j <= i) & (j > i - w), 0.0, -np.inf)
+""",
+        "the window is capped at seq_len − 1",
+    ),
+    # the same cap written as a condition, in a loop over the queries
+    "swm_window_capped_loop": (
+        "16_sliding_window",
+        "sliding_window_mask",
+        """def sliding_window_mask(seq_len, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    if window >= seq_len:
+        window = seq_len - 1
+    M = np.full((seq_len, seq_len), -np.inf)
+    for i in range(seq_len):
+        M[i, max(0, i - window + 1) : i + 1] = 0.0
+    return M
+""",
+        "a window as long as the sequence or longer (window ≥ seq_len) is the causal mask",
+    ),
+    # set C: PyTorch nn.Linear's default bound 1/sqrt(d_in) for Glorot's
+    "iw_pytorch_linear_bound": (
+        "02_parameters",
+        "init_weights",
+        """def init_weights(d_in, d_out, rng):
+    bound = 1.0 / np.sqrt(d_in)                     # nn.Linear's default
+    return rng.uniform(-bound, bound, size=(d_in, d_out))
+""",
+        "which is 1/√d_in (d_in = 200), the default bound of PyTorch's nn.Linear",
+    ),
+    # set C: d_k read as Q.shape[1], which is T_q once a batch axis is in front
+    "scores_d_k_from_shape_1": (
+        "05_scores",
+        "attention_scores",
+        """def attention_scores(Q, K):
+    d_k = Q.shape[1]
+    return np.matmul(Q, np.swapaxes(K, -1, -2)) / np.sqrt(d_k)
+""",
+        "the size of Q's axis 1 (Q.shape[1], len(Q[0])), not by √d_k",
+    ),
+    # the same slip with len(Q[0]): the length of Q's first row, T_q for a batch
+    "scores_d_k_from_len_of_first": (
+        "05_scores",
+        "attention_scores",
+        """def attention_scores(Q, K):
+    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(len(Q[0]))
+""",
+        "once batch axes are in front it is the token count T_q",
+    ),
 }
