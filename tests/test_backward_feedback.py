@@ -27,7 +27,9 @@ def attention_head_backward(Q, K, V, dOut, mask=None):
 
 
 def _sum_to(g, shape):  # a gradient summed back over the axes its input was broadcast along
-    return g.sum(axis=tuple(range(g.ndim - len(shape)))) if g.ndim > len(shape) else g
+    g = g.sum(axis=tuple(range(g.ndim - len(shape))))  # the axes the input lacks
+    ones = tuple(k for k, n in enumerate(shape) if n == 1 and g.shape[k] != 1)
+    return g.sum(axis=ones, keepdims=True)  # and its axes of size 1
 """
 RIGHT_HEAD = {
     "recompute": "np.sqrt(d_k)",

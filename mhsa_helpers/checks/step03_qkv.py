@@ -134,10 +134,16 @@ class ProjectQKV(Check):
             on_left = first == W.shape and second == X.shape
         if not on_left or T == d_k:
             return None
+        batched = (
+            " (or (W.T @ X.T).T, which is X @ W for a 2-D X only: .T reverses all of X's axes, "
+            "batch axes included)"
+            if X.ndim > 2
+            else ""
+        )
         return (
-            f"the weight is on the left, W @ X: the input comes first, Q = X @ W_q, with X of "
-            f"shape {X.shape} and W_q of shape {W.shape} (each row of X, one token, times the "
-            "weight); the weights act on the right."
+            f"the weight is on the left, W @ X{batched}: the input comes first, Q = X @ W_q, "
+            f"with X of shape {X.shape} and W_q of shape {W.shape} (each row of X, one token, "
+            "times the weight); the weights act on the right."
         )
 
     def judge(self, call, got):

@@ -107,6 +107,7 @@ class AttentionHeadBackward(Check):
             _head_call(rng, *heads, ref.causal_mask(4), dtype=np.float32),
             _head_call(rng, *(M[0] for M in heads), ref.padding_mask(np.array([4, 3, 0]), 4)),
             _head_call(rng, heads[0], heads[1][0, 0], heads[2][0, 0]),  # K, V shared by a batch
+            _head_call(rng, heads[0], heads[1][:1], heads[2][:1]),  # K, V of batch size 1
             _large_head_call(rng),
         ]
 
@@ -132,6 +133,8 @@ class AttentionHeadBackward(Check):
         calls.append(_head_call(rng, Q, K, rng.normal(size=(B, T, d_v)), mask))
         shared = rng.normal(size=(T, d_k)), rng.normal(size=(T, d_v))  # K, V for the batch
         calls.append(_head_call(rng, rng.normal(size=(B, T, d_k)), *shared))
+        ones = rng.normal(size=(1, T, d_k)), rng.normal(size=(1, T, d_v))  # K, V of batch 1
+        calls.append(_head_call(rng, rng.normal(size=(B, T, d_k)), *ones))
         Q, K, V = (rng.normal(size=(2, 2, 256, 64)) for _ in range(3))  # (B, h, T, d_k)
         causal = ref.causal_mask(256)
         return [*calls, _large_head_call(rng), work(_head_call(rng, Q, K, V, causal, counted=True))]

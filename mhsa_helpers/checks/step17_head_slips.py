@@ -259,6 +259,7 @@ def not_summed_back(shared: list[str], lead: tuple) -> str:
         f"{grads} {'keeps' if one else 'keep'} the batch axes {names} "
         f"{'was' if one else 'were'} broadcast along: {names} {'serves' if one else 'serve'} "
         f"every sequence of the batch {lead}, so each gradient is the sum of every sequence's: "
-        f"sum {grads} over the batch axes {names} {'lacks' if one else 'lack'}, back to "
+        f"sum {grads} over the batch axes {names} {'lacks' if one else 'lack'} and over "
+        f"{'its' if one else 'their'} axes of size 1 (keepdims=True there), back to "
         f"{'its' if one else 'their'} own shape."
     )

@@ -305,6 +305,11 @@ CORRECT |= {
     dV = np.einsum("...qk,...qv->...kv", A, dOut)
     # (issue 47) a K or V shared by the batch: its gradient summed back to its own shape
     dK, dV = (g.sum(axis=tuple(range(g.ndim - M.ndim))) for g, M in ((dK, K), (dV, V)))
+    dK, dV = (
+        g.sum(axis=tuple(k for k, n in enumerate(M.shape) if n == 1 and g.shape[k] != 1),
+              keepdims=True)
+        for g, M in ((dK, K), (dV, V))
+    )
     return dQ, dK, dV
 """,
     ),
@@ -327,6 +332,11 @@ CORRECT |= {
     dK = np.matmul(np.swapaxes(dZ, -1, -2), Q)
     # (issue 47) a K or V shared by the batch: its gradient summed back to its own shape
     dK, dV = (g.sum(axis=tuple(range(g.ndim - M.ndim))) for g, M in ((dK, K), (dV, V)))
+    dK, dV = (
+        g.sum(axis=tuple(k for k, n in enumerate(M.shape) if n == 1 and g.shape[k] != 1),
+              keepdims=True)
+        for g, M in ((dK, K), (dV, V))
+    )
     return dQ.astype(dtype), dK.astype(dtype), dV.astype(dtype)
 """,
     ),

@@ -798,4 +798,24 @@ def attention_head_backward(Q, K, V, dOut, mask=None):
         .format(scale="np.sqrt(d_k)", end="O / l"),
         "is taken against the old maximum m_old, while the running sum ℓ takes it against the new one",
     ),
+    # Set D: the gradients of K and V summed over their missing leading axes only, not over a size-1 one.
+    "d_ahb_unbroadcast_leading_only": (
+        "17_backward",
+        "attention_head_backward",
+        """
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    out, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - (dA * A).sum(axis=-1, keepdims=True)) / s
+    dQ, dK = dZ @ K, np.swapaxes(dZ, -1, -2) @ Q
+    def back(g, x):
+        while g.ndim > x.ndim:
+            g = g.sum(axis=0)
+        return g
+    return back(dQ, Q), back(dK, K), back(dV, V)
+""",
+        "axes of size 1 (keepdims=True there)",
+    ),
 }

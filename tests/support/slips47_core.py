@@ -995,4 +995,14 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
 """,
         "once batch axes are in front it is the token count T_q",
     ),
+    # Set D: Q = (W.T @ X.T).T, right for a 2-D X only (.T reverses the batch axes too).
+    "d_qkv_double_transpose_trick": (
+        "03_qkv",
+        "project_qkv",
+        """
+def project_qkv(X, W_q, W_k, W_v):
+    return tuple((W.T @ X.T).T for W in (W_q, W_k, W_v))
+""",
+        "which is X @ W for a 2-D X only",
+    ),
 }
