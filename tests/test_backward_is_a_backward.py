@@ -374,7 +374,12 @@ def attention_head_backward(Q, K, V, dOut, mask=None):
         _fd(lambda k: _head(Q64, k, V64, mask), K64, G),
         _fd(lambda v: _head(Q64, K64, v, mask), V64, G),
     )
-    grads = (g.sum(axis=tuple(range(g.ndim - M.ndim))) for g, M in zip(grads, (Q, K, V)))
+    grads = [g.sum(axis=tuple(range(g.ndim - M.ndim))) for g, M in zip(grads, (Q, K, V))]
+    grads = (  # and over the axes of size 1 that were broadcast
+        g.sum(axis=tuple(k for k, n in enumerate(M.shape) if n == 1 and g.shape[k] != 1),
+              keepdims=True)
+        for g, M in zip(grads, (Q, K, V))
+    )
     return tuple(g.astype(np.result_type(Q, K, V, dOut)) for g in grads)
 """
 
