@@ -58,7 +58,7 @@ SHARED_KV = (
 ONE_QUERY_HEAD = (
     "every head has head 1's weights: only one query head is computed and copied to every "
     "head. In multi-query attention only K and V are shared; each head keeps its own queries: "
-    "split X·W_Q into n_heads heads of d_k columns (split_heads) and run every one of them."
+    "split_heads(X·W_Q) gives the n_heads query heads: run attention for every one of them."
 )
 
 #: The queries split by a bare reshape to (..., h, T, d_k), and the heads merged back likewise.
