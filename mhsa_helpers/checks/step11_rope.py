@@ -361,7 +361,7 @@ class RotaryEmbedding(Check):
         if raised and shape and any(pair in bare for pair in no_axis):  # no feature axis
             return CheckFailed(
                 f"{self.name}: {POSITIONS_NO_AXIS} Positions of shape {shape} meet θ of "
-                f"shape ({half},) entry by entry: multiply positions[..., None] by θ, "
+                f"shape ({half},): multiply positions[..., None] by θ, "
                 f"of shape {shape} + (d/2,) = {(*shape, half)}, lined up with X's pairs "
                 f"({error})",
                 public=f"{self.name}: {POSITIONS_NO_AXIS} Multiply positions[..., None] "
