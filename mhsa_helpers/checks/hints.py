@@ -155,6 +155,12 @@ ADD_MASK = "add the mask to the scores before the softmax"
 MASK_IGNORED = "the mask is ignored: add it to the scores before the softmax."
 #: A layer's mask ignored.
 MASK_IGNORED_HEADS = "the mask is ignored: add it to every head's scores."
+#: The mask applied to the keys K (a blocked key's vector set to −1e9), not to the scores (no
+#: period: each check says how to add it to its scores).
+MASK_ON_KEYS = (
+    "the mask is applied to K, not to the scores: a blocked key's vector set to a large "
+    "negative number gives it huge scores of either sign, not −∞"
+)
 
 
 def additive(instead: str) -> str:

@@ -21,6 +21,9 @@ from .hints import (
     matches_on_random,
     whole_array_sum,
 )
+from .hints import (
+    MASK_ON_KEYS as MASK_ON_KEYS_START,
+)
 from .masks import FINITE_WHEN_ALL_BLOCKED, fully_blocked, fully_blocked_rows, two_batch_axes_mask
 
 #: The scores returned where the weights are asked for.
@@ -60,9 +63,8 @@ MASK_MULTIPLIED = (
 )
 #: The mask applied to the keys K (a blocked key's vector set to −1e9), not to the scores.
 MASK_ON_KEYS = (
-    "the mask is applied to K, not to the scores: a blocked key's vector set to a large "
-    "negative number gives it huge scores of either sign, not −∞; add the mask to the "
-    "scores, softmax(Q·Kᵀ/√d_k + M), and leave K as it is."
+    f"{MASK_ON_KEYS_START}; add the mask to the scores, softmax(Q·Kᵀ/√d_k + M), and leave K "
+    "as it is."
 )
 
 

@@ -14,6 +14,7 @@ from .core import Call, Check
 from .hints import (
     HEADS_STRIDED,
     MASK_IGNORED_HEADS,
+    MASK_ON_KEYS,
     MASKS_WITH_HEAD_AXIS,
     NOT_SCALED,
     PER_SEQUENCE,
@@ -119,6 +120,9 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             cols = slice(i * d_k, (i + 1) * d_k)
             blocks[cols, cols] = W_o[cols, cols]
         out.append((diagonal_blocks(d_k), *run(Qh, Kh, Vh, W_out=blocks)))
+    if h > 1:  # the heads averaged, then copied side by side (tiled) or each column repeated
+        for copy in (lambda H: np.tile(H, h), lambda H: np.repeat(H, h, axis=-1)):
+            out.append((heads_averaged(h), *run(Qh, Kh, Vh, merge=lambda H, c=copy: c(H.mean(-3)))))
     if h > 1:  # one head over all d_model columns, its weights copied to every head
         for scale, said in ((d_model, f"√d_model = √{d_model}"), (d_k, f"√d_k = √{d_k}")):
             with np.errstate(all="ignore"):
@@ -135,6 +139,12 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             (MASK_IGNORED_HEADS, *run(Qh, Kh, Vh, no_mask=True)),
             (MASK_AFTER, *run(Qh, Kh, Vh, mask_after=True)),
         ]
+        # each head's keys blocked for all of its queries set to −1e9, no mask on the scores
+        blocked = np.isneginf(M).all(axis=-2)[..., None]  # (..., 1 or h, T_k, 1)
+        with np.errstate(all="ignore"):
+            out.append(
+                (MASK_ON_KEYS_HEADS, *run(Qh, np.where(blocked, -1e9, Kh), Vh, no_mask=True))
+            )
         raw = without_head_axis(mask, (*Qh.shape[:-1], Kh.shape[-2]))  # scores: (..., h, T, T)
         if raw is not None:
             out.append((NO_HEAD_AXIS, *run(Qh, Kh, Vh, raw_mask=raw)))
@@ -142,6 +152,22 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         if twice is not None:
             out.append((HEAD_AXIS_TWICE, *run(Qh, Kh, Vh, raw_mask=twice)))
     return out
+
+
+MASK_ON_KEYS_HEADS = (
+    f"{MASK_ON_KEYS}, and a causal mask cannot be written into K at all (each query blocks "
+    "different keys): add the mask to every head's scores Q·Kᵀ/√d_k before the softmax (pass "
+    "it to attention_head), and leave K as it is."
+)
+
+
+def heads_averaged(h: int) -> str:
+    """The sentence for the heads averaged (then copied ``h`` times) instead of concatenated."""
+    return (
+        f"the heads are averaged (then copied n_heads = {h} times) instead of concatenated: "
+        "merge_heads puts the n_heads heads side by side, (..., T, n_heads·d_k) = (..., T, "
+        "d_model), each head's d_k columns its own, before W_O."
+    )
 
 
 FIRST_HEAD_MASK = (

@@ -54,6 +54,13 @@ SHARED_KV = (
     f"them into heads; {SHARED_KV_HEAD_AXIS}"
 )
 
+#: Only the first query head computed, its weights and output copied to every head.
+ONE_QUERY_HEAD = (
+    "every head has head 1's weights: only one query head is computed and copied to every "
+    "head. In multi-query attention only K and V are shared; each head keeps its own queries: "
+    "split_heads(X·W_Q) gives the n_heads query heads: run attention for every one of them."
+)
+
 #: The queries split by a bare reshape to (..., h, T, d_k), and the heads merged back likewise.
 QUERIES_BARE_RESHAPE = bare_reshape("the queries X·W_Q are")
 
@@ -123,6 +130,8 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             heads = A @ V  # (..., h, T, d_k)
         flat = heads.reshape(*heads.shape[:-3], heads.shape[-2], d_model)
         out.append((MERGED_HEAD_AXIS_FIRST, flat @ W_o, A))
+    if h > 1:  # one query head (the first) computed and copied to every head
+        out.append((ONE_QUERY_HEAD, *run(Qh=np.repeat(Qh[..., :1, :, :], h, axis=-3))))
     if X.ndim > 2:  # K and V (..., T, d_k) without a head axis: the batch meets the heads
         try:
             out.append((no_head_axis(), *run(K=K[..., 0, :, :], V=V[..., 0, :, :])))

@@ -85,6 +85,12 @@ TABLES_TILED = (
     "…] (np.repeat(freqs, 2, axis=-1))."
 )
 
+#: Positions passed in multiplied by θ without a feature axis (the default had one).
+POSITIONS_NO_AXIS = (
+    "the positions passed in get no feature axis (only the default arange(T)[:, None] has "
+    "one), so they are multiplied by θ entry by entry along the pairs' axis."
+)
+
 
 def pairs_from_one(base: float, d: int) -> str:
     """The hint for the pairs counted from 1: θ_i = base^(−2(i+1)/d)."""
@@ -345,6 +351,21 @@ class RotaryEmbedding(Check):
                 f"which lines up with X's pairs ({error})",
                 public=f"{self.name}: per-batch positions were flattened (np.outer ravels its "
                 "inputs): use positions[..., None] * θ.",
+            )
+        half = np.shape(X)[-1] // 2
+        shape = np.shape(positions)
+        bare_shape = "".join(str(shape).split()).replace(",)", ")")
+        no_axis = (bare_shape + f"({half})", f"({half})" + bare_shape)  # p·θ or θ·p
+        bare = "".join(error.split()).replace(",)", ")")
+        raised = (outcome.code or "") == "raised:ValueError" and "broadcast" in error
+        if raised and shape and any(pair in bare for pair in no_axis):  # no feature axis
+            return CheckFailed(
+                f"{self.name}: {POSITIONS_NO_AXIS} Positions of shape {shape} meet θ of "
+                f"shape ({half},): multiply positions[..., None] by θ, "
+                f"of shape {shape} + (d/2,) = {(*shape, half)}, lined up with X's pairs "
+                f"({error})",
+                public=f"{self.name}: {POSITIONS_NO_AXIS} Multiply positions[..., None] "
+                "by θ, of shape (..., T, d/2).",
             )
         return super().explain_error(call, outcome)
 

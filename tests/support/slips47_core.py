@@ -1005,4 +1005,33 @@ def project_qkv(X, W_q, W_k, W_v):
 """,
         "which is X @ W for a 2-D X only",
     ),
+    # Masks the keys (K rows set to -1e9) instead of the scores.
+    "multi_head_self_attention_mask_written_into_K": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        """def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)
+    if mask is not None:
+        K = np.where(np.isneginf(np.asarray(mask)).all(axis=-2)[..., None], -1e9, K)
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
+    out, A = mh.attention_head(Qh, Kh, Vh)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "a causal mask cannot be written into K at all",
+    ),
+    # Averages the heads, then tiles the mean, instead of concatenating them.
+    "multi_head_self_attention_heads_averaged_then_tiled": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        """def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
+    if mask is not None and 2 < np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = np.tile(out.mean(axis=-3), n_heads)
+    return merged @ W_o, A
+""",
+        "the heads are averaged (then copied n_heads =",
+    ),
 }

@@ -1349,4 +1349,41 @@ def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
 """,
         "That is 2·T: it counts vectors (one row of K and one of V per token), not numbers",
     ),
+    # Shares the queries too: runs the first query head only and repeats it.
+    "multi_query_attention_one_query_head_copied": (
+        "10_capstone",
+        "multi_query_attention",
+        """def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    K = np.expand_dims(X @ W_k, -3)
+    V = np.expand_dims(X @ W_v, -3)
+    if mask is not None and 2 < np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh[..., :1, :, :], K, V, mask)
+    out = np.repeat(out, n_heads, axis=-3)
+    A = np.broadcast_to(A, Qh.shape[:-1] + (X.shape[-2],))
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "only one query head is computed and copied to every head",
+    ),
+    # Gives the feature axis to the default positions only.
+    "rotary_embedding_given_positions_without_feature_axis": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    d = X.shape[-1]
+    if d % 2:
+        raise ValueError("d must be even")
+    T = X.shape[-2]
+    pos = np.arange(T)[:, None] if positions is None else np.asarray(positions)
+    ang = pos * base ** (-np.arange(0, d, 2) / d)
+    c, s = np.cos(ang), np.sin(ang)
+    x0, x1 = X[..., 0::2], X[..., 1::2]
+    out = np.empty(X.shape)
+    out[..., 0::2] = x0 * c - x1 * s
+    out[..., 1::2] = x0 * s + x1 * c
+    return out
+""",
+        "the positions passed in get no feature axis",
+    ),
 }
