@@ -61,6 +61,11 @@ SYMBOLS = {
     "lVert": "‖", "rVert": "‖", "Vert": "‖", "lvert": "|", "rvert": "|", "prime": "′",
     "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉", "langle": "⟨", "rangle": "⟩",
 }  # fmt: skip
+#: Symbols written with a space after them where the TeX has one (``j \le i``); after any
+#: other command a space only ends its name (``\partial a`` is ``∂a``).
+SPACED = frozenset({"le", "leq", "ge", "geq", "ne", "neq", "cdot", "times", "to", "rightarrow",
+                    "leftarrow", "in", "approx", "sim", "mid", "pm", "odot", "otimes", "dots",
+                    "ldots", "cdots"})  # fmt: skip
 #: Commands that only space or size: dropped (their spacing kept as one space).
 SPACING = frozenset({"quad", "qquad", ",", ";", ":", " ", "!", "left", "right", "big", "Big"})
 #: Commands whose one argument is shown as it is (``\operatorname{softmax}`` → ``softmax``).
@@ -104,6 +109,9 @@ def tex_to_text(tex: str) -> str:
         if ch == "\\":
             m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
             name, i = m.group(1), i + len(m.group(0))
+            if name.isalpha() and name not in SPACED:
+                while i < len(tex) and tex[i] == " ":
+                    i += 1
             if name in SPACING:
                 out.append(" ")
             elif name in SYMBOLS:
@@ -150,9 +158,10 @@ def tex_to_text(tex: str) -> str:
     return re.sub(r"\s+([,)])", r"\1", text)
 
 
-#: Where a paragraph is cut into sentences: after . ! or ? and a space, before a capital,
-#: a digit, a quote or a bracket (so "e.g. the" and "0.5 of" stay whole).
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“‘(\[])")
+#: Where a paragraph is cut into sentences: after . ! or ? (and a closing bracket or quote)
+#: and a space, before a capital, a digit, a quote or a bracket (so "e.g. the" and "0.5 of"
+#: stay whole).
+SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][)\]”’\"]))\s+(?=[A-Z0-9\"“‘(\[])")
 #: A sentence longer than this is kept whole, the snippet shows the part that matched.
 MAX_SENTENCE = 600
 

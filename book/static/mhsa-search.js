@@ -256,6 +256,14 @@
     return el;
   }
 
+  /** `el` with `text` in it, the ranges `marks` as <mark> (snippet's parts; no HTML parsed). */
+  function fill(el, text, marks, width) {
+    for (const part of snippet(text, marks, width)) {
+      el.append(part.mark ? element("mark", "", part.text) : document.createTextNode(part.text));
+    }
+    return el;
+  }
+
   /** Draw the hits for `query` into the results box (Sphinx's #search-results). */
   function show(out, query, hits) {
     out.replaceChildren();
@@ -271,20 +279,15 @@
     for (const hit of hits) {
       const item = element("li", "mhsa-search-hit");
       const head = element("p", "mhsa-search-head");
-      const title = element("a", "mhsa-search-title", hit.title);
+      const title = fill(element("a", "mhsa-search-title"), hit.title, hit.titleMarks, Infinity);
       title.href = pageLink(root, hit.url, hit.terms, hit.section ? hit.section.anchor : "");
       head.append(title);
       if (hit.section && hit.section.anchor) {
-        head.append(element("span", "mhsa-search-in", " › "), element("span", "mhsa-search-section", hit.section.heading));
+        const section = element("span", "mhsa-search-section");
+        head.append(element("span", "mhsa-search-in", " › "), fill(section, hit.section.heading, hit.section.marks, Infinity));
       }
       item.append(head);
-      if (hit.sentence) {
-        const context = element("p", "context mhsa-search-context");
-        for (const part of snippet(hit.sentence, hit.marks)) {
-          context.append(part.mark ? element("mark", "", part.text) : document.createTextNode(part.text));
-        }
-        item.append(context);
-      }
+      if (hit.sentence) item.append(fill(element("p", "context mhsa-search-context"), hit.sentence, hit.marks));
       if (hit.others.length) {
         const also = element("p", "mhsa-search-also", "Also: ");
         hit.others.forEach((o, i) => {
@@ -321,6 +324,66 @@
     };
     document.head.append(script);
   }
+
+  // ------------------------------------------------------------------ the page opened
+
+  /** Where the words are marked: the page's text, not its contents, widgets, code or math. */
+  const SKIP = "script, style, svg, button, select, textarea, mjx-container, .MathJax, "
+    + ".mhsa-book-widget, .headerlink, .math, nav";
+
+  /** Mark each of `terms` in the text of `main` (Sphinx's span.highlighted, which the theme
+   * styles and Esc removes). Returns how many were marked. */
+  function highlight(main, terms) {
+    const words = terms.map((t) => t.toLowerCase()).filter((t) => t);
+    if (!words.length) return 0;
+    const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {
+      acceptNode: (n) => (n.parentElement.closest(SKIP) || !n.data.trim()
+        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    });
+    const nodes = [];
+    while (walker.nextNode()) nodes.push(walker.currentNode);
+    const pattern = new RegExp(words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "gi");
+    let marked = 0;
+    for (const node of nodes) {
+      const text = node.data;
+      const parts = [];
+      let at = 0;
+      for (const m of text.matchAll(pattern)) {
+        parts.push(document.createTextNode(text.slice(at, m.index)));
+        parts.push(element("span", "highlighted", m[0]));
+        at = m.index + m[0].length;
+        marked += 1;
+      }
+      if (!parts.length) continue;
+      parts.push(document.createTextNode(text.slice(at)));
+      node.replaceWith(...parts);
+    }
+    return marked;
+  }
+
+  /** A page opened from a result (?highlight=…): its words marked in its text once its math
+   * is typeset. Sphinx's own highlighter marks the whole page (contents, widgets' pictures,
+   * math still to typeset) or, under a theme that loads its search on every page, nothing:
+   * the words are taken from the address before it reads them. */
+  function highlightOpened() {
+    const url = new URL(window.location.href);
+    const terms = (url.searchParams.get("highlight") || "").split(/\s+/).filter((t) => t);
+    if (!terms.length || document.getElementById("search-results")) return;
+    url.searchParams.delete("highlight");
+    window.history.replaceState(window.history.state, "", url);
+    const mark = () => {
+      const main = ["article[role=main]", "[role=main] article", "article", "[role=main]"]
+        .map((where) => document.querySelector(where)).find((el) => el);
+      document.documentElement.dataset.mhsaHighlighted = String(highlight(main || document.body, terms));
+    };
+    const start = () => {
+      const mathjax = window.MathJax && window.MathJax.startup && window.MathJax.startup.promise;
+      (mathjax || Promise.resolve()).then(mark, mark);
+    };
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+    else start();
+  }
+  highlightOpened();
 
   /** Take the place of Sphinx's search (searchtools.js's Search), whichever script runs
    * first; a page without Sphinx's search but with a results box is searched at load. */
