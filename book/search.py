@@ -39,9 +39,9 @@ NOT_PAGES = frozenset({"search.html", "genindex.html", "py-modindex.html"})
 NOT_FOLDERS = frozenset({"_static", "_sources", "_images", "notebooks"})
 
 #: Elements whose whole content is left out: code cells and their outputs, the widgets,
-#: the links box, display math, the "#" after a heading, navigation.
+#: the links box, the "#" after a heading, navigation (and display math, a ``div.math``).
 SKIP_CLASSES = frozenset(
-    {"cell", "mhsa-book-links", "mhsa-book-widget", "headerlink", "toctree-wrapper", "math"}
+    {"cell", "mhsa-book-links", "mhsa-book-widget", "headerlink", "toctree-wrapper"}
 )
 SKIP_TAGS = frozenset({"script", "style", "nav", "pre", "template", "noscript", "svg", "button"})
 #: Elements whose text is one block of prose (split into sentences).
@@ -213,9 +213,9 @@ class _Reader(HTMLParser):
             return
         a = dict(attrs)
         classes = set((a.get("class") or "").split())
-        skips = tag in SKIP_TAGS or bool(classes & SKIP_CLASSES) and "math" not in classes
+        skips = tag in SKIP_TAGS or bool(classes & SKIP_CLASSES)
         if tag == "span" and "math" in classes and not self._skip:
-            self._math = []
+            self._math = []  # inline math: read as plain text
         elif tag == "div" and "math" in classes:
             skips = True  # display math: not a sentence
         section = None

@@ -21,7 +21,8 @@ PAGE = """<html><head><title>x</title><script>var x = "causal";</script></head><
 <section class="tex2jax_ignore" id="step-6-masking">
 <h1>Step 6 — Masking<a class="headerlink" href="#step-6-masking">#</a></h1>
 <p>Sometimes a token must not look at some others. Scores are
-<span class="math notranslate nohighlight">\\(Z = QK^\\top/\\sqrt{d_k}\\)</span>, e.g. the first 0.5 of them.</p>
+<span class="math notranslate nohighlight">\\(Z = QK^\\top/\\sqrt{d_k}\\)</span>, e.g. the first
+0.5 of them.</p>
 <ul><li><p>causal: only the past;</p></li><li><p>padding: only real tokens.</p></li></ul>
 <div class="mhsa-book-links"><p>Download the notebook.</p></div>
 <div class="cell docutils container"><div class="cell_input"><pre>def causal_mask(): pass</pre>
@@ -120,7 +121,8 @@ def _site(tmp_path):
         + SECTION.format(id="more", h="h2", title="More", body="<p>Three.</p></section>")
         + "</section>"
     )
-    (pages / "a.html").write_text(SECTION.format(id="a", h="h1", title="Ant", body="") + "</section>")
+    ant = SECTION.format(id="a", h="h1", title="Ant", body="")
+    (pages / "a.html").write_text(ant + "</section>")
     for skipped in ("search.html", "genindex.html", "_static/x.html"):
         (tmp_path / skipped).write_text(SECTION.format(id="s", h="h1", title="No", body=""))
     return tmp_path
