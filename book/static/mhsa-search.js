@@ -162,9 +162,10 @@
     return { score, matched: found.filter((x) => x).length, best, titled, sections: matchingSections };
   }
 
-  /** The pages that hold any word of the query, best first: [{url, title, score, matched,
-   * section: {anchor, heading} | null, sentence: string | null, marks: [[start, end]],
-   * others: [{anchor, heading}], terms: [words to highlight]}]. */
+  /** The pages that hold any word of the query, best first: [{url, title, titleMarks, name
+   * (the page's file, 07_softmax), nameMarks, score, matched, section: {anchor, heading,
+   * marks} | null, sentence: string | null, marks: [[start, end]], others: [{anchor,
+   * heading}], terms: [words to highlight]}]; marks are [start, end] of the words matched. */
   function rank(index, query) {
     const stems = parseQuery(query);
     if (!stems.length) return [];
@@ -181,7 +182,9 @@
         : [where, ...page.sections].map((x) => x && x.sentences[0]).find((x) => x) || null;
       const marked = (toks) => toks.filter((t) => match.some((m) => m.has(t.stem))).map((t) => [t.start, t.end]);
       hits.push({
-        url: page.url, title: page.title, titleMarks: marked(page.titleToks), score: s.score,
+        url: page.url, title: page.title, titleMarks: marked(page.titleToks),
+        name: page.name.length ? page.url.split("/").pop().replace(/\.html$/, "") : "", nameMarks: marked(page.name),
+        score: s.score,
         matched: s.matched,
         section: where && { anchor: where.anchor, heading: where.heading, marks: marked(where.headingToks) },
         sentence: sentence ? sentence.text : null, marks: s.best ? marked(sentence.toks) : [],
@@ -282,6 +285,9 @@
       const title = fill(element("a", "mhsa-search-title"), hit.title, hit.titleMarks, Infinity);
       title.href = pageLink(root, hit.url, hit.terms, hit.section ? hit.section.anchor : "");
       head.append(title);
+      if (hit.nameMarks.length) { // found by the page's name (its notebook's): shown
+        head.append(" ", fill(element("span", "mhsa-search-name"), hit.name, hit.nameMarks, Infinity));
+      }
       if (hit.section && hit.section.anchor) {
         const section = element("span", "mhsa-search-section");
         head.append(element("span", "mhsa-search-in", " › "), fill(section, hit.section.heading, hit.section.marks, Infinity));
