@@ -10,7 +10,9 @@ snippet never shows TeX. The result is ``_static/mhsa-search-data.js``, a plain 
 setting ``window.mhsaSearchData`` (as Sphinx's ``searchindex.js`` calls
 ``Search.setIndex``): ``static/mhsa-search.js`` loads it with a ``<script>`` tag on the
 search page only, so the search works from a page opened from disk (``file://``, where a
-browser refuses ``fetch``) and no other page carries its weight.
+browser refuses ``fetch``) and no other page carries its weight. Nothing is lost from
+disk (checked in Chromium by tests/test_site.py: the hits, their sentences and the words
+marked on the page opened).
 
 The data::
 
