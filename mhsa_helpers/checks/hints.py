@@ -41,6 +41,7 @@ __all__ = [
     "RESIDUAL_OUTSIDE",
     "REVERSED_MERGE",
     "SONG_HEAD_1",
+    "SPLIT_RESHAPE",
     "SQUARE_WEIGHTS_TRANSPOSED",
     "TWO_AXES_FULLY_BLOCKED",
     "WEIGHTS_TRANSPOSED",
@@ -336,14 +337,17 @@ def narrow_weight_transposed(name: str, shape: tuple) -> str:
 MIXES_TOKENS = "which mixes tokens and heads"
 
 
+#: How heads are split (after "reshape to" or "to"; no period).
+SPLIT_RESHAPE = "(..., T, n_heads, d_k), then swap the T and n_heads axes"
+
+
 def bare_reshape(what: str) -> str:
     """The hint for heads split by a bare reshape to (..., h, T, d_k) and merged back likewise;
     ``what`` names the projections split ("the queries X·W_Q are")."""
     return (
         f"{what} reshaped straight to (..., n_heads, T, d_k) and the heads back to "
         f"(..., T, d_model), with no transpose, {MIXES_TOKENS}: split with "
-        "mh.split_heads (to (..., T, n_heads, d_k), then swap the T and n_heads axes) and merge "
-        "with mh.merge_heads."
+        f"mh.split_heads (to {SPLIT_RESHAPE}) and merge with mh.merge_heads."
     )
 
 

@@ -11,7 +11,7 @@ from ..examples import get_example
 from .batches import batch_rng, random_shape
 from .comparison import compare
 from .core import Call, Check
-from .hints import REVERSED_MERGE
+from .hints import REVERSED_MERGE, SPLIT_RESHAPE
 
 
 def split_mistakes(M, h: int) -> list:
@@ -33,17 +33,15 @@ def split_mistakes(M, h: int) -> list:
             "the head count and the head size are swapped in the reshape: "
             f"reshape(..., T, d_k, n_heads) = (..., {T}, {d_k}, {h}) cuts each token's row into "
             f"d_k = {d_k} blocks of n_heads = {h} columns, so the result is (..., d_k, T, "
-            f"n_heads) = (..., {d_k}, {T}, {h}), not (..., {h}, {T}, {d_k}), and a head's "
-            "columns are not its own block; reshape to (..., T, n_heads, d_k), then swap the T "
-            "and head axes (np.swapaxes(M, -2, -3)).",
+            f"n_heads) = (..., {d_k}, {T}, {h}), not (..., {h}, {T}, {d_k}); reshape to "
+            f"{SPLIT_RESHAPE} (np.swapaxes(M, -2, -3)).",
             M.reshape(*lead, T, d_k, h).swapaxes(-2, -3) if h != d_k else None,
         ),
         (
             f"the token axis is split, not the columns: each head gets {T // h} of the {T} "
             f"tokens with all {d} columns (np.split(M, n_heads, axis=-2), or "
             "reshape(..., n_heads, T // n_heads, d_model)); split each token's row, the last "
-            f"axis, into n_heads = {h} blocks of d_k = {d_k} columns: reshape to "
-            "(..., T, n_heads, d_k), then swap the T and head axes.",
+            f"axis, into n_heads = {h} blocks of d_k = {d_k} columns: reshape to {SPLIT_RESHAPE}.",
             M.reshape(*lead, h, T // h, d) if T % h == 0 and h > 1 else None,
         ),
         (
@@ -183,23 +181,6 @@ class SplitHeads(Check):
     def catalogue(self, call):
         M, h = call.args
         return ref.split_heads(M, h), split_mistakes(M, h)
-
-    def relayed(self, call, said):
-        """The token axis split into n_heads chunks, read off np.split's refusal of a T that
-        n_heads does not divide (every other axis it could have split divides)."""
-        M, h = call.args
-        if "does not result in an equal division" not in said or not isinstance(M, np.ndarray):
-            return None
-        *lead, T, d = M.shape
-        if not isinstance(h, int) or h < 2 or T % h == 0 or d % h or any(n % h for n in lead):
-            return None
-        return (
-            f"the token axis is split, not the columns: np.split(M, n_heads, axis=-2) cuts the "
-            f"T = {T} tokens into n_heads = {h} chunks (which fails where n_heads does not "
-            "divide T, and elsewhere gives each head a chunk of tokens with all their columns); "
-            f"split each token's row, the last axis, into n_heads blocks of d_k = {d // h} "
-            "columns: reshape to (..., T, n_heads, d_k), then swap the T and head axes."
-        )
 
     def judge(self, call, got):
         expected, known = self.catalogue(call)
