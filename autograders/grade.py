@@ -251,7 +251,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
             record_failure(course, student, None if student in everyone else reasons)
         summary["failures"].setdefault(student, [])
         summary["failures"][student] = reasons + summary["failures"][student]
-    log.run(summary["refused"], at_door["students"])
+    log.run(at_door["lines"], at_door["students"])  # submissions; not the cluster's refusals
     log.close()
     report, page = write(course, assignment, db, config)
     summary["report"] = str(page)

@@ -223,20 +223,20 @@ def page(report: dict) -> str:
         f"exercises · {named} failures named by the checks, {unnamed} not named · "
         f"{report['runs']} grade run(s) merged (each student's latest) · {_e(report['generated'])}"
         ". Each student id links to that student's feedback page.</p>"
-        "<h2>The three slips most worth a lecture</h2>"
+        '<h2 id="top">The three slips most worth a lecture</h2>'
         '<p class="lede">Counted by students across the assignment; the same slip in several '
         "exercises counts each student once.</p>"
         f"{_top(report)}"
-        "<h2>The class at a glance</h2>"
+        '<h2 id="glance">The class at a glance</h2>'
         f'<div class="figs"><figure>{outcome_figure(report)}</figure>'
         f"<figure>{score_figure(report)}</figure></div>"
-        "<h2>Students who may need help</h2>"
+        '<h2 id="help">Students who may need help</h2>'
         f"{_help(report)}"
-        "<h2>Submissions to look at</h2>"
+        '<h2 id="submissions">Submissions to look at</h2>'
         '<p class="lede">Late, over the time budget, not collected, refused, not graded, or '
         "with a note from grading.</p>"
         f"{_submissions(report)}"
-        "<h2>Exercise by exercise</h2>"
+        '<h2 id="exercises">Exercise by exercise</h2>'
         + "".join(_exercise(report, e) for e in report["exercises"])
         + "</body></html>\n"
     )
