@@ -31,6 +31,7 @@ import csv
 import io
 import json
 import os
+import re
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -193,7 +194,8 @@ def build(
     sentence_of : callable, optional
         The course's sentence for a slip id
         (:func:`mhsa_helpers.checks.slips.sentence_of`); a slip it does not know
-        is shown with the sentence its first student was told.
+        is shown with the sentence a student was told (a visible test's first),
+        and so is one whose sentence has holes for numbers.
 
     Returns
     -------
@@ -236,7 +238,13 @@ def build(
                 continue
             slips[slip].append(s)
             hidden_only[slip] += outcome == "hidden"
-            told.setdefault(slip, sentence.split(": ", 1)[-1])
+            said = re.sub(r" \([^()]* raised .*\)$", "", sentence.split(": ", 1)[-1])
+            if (
+                outcome == "failed"
+            ):  # the visible test's sentence, with the worked example's numbers
+                told[slip] = told[slip] if told.get(slip, ("", 1))[1] == 0 else (said, 0)
+            else:
+                told.setdefault(slip, (said, 1))
         ranked = sorted(slips.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         entry = dict(e)
         entry["counts"] = dict(counts)
@@ -244,7 +252,7 @@ def build(
         entry["slips"] = [
             {
                 "id": slip,
-                "sentence": sentence_of(slip) or told[slip],
+                "sentence": _sentence(slip, sentence_of, told),
                 "count": len(who),
                 "share": len(who) / n if n else 0.0,
                 "hidden": hidden_only[slip],
@@ -263,7 +271,7 @@ def build(
     top = [
         {
             "id": slip,
-            "sentence": sentence_of(slip) or told[slip],
+            "sentence": _sentence(slip, sentence_of, told),
             "count": len(v["students"]),
             "share": len(v["students"]) / n if n else 0.0,
             "students": sorted(v["students"]),
@@ -298,6 +306,19 @@ def build(
     }
 
 
+def _sentence(slip: str, sentence_of, told: dict) -> str:
+    """The course's sentence for ``slip``: its own where it is whole, else as a student was told.
+
+    A sentence with holes (a function's, an f-string's: "…" where its numbers go)
+    reads better as a visible test said it, with a worked example's numbers; a
+    hidden test's, without them, only where no visible test said it.
+    """
+    own = sentence_of(slip)
+    if own and "…" not in own:
+        return own
+    return told.get(slip, (own, 2))[0] or own
+
+
 def _passed_points(exercises: list, mine: dict) -> float:
     """The points of the exercises a student passed (their score without a gradebook)."""
     return sum(float(e["points"]) for e in exercises if mine[e["exercise"]][0] == "passed")
@@ -318,7 +339,7 @@ def _help(students, outcomes_of, results, total, sentence_of, told) -> list:
         repeated = Counter(slip for _, slip in mine.values() if slip and slip not in UNNAMED)
         for slip, k in sorted(repeated.items()):
             if k >= 2:
-                said = sentence_of(slip) or told.get(slip, "")
+                said = _sentence(slip, sentence_of, told)
                 why.append(f"the same slip in {k} exercises: {said}")
         if not results["students"][s].get("ok", True):
             why.append("grading failed (see the submissions below)")

@@ -7,10 +7,10 @@ random shapes drawn from a seed (hidden), and how to judge the learner's
 outputs against the reference, naming the most likely mistake. What they
 share: :mod:`.core` (a check, running it, its verdict), :mod:`.comparison`,
 :mod:`.failures`, :mod:`.masks`, :mod:`.batches`, :mod:`.diagnose` and
-:mod:`.wording`; :mod:`.slips` gives each failure the stable id of the slip it
-named, for the instructor's class report. On success a check prints one line starting with a tick; on
-failure it raises :class:`CheckFailed` (an ``AssertionError``) with one
-sentence.
+:mod:`.wording`; :mod:`.slips` gives each failure the stable id of the slip
+it named, for the instructor's class report. On success a check prints one
+line starting with a tick; on failure it raises :class:`CheckFailed` (an
+``AssertionError``) with one sentence.
 
 The hidden tests' seed comes from a key that only the instructor's course
 directory holds (``python -m autograders init-course``): :func:`hidden_seed`

@@ -55,16 +55,15 @@ READINGS = {
     "diagnose:causal": "the weights are causal where no causal mask was asked for.",
     "diagnose:float32": "the result agrees only to float32 precision.",
     "result:not_one_ndarray": "returns something else than one ndarray (a tuple, None …).",
-    "result:complex": "returns complex numbers with a nonzero imaginary part.",
+    "result:complex": "returns complex numbers whose imaginary parts are not all 0.",
     "result:not_numeric": "returns an array that is not numbers (booleans, objects).",
-    "relayed:another_exception": "raises another exception than the one asked for a wrong "
-    "argument.",
-    "relayed:array_as_truth_value": "an array is tested as True or False (`if mask:`).",
+    "relayed:another_exception": "a wrong argument is refused with the wrong kind of "
+    "exception.",
+    "relayed:array_as_truth_value": "an array used as a condition (`if mask:`, `and`, `or`).",
     "relayed:einsum_sums_over_ellipsis": "np.einsum asked to sum over '...'.",
     "relayed:size_as_float": "a size computed with / is a float: use //.",
     "relayed:batch_axes": "batch axes break the function: axes counted from the front.",
-    "relayed:einsum_without_ellipsis": "an np.einsum names fewer axes than its array has "
-    "(no '...').",
+    "relayed:einsum_without_ellipsis": "np.einsum without '...' on an array with more axes.",
     "relayed:elementwise_for_matmul": "`*` used for a matrix product (`@`).",
     "relayed:float32_digits_lost": "right on float64 inputs, wrong on float32 ones (digits "
     "lost to cancellation).",
