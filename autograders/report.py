@@ -31,7 +31,6 @@ import csv
 import io
 import json
 import os
-import re
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -238,7 +237,9 @@ def build(
                 continue
             slips[slip].append(s)
             hidden_only[slip] += outcome == "hidden"
-            said = re.sub(r" \([^()]* raised .*\)$", "", sentence.split(": ", 1)[-1])
+            said = sentence.split(": ", 1)[-1]
+            raw = said.find(f" ({e['exercise']}(")  # a relayed error's own words follow
+            said = said[:raw] if raw > 0 else said
             if (
                 outcome == "failed"
             ):  # the visible test's sentence, with the worked example's numbers

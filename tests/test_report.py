@@ -310,8 +310,14 @@ def hostile_report():
     return rp.build("mhsa", results, EXERCISES)
 
 
-def test_every_students_text_is_escaped_on_the_page():
-    text = page(hostile_report())
+@pytest.fixture(scope="module")
+def hostile_page():
+    """The page of :func:`hostile_report`, drawn once."""
+    return page(hostile_report())
+
+
+def test_every_students_text_is_escaped_on_the_page(hostile_page):
+    text = hostile_page
     for tag in ("<script", "<img", "<iframe", "<b>note"):
         assert tag not in text, tag
     assert '"onload=' not in text
@@ -324,8 +330,8 @@ def test_every_students_text_is_escaped_on_the_page():
         )
 
 
-def test_the_page_asks_for_nothing_off_the_page():
-    text = page(hostile_report())
+def test_the_page_asks_for_nothing_off_the_page(hostile_page):
+    text = hostile_page
     assert f'content="{CSP}"' in text.replace("&#x27;", "'")
     assert "<script" not in text and "<link" not in text and "@import" not in text
     assert not re.search(r"(src|href)=\"(https?:)?//", text)

@@ -57,8 +57,7 @@ READINGS = {
     "result:not_one_ndarray": "returns something else than one ndarray (a tuple, None …).",
     "result:complex": "returns complex numbers whose imaginary parts are not all 0.",
     "result:not_numeric": "returns an array that is not numbers (booleans, objects).",
-    "relayed:another_exception": "a wrong argument is refused with the wrong kind of "
-    "exception.",
+    "relayed:another_exception": "a wrong argument is refused with the wrong kind of exception.",
     "relayed:array_as_truth_value": "an array used as a condition (`if mask:`, `and`, `or`).",
     "relayed:einsum_sums_over_ellipsis": "np.einsum asked to sum over '...'.",
     "relayed:size_as_float": "a size computed with / is a float: use //.",
@@ -158,7 +157,8 @@ def index() -> tuple[dict, list]:
                 continue
             if not re.search(rf"^{name}\s*(:[^=]*)?=", source, re.M):
                 continue  # imported here, defined elsewhere
-            add(re.split(r"\{[a-z_]*\}", value), Slip(f"{short}:{name.lower()}", value))
+            parts = re.split(r"\{[a-z_]*\}", value)  # a str.format template: its fields, holes
+            add(parts, Slip(f"{short}:{name.lower()}", "…".join(parts)))
         for name, fn in vars(module).items():
             if name.startswith("_") or not inspect.isfunction(fn) or fn in seen_fn:
                 continue
