@@ -9,7 +9,10 @@ text the learner wrote:
 * a catalogued hint or any other sentence a check module holds as a
   constant: ``module:constant`` (``step07_softmax:columns``,
   ``hints:add_mask``); a sentence a function of the call's numbers makes
-  (``hints.by_d_model``): ``module:function`` (``hints:by_d_model``);
+  (``hints.by_d_model``): ``module:function`` (``hints:by_d_model``); any
+  other string literal of a check module's source (an f-string with its
+  fields as holes): ``module:its_first_words-digest``;
+* the result's type (``result:not_one_ndarray`` …);
 * a wrong output no hint names but whose structure
   :func:`~.diagnose.diagnose` explains: ``diagnose:<test>``
   (``diagnose:transpose``);
@@ -17,8 +20,8 @@ text the learner wrote:
   (:meth:`~.core.Check.explain_error`): ``relayed:<reading>``; a broken
   part of the call contract (slow, modified an input …): ``contract:<code>``;
 * a catalogued hint that is none of those (a sentence computed from the
-  input's arrays): ``<exercise>:hint-<digest>``, the digest of the hint
-  with its numbers taken out (:func:`~.failures.mistake_key`);
+  input's arrays): ``<exercise>:hint-<digest>``, a digest of the hint's
+  words with its numbers and shapes taken out (:func:`~.failures.redact`);
 * anything else, such as a first wrong entry or the learner's own
   exception: :data:`UNNAMED`.
 
@@ -225,13 +228,14 @@ def hint_slip(exercise: str, hint: str) -> Slip:
     """The id of a catalogued ``hint`` of ``exercise``: its sentence's, or its digest's.
 
     A hint that is (or holds, for most of its length) an indexed sentence takes
-    that sentence's id; any other (computed from the input's arrays) an id of
-    its text without numbers, the same on every input.
+    that sentence's id; any other (computed from the input's arrays) a digest
+    of its words without numbers, the same on every input: no word of it
+    becomes part of the id.
     """
     length, found = _best(hint)
     if found is not None and length >= len(hint) // 2:
         return found
-    return Slip(f"{exercise}:{_slug(hint)}", hint)
+    return Slip(f"{exercise}:hint-{_slug(hint).rsplit('-', 1)[-1]}", hint)
 
 
 def _slug(hint: str) -> str:
@@ -245,7 +249,7 @@ def _slug(hint: str) -> str:
 def slip_of(exercise: str, failure) -> Slip:
     """The id of the slip a failed check named (a :class:`~.failures.CheckFailed`), or unnamed.
 
-    What the failure carries (:attr:`CheckFailed.slip`, set where it was
+    What the failure carries (``CheckFailed.named``, set where it was
     raised) comes first; else the longest sentence of the check modules that
     its message holds; else :data:`UNNAMED`. Only the checks' own text can
     become an id: the learner's words in a message (an exception's) are
