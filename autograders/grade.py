@@ -253,7 +253,11 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
         summary["failures"][student] = reasons + summary["failures"][student]
     log.run(at_door["lines"], at_door["students"])  # submissions; not the cluster's refusals
     log.close()
-    report, page = write(course, assignment, db, config)
+    try:  # the grades are recorded whatever happens to the report
+        report, page = write(course, assignment, db, config)
+    except Exception as exc:
+        summary["slips"] = [f"! class report not written: {type(exc).__name__}: {exc}"]
+        return summary
     summary["report"] = str(page)
     summary["slips"] = top_lines(report, page)
     return summary
