@@ -25,9 +25,11 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
+from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -55,8 +57,20 @@ class PageFailed(RuntimeError):
     """A notebook that did not run to its end on the course's reference."""
 
 
-def run_all(stems: list[str], at_once: int = 2) -> dict:
+def run_all(stems: list[str], at_once: int = 2, base: Path | None = None, progress=None) -> dict:
     """Every notebook of ``stems`` run and made into its page, ``at_once`` kernels at a time.
+
+    Parameters
+    ----------
+    stems : list of str
+        The notebooks, e.g. ``["07_softmax"]``.
+    at_once : int
+        How many kernels run at a time.
+    base : Path, optional
+        A new folder for the runs (each notebook beside copies of its folder's, the
+        kernels' connection files and sockets); by default a temporary one, removed.
+    progress : callable, optional
+        Called as ``progress(stem, seconds)`` as each notebook finishes running.
 
     Returns
     -------
@@ -72,10 +86,30 @@ def run_all(stems: list[str], at_once: int = 2) -> dict:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     )  # the kernels import book.embed
-    return asyncio.run(_run_all(stems, at_once))
+    if base is None:
+        with tempfile.TemporaryDirectory(prefix="mhsa-book-") as tmp:
+            return asyncio.run(_run_all(stems, at_once, Path(tmp), progress))
+    base.mkdir(mode=0o700)
+    return asyncio.run(_run_all(stems, at_once, base, progress))
 
 
-async def _run_all(stems: list[str], at_once: int) -> dict:
+def kernel_manager(folder: Path) -> AsyncKernelManager:
+    """A ``python3`` kernel talking over Unix sockets in ``folder`` (jupyter_client's IPC
+    transport), not TCP.
+
+    Over TCP, ipykernel warns at every start that its messages go unencrypted
+    (``IPKernelApp.init_sockets``: "Kernel is running over TCP without encryption", unless
+    the manager provisions CurveZMQ keys): on loopback, for a build, that is only noise,
+    but a Unix socket in a folder of this user's (0700) is also private, so the cause is
+    gone rather than the warning filtered. Sockets take paths of at most about 100
+    characters: ``folder`` is a temporary folder's, short.
+    """
+    return AsyncKernelManager(
+        kernel_name="python3", transport="ipc", connection_file=str(folder / "kernel.json")
+    )
+
+
+async def _run_all(stems: list[str], at_once: int, base: Path, progress) -> dict:
     gate = asyncio.Semaphore(at_once)
 
     async def one(stem: str, tmp: Path):
@@ -84,23 +118,31 @@ async def _run_all(stems: list[str], at_once: int) -> dict:
         nb = nbformat.read(SOLUTIONS / f"{stem}.ipynb", as_version=4)
         embedded = tmp / "embedded.json"
         nb.cells.append(nbformat.v4.new_code_cell(EMBED.format(path=str(embedded))))
+        sockets = base / f"{stem}.kernel"
+        sockets.mkdir(mode=0o700)
         client = NotebookClient(
-            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp)}}
+            nb,
+            km=kernel_manager(sockets),
+            timeout=600,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(tmp)}},
         )
         async with gate:
+            started = time.monotonic()
             try:
-                await client.async_execute()
+                await client.async_execute(cleanup_kc=True)  # the kernel is ours to stop
             except CellExecutionError as exc:
                 raise PageFailed(f"{stem}.ipynb did not run on the reference: {exc}") from None
+            if progress is not None:
+                progress(stem, time.monotonic() - started)
         nb.cells.pop()
         return stem, page(stem, nb, json.loads(embedded.read_text()))
 
-    with tempfile.TemporaryDirectory(prefix="mhsa-book-") as base:
-        runs = []
-        for stem in stems:
-            (Path(base) / stem).mkdir()
-            runs.append(one(stem, Path(base) / stem))
-        return dict(await asyncio.gather(*runs))
+    runs = []
+    for stem in stems:
+        (base / stem).mkdir()
+        runs.append(one(stem, base / stem))
+    return dict(await asyncio.gather(*runs))
 
 
 def page(stem: str, executed, embedded: dict):
@@ -136,7 +178,7 @@ def page(stem: str, executed, embedded: dict):
         if cell.cell_type != "code":
             continue
         outputs = []
-        for out in ran[cell.id].outputs:
+        for out in merged_streams(ran[cell.id].outputs):
             data = out.get("data", {})
             if WIDGET in data:
                 model = data[WIDGET]["model_id"]
@@ -155,6 +197,29 @@ def page(stem: str, executed, embedded: dict):
         student.metadata["html_theme.sidebar_secondary.remove"] = True
     student.cells.insert(1, links(stem))
     return student
+
+
+def merged_streams(outputs) -> list:
+    """``outputs`` with each run of consecutive stream outputs of one name (stdout, stderr)
+    made one, as JupyterLab shows them.
+
+    How a cell's printing is cut into messages depends on timing (the kernel sends what
+    it has every so often): kept as they came, two runs of one notebook would give pages
+    that differ.
+    """
+    merged = []
+    for out in outputs:
+        last = merged[-1] if merged else None
+        if (
+            out.output_type == "stream"
+            and last is not None
+            and last.output_type == "stream"
+            and last.name == out.name
+        ):
+            merged[-1] = nbformat.v4.new_output("stream", name=out.name, text=last.text + out.text)
+        else:
+            merged.append(out)
+    return merged
 
 
 def speaks_to_the_learner(outputs) -> bool:
