@@ -60,14 +60,14 @@ def site_command(readme: Path = ROOT / "README.md") -> str:
 
 
 def missing_packages(requirements: Path = REQUIREMENTS) -> list[str]:
-    """The pins of ``requirements`` (and of the files it includes with ``-r``) that this
+    """The pins of ``requirements`` (then of the files it includes with ``-r``) that this
     Python does not have: ``"sphinx==9.0.4"`` not installed, or ``"sphinx==9.0.4 (9.0.3
     installed)"``. Editable installs (``-e``) are not pins and are left out."""
-    missing = []
+    missing, included = [], []
     for line in requirements.read_text(encoding="utf-8").splitlines():
         line = line.split("#", 1)[0].strip()
         if line.startswith("-r"):
-            missing += missing_packages(requirements.parent / line[2:].strip())
+            included += missing_packages(requirements.parent / line[2:].strip())
             continue
         if not line or line.startswith("-"):
             continue
@@ -80,7 +80,7 @@ def missing_packages(requirements: Path = REQUIREMENTS) -> list[str]:
             continue
         if want and have != want.strip():
             missing.append(f"{line} ({have} installed)")
-    return missing
+    return missing + included  # the file's own first: the site's, then the runtime's
 
 
 def require_site_environment() -> None:

@@ -52,6 +52,15 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"  # kept by nbclient i
 #: The hidden last cell: every widget of the notebook, embedded (book/embed.py).
 EMBED = "import book.embed\nbook.embed.embed_all({path!r})"
 
+#: Clock readings a run prints: the seconds it took (``(3.6 s)``, the training's summary)
+#: and tqdm's elapsed time, time left and rate (``[00:03<00:00, 219.71step/s, ``). They
+#: differ from run to run and machine to machine and say nothing of the course: the page
+#: leaves them out, so that two builds of one commit give the same page.
+SECONDS = re.compile(r" \(\d+(?:\.\d+)? s\)")
+TQDM_CLOCK = re.compile(
+    r"\[(?:\d+:)?\d\d:\d\d(?:<|&lt;)(?:\?|(?:\d+:)?\d\d:\d\d)(?:, [^,\]]*)?(?:, )?"
+)
+
 
 class PageFailed(RuntimeError):
     """A notebook that did not run to its end on the course's reference."""
@@ -201,7 +210,7 @@ def page(stem: str, executed, embedded: dict):
 
 def merged_streams(outputs) -> list:
     """``outputs`` with each run of consecutive stream outputs of one name (stdout, stderr)
-    made one, as JupyterLab shows them.
+    made one, as JupyterLab shows them, and no clock reading in them (:func:`unclocked`).
 
     How a cell's printing is cut into messages depends on timing (the kernel sends what
     it has every so often): kept as they came, two runs of one notebook would give pages
@@ -219,7 +228,15 @@ def merged_streams(outputs) -> list:
             merged[-1] = nbformat.v4.new_output("stream", name=out.name, text=last.text + out.text)
         else:
             merged.append(out)
+    for k, out in enumerate(merged):
+        if out.output_type == "stream":
+            merged[k] = nbformat.v4.new_output("stream", name=out.name, text=unclocked(out.text))
     return merged
+
+
+def unclocked(text: str) -> str:
+    """``text`` without the clock readings of a run (:data:`SECONDS`, :data:`TQDM_CLOCK`)."""
+    return TQDM_CLOCK.sub("[", SECONDS.sub("", text)).replace(" []", "")
 
 
 def speaks_to_the_learner(outputs) -> bool:
@@ -243,7 +260,8 @@ def progress_bar(model: str, states: dict) -> str | None:
     """A tqdm progress bar (an HBox: label, bar, counts) as it ended, in HTML; else None.
 
     The widgets' last states are the run's (nbclient keeps them in the notebook's
-    metadata); the training loop's bar is shown as it was when training ended.
+    metadata); the training loop's bar is shown as it was when training ended, without
+    its clock (:func:`unclocked`).
     """
     box = states.get(model, {})
     if box.get("model_name") != "HBoxModel":
@@ -256,7 +274,7 @@ def progress_bar(model: str, states: dict) -> str | None:
     return (
         f'<div class="mhsa-book-progress">{left.get("value", "")} '
         f'<progress value="{bar.get("value", 0)}" max="{bar.get("max", 1)}"></progress> '
-        f"{right.get('value', '')}</div>"
+        f"{unclocked(right.get('value', ''))}</div>"
     )
 
 
