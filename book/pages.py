@@ -20,6 +20,7 @@ For each notebook of the course (:data:`mhsa_helpers.exercises.NOTEBOOKS`):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -55,10 +56,11 @@ EMBED = "import book.embed\nbook.embed.embed_all({path!r})"
 #: Clock readings a run prints: the seconds it took (``(3.6 s)``, the training's summary)
 #: and tqdm's elapsed time, time left and rate (``[00:03<00:00, 219.71step/s, ``). They
 #: differ from run to run and machine to machine and say nothing of the course: the page
-#: leaves them out, so that two builds of one commit give the same page.
-SECONDS = re.compile(r" \(\d+(?:\.\d+)? s\)")
+#: leaves them out, so that two builds of one commit give the same page. (tqdm's widget
+#: spaces its numbers with figure spaces, U+2007: any space is taken.)
+SECONDS = re.compile(r"\s\(\d+(?:\.\d+)?\ss\)")
 TQDM_CLOCK = re.compile(
-    r"\[(?:\d+:)?\d\d:\d\d(?:<|&lt;)(?:\?|(?:\d+:)?\d\d:\d\d)(?:, [^,\]]*)?(?:, )?"
+    r"\[(?:\d+:)?\d\d:\d\d(?:<|&lt;)(?:\?|(?:\d+:)?\d\d:\d\d)(?:,\s[^,\]]*)?(?:,\s)?"
 )
 
 
@@ -77,7 +79,8 @@ def run_all(stems: list[str], at_once: int = 2, base: Path | None = None, progre
         How many kernels run at a time.
     base : Path, optional
         A new folder for the runs (each notebook beside copies of its folder's, the
-        kernels' connection files and sockets); by default a temporary one, removed.
+        kernels' connection files and sockets: :func:`socket_folder`); by default a
+        temporary one, removed.
     progress : callable, optional
         Called as ``progress(stem, seconds)`` as each notebook finishes running.
 
@@ -95,30 +98,55 @@ def run_all(stems: list[str], at_once: int = 2, base: Path | None = None, progre
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     )  # the kernels import book.embed
-    if base is None:
-        with tempfile.TemporaryDirectory(prefix="mhsa-book-") as tmp:
-            return asyncio.run(_run_all(stems, at_once, Path(tmp), progress))
-    base.mkdir(mode=0o700)
-    return asyncio.run(_run_all(stems, at_once, base, progress))
+    with contextlib.ExitStack() as stack:
+        if base is None:
+            base = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mhsa-book-")))
+        else:
+            base.mkdir(mode=0o700)
+        sockets = socket_folder(base, stack)
+        return asyncio.run(_run_all(stems, at_once, base, sockets, progress))
 
 
-def kernel_manager(folder: Path) -> AsyncKernelManager:
+#: The longest path of a Unix socket (``sun_path``: 108 bytes on Linux, 104 on macOS),
+#: with room to spare.
+SOCKET_PATH = 100
+
+
+def socket_folder(base: Path, stack: contextlib.ExitStack) -> Path | None:
+    """A private folder (0700) for the kernels' Unix sockets: in ``base`` where a socket's
+    path fits (``<folder>/NN/kernel-ipc-NN``), else a new temporary folder of ``/tmp``
+    (removed when ``stack`` closes); None where there are no Unix sockets (Windows: the
+    kernels use TCP)."""
+    if os.name != "posix":
+        return None
+    folder = base / "k"
+    if len(os.fsencode(folder / "00" / "kernel-ipc-00")) > SOCKET_PATH:
+        return Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mhsa-k-", dir="/tmp")))
+    folder.mkdir(mode=0o700)
+    return folder
+
+
+def kernel_manager(folder: Path | None) -> AsyncKernelManager:
     """A ``python3`` kernel talking over Unix sockets in ``folder`` (jupyter_client's IPC
-    transport), not TCP.
+    transport), not TCP (only where ``folder`` is None).
 
     Over TCP, ipykernel warns at every start that its messages go unencrypted
     (``IPKernelApp.init_sockets``: "Kernel is running over TCP without encryption", unless
     the manager provisions CurveZMQ keys): on loopback, for a build, that is only noise,
     but a Unix socket in a folder of this user's (0700) is also private, so the cause is
-    gone rather than the warning filtered. Sockets take paths of at most about 100
-    characters: ``folder`` is a temporary folder's, short.
+    gone rather than the warning filtered.
     """
+    if folder is None:
+        return AsyncKernelManager(kernel_name="python3")
+    folder.mkdir(mode=0o700)
     return AsyncKernelManager(
         kernel_name="python3", transport="ipc", connection_file=str(folder / "kernel.json")
     )
 
 
-async def _run_all(stems: list[str], at_once: int, base: Path, progress) -> dict:
+async def _run_all(
+    stems: list[str], at_once: int, base: Path, sockets: Path | None, progress
+) -> dict:
     gate = asyncio.Semaphore(at_once)
 
     async def one(stem: str, tmp: Path):
@@ -127,11 +155,9 @@ async def _run_all(stems: list[str], at_once: int, base: Path, progress) -> dict
         nb = nbformat.read(SOLUTIONS / f"{stem}.ipynb", as_version=4)
         embedded = tmp / "embedded.json"
         nb.cells.append(nbformat.v4.new_code_cell(EMBED.format(path=str(embedded))))
-        sockets = base / f"{stem}.kernel"
-        sockets.mkdir(mode=0o700)
         client = NotebookClient(
             nb,
-            km=kernel_manager(sockets),
+            km=kernel_manager(sockets and sockets / stem[:2]),
             timeout=600,
             kernel_name="python3",
             resources={"metadata": {"path": str(tmp)}},
@@ -236,7 +262,7 @@ def merged_streams(outputs) -> list:
 
 def unclocked(text: str) -> str:
     """``text`` without the clock readings of a run (:data:`SECONDS`, :data:`TQDM_CLOCK`)."""
-    return TQDM_CLOCK.sub("[", SECONDS.sub("", text)).replace(" []", "")
+    return re.sub(r"\s?\[\]", "", TQDM_CLOCK.sub("[", SECONDS.sub("", text)))
 
 
 def speaks_to_the_learner(outputs) -> bool:

@@ -13,6 +13,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
 import nbformat
@@ -24,12 +26,14 @@ from book.pages import (
     BINDER,
     DOWNLOADS,
     REFERENCE_TAG,
+    SOCKET_PATH,
     SOLUTIONS,
     STUDENT,
     WIDGET,
     PageFailed,
     merged_streams,
     page,
+    socket_folder,
     unclocked,
 )
 from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
@@ -171,6 +175,11 @@ def test_consecutive_prints_are_one_output_whatever_the_kernels_timing():
             "training:  40%|████  | 240/600\n",
         ),
         ("a (3 s) wait, 12.5 s in all, d_k (8)\n", "a wait, 12.5 s in all, d_k (8)\n"),
+        (  # as tqdm's widget writes it: figure spaces
+            "\u2007600/600\u2007[00:02&lt;00:00,\u2007105.65step/s,\u2007loss\u20070.0000]",
+            "\u2007600/600\u2007[loss\u20070.0000]",
+        ),
+        ("\u2007600/600\u2007[00:02&lt;00:00]", "\u2007600/600"),
     ],
 )
 def test_a_runs_clock_readings_are_left_out_of_the_page(printed, shown):
@@ -178,6 +187,23 @@ def test_a_runs_clock_readings_are_left_out_of_the_page(printed, shown):
     assert unclocked(printed) == shown
     out = nbformat.v4.new_output("stream", name="stdout", text=printed)
     assert [o.text for o in merged_streams([out])] == [shown]
+
+
+def test_the_kernels_sockets_go_where_their_paths_fit(tmp_path):
+    """In the build's folder where a socket's path fits in a Unix socket address, else in a
+    private folder of /tmp, removed with the build's."""
+    short = Path(tempfile.mkdtemp(prefix="s", dir="/tmp"))
+    long = tmp_path / ("x" * SOCKET_PATH)
+    long.mkdir()
+    try:
+        with ExitStack() as stack:
+            assert socket_folder(short, stack) == short / "k"
+            elsewhere = socket_folder(long, stack)
+            assert elsewhere.parent == Path("/tmp") and elsewhere.stat().st_mode & 0o777 == 0o700
+            assert (short / "k").stat().st_mode & 0o777 == 0o700
+        assert not elsewhere.exists()
+    finally:
+        shutil.rmtree(short)
 
 
 # ---------------------------------------------------------------------------- the build
