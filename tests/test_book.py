@@ -245,6 +245,21 @@ def test_the_packages_missing_are_named_with_the_version_wanted(tmp_path):
     ]
 
 
+def test_a_notebook_built_by_another_python_is_the_same_notebook(tmp_path):
+    """course/build.py writes the Python it runs on into ``language_info``: that alone is no
+    edit of the course; any other difference is."""
+    committed = SOLUTIONS / "05_scores.ipynb"
+    nb = nbformat.read(committed, as_version=4)
+    nb.metadata.language_info.version = "3.11.99"
+    other = tmp_path / "other.ipynb"
+    nbformat.write(nb, other)
+    assert other.read_bytes() != committed.read_bytes()
+    assert book.build.same_notebook(committed, other)
+    nb.cells[0].source += " An edit."
+    nbformat.write(nb, other)
+    assert not book.build.same_notebook(committed, other)
+
+
 @pytest.fixture
 def no_build(monkeypatch):
     """book.build.main with the build itself replaced by a note of where it would write."""
