@@ -246,7 +246,9 @@ def build(out: Path, stems: list[str], at_once: int) -> None:
 
         started = time.monotonic()
         pages = run_all(stems, at_once, scratch / "runs", progress=_progress)
-        print(f"ran {len(pages)} notebooks in {time.monotonic() - started:.0f} s", flush=True)
+        signal.signal(signal.SIGTERM, _stop)  # nbclient's own handler left SIGTERM's default
+        ran = f"{len(pages)} notebook{'s' * (len(pages) != 1)}"
+        print(f"ran {ran} in {time.monotonic() - started:.0f} s", flush=True)
         for stem, nb in pages.items():
             nbformat.write(nb, source / "pages" / f"{stem}.ipynb")
             shutil.copy2(STUDENT / f"{stem}.ipynb", extra / DOWNLOADS / f"{stem}.ipynb")
