@@ -260,6 +260,18 @@ def test_a_notebook_built_by_another_python_is_the_same_notebook(tmp_path):
     assert not book.build.same_notebook(committed, other)
 
 
+def _pins(path: Path) -> dict[str, str]:
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return dict(line.split("==") for line in lines if "==" in line)
+
+
+def test_the_site_environment_pins_what_it_shares_with_the_developers_as_they_do():
+    """The build runs course/build.py (jupytext) as the developers' environment does."""
+    site, dev = _pins(ROOT / "requirements-site.txt"), _pins(ROOT / "requirements-dev.txt")
+    assert "jupytext" in site
+    assert {k: (v, dev[k]) for k, v in site.items() if k in dev and dev[k] != v} == {}
+
+
 @pytest.fixture
 def no_build(monkeypatch):
     """book.build.main with the build itself replaced by a note of where it would write."""
