@@ -105,6 +105,7 @@ if __name__ == "__main__":  # before the imports below, which need the site envi
 import nbformat  # noqa: E402
 
 from book.pages import DOWNLOADS, STUDENT, run_all  # noqa: E402
+from book.search import write as write_search  # noqa: E402
 from mhsa_helpers.exercises import NOTEBOOKS  # noqa: E402
 from mhsa_helpers.widgets.base import FRONT, esm  # noqa: E402
 
@@ -275,6 +276,7 @@ def build(out: Path, stems: list[str], at_once: int) -> None:
         (html / ".buildinfo").unlink(missing_ok=True)  # Sphinx's hashes of its configuration
         for debug in html.glob("_static/**/*.map"):  # the theme's source maps: for its developers
             debug.unlink()
+        print(write_search(html), flush=True)  # _static/mhsa-search-data.js: book/search.py
         rendered = time.monotonic() - started
         if out.exists():
             shutil.rmtree(out)
