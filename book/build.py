@@ -49,6 +49,9 @@ SITE = ROOT / "build" / "site"
 PARTIAL = ROOT / "build" / "site-partial"
 #: The packages the build needs (its own and, through ``-r``, the runtime's).
 REQUIREMENTS = ROOT / "requirements-site.txt"
+#: What builds before the scratch moved out of ``build/`` left there: the pages Sphinx read,
+#: and myst-nb's copies of them.
+LEFT_BEHIND = (ROOT / "build" / "book", ROOT / "build" / "jupyter_execute")
 SPHINX = [sys.executable, "-m", "sphinx", "-b", "html", "-q"]
 
 
@@ -329,6 +332,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     if not is_site(out) or out in (ROOT, *ROOT.parents):
         parser.error(f"--out {out} holds files that are not a site: give a new or empty folder")
+    for old in LEFT_BEHIND:
+        if old.is_dir():
+            shutil.rmtree(old)
+            print(f"removed {_shown(old)}/, scratch an earlier build left", flush=True)
     signal.signal(signal.SIGTERM, _stop)
     what = f"a partial site ({len(stems)} of {len(NOTEBOOKS)} pages)" if args.only else "the site"
     print(f"building {what} into {_shown(out)}/", flush=True)

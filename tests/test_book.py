@@ -404,9 +404,12 @@ def test_an_edited_course_source_reaches_its_page_and_the_full_site_is_left_alon
 ):
     """In another checkout: a sentence added to course/05_scores.py (not built with
     course/build.py) shows on the page ``--only 05_scores`` builds, the notebooks rebuilt
-    are named; the full site build/site/ is not touched. Then a source course/build.py
-    refuses stops the build, saying so, and the scratch is removed all the same."""
+    are named; the full site build/site/ is not touched, earlier builds' scratch is
+    removed. Then a source course/build.py refuses stops the build, saying so, and the
+    scratch is removed all the same."""
     copy = _copy_repository(tmp_path / "copy")
+    for old in ("book", "jupyter_execute"):  # what builds left in build/ before
+        (copy / "build" / old / "x").mkdir(parents=True)
     full = copy / "build" / "site"
     (full / "_static").mkdir(parents=True)
     (full / "index.html").write_text("<p>the full site, built earlier</p>")
