@@ -64,10 +64,12 @@ INSTALL = f"""\
 try:
     import mhsa_helpers
 except ImportError:
-    import os
+    import os, subprocess, sys
 
     course = "mhsa-course @ git+https://github.com/{REPOSITORY}"
-    %pip install -q "{{os.environ.get('MHSA_COURSE_PACKAGE', course)}}\""""
+    course = os.environ.get("MHSA_COURSE_PACKAGE", course)  # another source (the tests' wheel)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", course], check=True)\
+"""
 #: A display equation of a markdown cell, the label it may carry, a reference to a label.
 DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
 LABEL = re.compile(r"\s*\\label\{([\w-]+)\}")
