@@ -263,6 +263,8 @@ Explorer(functions=functions, example="trained", step=7, saved=True)
 TryReversal()
 
 # %%
+import matplotlib.pyplot as plt
+
 from mhsa_helpers.widgets.reverse import parse_letters, reverse_on
 
 for text in ("AAAABBBB", "PPPPPPPP"):
@@ -271,7 +273,8 @@ for text in ("AAAABBBB", "PPPPPPPP"):
     print(f"{text}: the model outputs {''.join(output)}, the input reversed is {text[::-1]}")
     for k, (pattern, share) in enumerate(heads.name_heads(weights)):
         print(f"  head {k + 1}: {heads.PATTERNS.get(pattern, 'no single key')} ({share:.2f} of its weight)")
-    heads_figure(weights, letters, letters, f"{text}: each head's weights", vmin=0, vmax=1);
+    display(heads_figure(weights, letters, letters, f"{text}: each head's weights", vmin=0, vmax=1))
+    plt.close("all")  # shown here, under its lines, not again at the end of the cell
 
 # %% [markdown]
 # ## 6. The mask decides what can be learned

@@ -67,7 +67,7 @@ except ImportError:
     import os, subprocess, sys
 
     course = "mhsa-course @ git+https://github.com/{REPOSITORY}"
-    course = os.environ.get("MHSA_COURSE_PACKAGE", course)  # another source (the tests' wheel)
+    course = os.environ.get("MHSA_COURSE_PACKAGE", course)
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", course], check=True)\
 """
 #: A display equation of a markdown cell, the label it may carry, a reference to a label.
