@@ -146,7 +146,6 @@ def test_the_install_cell_installs_the_package_in_a_bare_environment(tmp_path):
     out = _sh([str(python), str(script), str(nc.STUDENT / "07_softmax.ipynb")], offline, tmp_path)
     version = _project()["version"]
     assert f"imported mhsa_helpers {version}" in out, out
-    print(out)
     assert "error" not in out.lower(), out
     # and run again, now that it is there: nothing to do, nothing printed
     again = subprocess.run(
