@@ -46,6 +46,7 @@ html_static_path = [str(HERE / "static"), os.environ["MHSA_BOOK_STATIC"]]
 html_extra_path = [os.environ["MHSA_BOOK_EXTRA"]]  # the student notebooks, to download
 # the widgets' modules as one plain script, then their loader: a page opened from disk draws too
 html_js_files = [("mhsa-widgets.js", {"defer": "defer"}), ("mhsa-book.js", {"defer": "defer"})]
+html_js_files.append(("mhsa-search.js", {"defer": "defer"}))  # search with context
 html_css_files = ["mhsa-book.css"]
 
 # MathJax 3, local (Sphinx 9's default is MathJax 4 from a CDN)
