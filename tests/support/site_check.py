@@ -335,7 +335,7 @@ class SiteChecker:
     :meth:`open` gives a checked page to drive further (the widgets).
     """
 
-    def __init__(self, site: Path, viewport: tuple[int, int] = (1400, 900), wait_ms: int = 30_000):
+    def __init__(self, site: Path, viewport: tuple[int, int] = (1400, 900), wait_ms: int = 120_000):
         self.site = Path(site).resolve()
         self.viewport = viewport
         self.wait_ms = wait_ms
@@ -488,7 +488,7 @@ _HITS = """() => [...document.querySelectorAll('#search-results ul.search > li')
 })"""
 
 
-def hits(page, wait_ms: int = 30_000) -> list[dict]:
+def hits(page, wait_ms: int = 120_000) -> list[dict]:
     """The hits a search page lists, in order, once it has said how many it found: each
     ``{title, href (absolute), text, context (the sentence shown), marks (every marked word
     of the hit), context_marks (those of the sentence)}``."""
@@ -508,7 +508,7 @@ _HIGHLIGHTED = """() => [...document.querySelectorAll('span.highlighted')].map((
 }))"""
 
 
-def highlighted(page, wait_ms: int = 30_000) -> list[dict]:
+def highlighted(page, wait_ms: int = 120_000) -> list[dict]:
     """The words a page opened from a search result marks (``span.highlighted``, once
     ``mhsa-search.js`` has marked them): ``{text, where}``, ``where`` being ``"text"`` (the
     page's article), ``"outside the text"`` (contents, a picture, math) or ``"elsewhere"``."""
