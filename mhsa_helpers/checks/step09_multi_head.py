@@ -257,6 +257,7 @@ def hidden_mask_forms(rng) -> list:
     Without a head axis (B, T, T), where a mask added as it is lines the batch up with the
     heads, silently; with one, (B, 1, 1, T), (B, 1, T, T) and a per-head (B, h, T, T) whose
     heads differ. One sequence has no real token: each of its queries has every key blocked.
+    Then one sequence with its per-head mask (h, T, T), and a batch of shape (2, B).
     """
     h, d_k, T = (int(n) for n in rng.integers(2, 5, size=3))
     T, d, B = T + 1, h * d_k, h
@@ -267,7 +268,13 @@ def hidden_mask_forms(rng) -> list:
     causal = ref.causal_mask(T) + padding  # (B, T, T)
     heads = np.broadcast_to(per_head_mask(T, h), (B, h, T, T)) + padding[:, None]
     forms = [causal, padding[:, None], causal[:, None], heads]
-    return [Call((rng.normal(size=(B, T, d)), *Ws, h, m)) for m in forms]
+    calls = [Call((rng.normal(size=(B, T, d)), *Ws, h, m)) for m in forms]
+    # one sequence with its per-head mask (h, T, T), and two batch axes: code written for
+    # exactly one batch axis (B, T, C = X.shape) fails on either
+    calls.append(Call((rng.normal(size=(T, d)), *Ws, h, heads[0])))
+    two = np.broadcast_to(causal, (2, B, T, T)).copy()
+    calls.append(Call((rng.normal(size=(2, B, T, d)), *Ws, h, two)))
+    return calls
 
 
 class MultiHeadSelfAttention(Check):
