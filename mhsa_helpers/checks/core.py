@@ -31,7 +31,7 @@ from ..budget import CHECK_LOOP, kernel_call_s, ran_long, reference_seconds_here
 from ..execution.child.contract import call_each, interrupts_said
 from ..execution.outcomes import Opaque, Outcome, outcomes_of
 from ..exercises import exercise, forbidden
-from .batches import batch_axes, batch_axes_error
+from .batches import batch_axes, batch_axes_error, one_batch_axis
 from .comparison import JUDGED_ARGS, guard_numpy, precision, same
 from .failures import AmbiguousMistake, CheckFailed, NotYet, blind, mistake_key, said_publicly
 from .hints import INT_CANNOT_HOLD_INFINITY, warned_on_the_way
@@ -40,6 +40,7 @@ from .masks import (
     NO_HEAD_AXIS,
     WARNED,
     batched_mask_error,
+    head_axis_reshaped,
     mask_has_head_axis,
 )
 from .relayed import broadcast_shapes
@@ -329,6 +330,13 @@ class Check:
                 f"{self.name}: {said or NO_HEAD_AXIS} ({error})",
                 public=public,
                 named=("hint", self.name, said or NO_HEAD_AXIS),
+            )
+        reshaped = head_axis_reshaped(call.args, said) if code == "raised:ValueError" else None
+        if reshaped is not None and self.mask_rule:  # the mask's heads times the layer's
+            return CheckFailed(
+                f"{self.name}: {HEAD_AXIS_TWICE}{one_batch_axis(call.args[0], reshaped)} ({error})",
+                public=public,
+                named=("hint", self.name, HEAD_AXIS_TWICE),
             )
         if "truth value of an array with more than one element is ambiguous" in said:
             return CheckFailed(
