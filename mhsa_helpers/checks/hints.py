@@ -24,6 +24,7 @@ __all__ = [
     "FULLY_BLOCKED_SEQUENCE",
     "GRADIENT_LEAKS",
     "HEADS_STRIDED",
+    "HEAD_COUNT_AND_SIZE_SWAPPED",
     "INT_CANNOT_HOLD_INFINITY",
     "LARGE_FINITE",
     "MASKS_WITH_HEAD_AXIS",
@@ -343,6 +344,8 @@ def narrow_weight_transposed(name: str, shape: tuple) -> str:
 MIXES_TOKENS = "which mixes tokens and heads"
 
 
+#: A split into d_k heads of n_heads columns (no period: each check says how it came about).
+HEAD_COUNT_AND_SIZE_SWAPPED = "the head count and the head size are swapped"
 #: How heads are split (after "reshape to" or "to"; no period).
 SPLIT_RESHAPE = "(..., T, n_heads, d_k), then swap the T and n_heads axes"
 

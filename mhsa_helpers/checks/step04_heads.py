@@ -11,7 +11,7 @@ from ..examples import get_example
 from .batches import batch_rng, random_shape
 from .comparison import compare
 from .core import Call, Check
-from .hints import REVERSED_MERGE, SPLIT_RESHAPE
+from .hints import HEAD_COUNT_AND_SIZE_SWAPPED, REVERSED_MERGE, SPLIT_RESHAPE
 
 
 def split_mistakes(M, h: int) -> list:
@@ -30,7 +30,7 @@ def split_mistakes(M, h: int) -> list:
             np.moveaxis(M.reshape(*lead, T, d_k, h), -1, -3),
         ),
         (
-            "the head count and the head size are swapped in the reshape: "
+            f"{HEAD_COUNT_AND_SIZE_SWAPPED} in the reshape: "
             f"reshape(..., T, d_k, n_heads) = (..., {T}, {d_k}, {h}) cuts each token's row into "
             f"d_k = {d_k} blocks of n_heads = {h} columns, so the result is (..., d_k, T, "
             f"n_heads) = (..., {d_k}, {T}, {h}), not (..., {h}, {T}, {d_k}); reshape to "
