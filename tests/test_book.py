@@ -73,7 +73,6 @@ def test_a_widget_is_shown_embedded_and_an_unknown_one_stops_the_build():
     cell = next(c for c in shown.cells if c.id == code.id)
     assert [o.data for o in cell.outputs] == [{"text/html": html(embedded)}]
     assert REFERENCE_TAG not in cell.metadata.get("tags", [])  # it says itself what drew it
-    assert shown.metadata["html_theme.sidebar_secondary.remove"] is True  # room for it
     with pytest.raises(PageFailed, match="07_softmax: a widget \\(m1\\) was neither embedded"):
         page("07_softmax", nb, {})
 
