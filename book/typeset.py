@@ -12,7 +12,6 @@ TeX error) is a build warning naming the page and the TeX.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 from importlib.metadata import PackageNotFoundError, distribution
@@ -24,16 +23,13 @@ from sphinx.locale import _
 from sphinx.util import logging
 from sphinx.util.math import get_node_equation_number
 
-__all__ = ["CSS", "Typesetter", "fonts_used", "mathjax_folder", "page_css", "setup"]
+from book.fonts import fonts_used, page_css
+
+__all__ = ["CSS", "Typesetter", "mathjax_folder", "setup"]
 
 HERE = Path(__file__).resolve().parent
 #: A page's style sheet for its math, in the site's ``_static`` (beside MathJax's fonts).
 CSS = "mathjax/page-{}.css"
-#: The fonts every formula may use: MathJax's zero-width font, TeX's main font.
-BASE_FONTS = frozenset({"MJXZERO", "MJXTEX"})
-#: The fonts a stretched delimiter may use (CommonHTML's ``mjx-stretchy`` rule).
-STRETCHY_FONTS = frozenset({"MJXTEX-S1", "MJXTEX-S4", "MJXTEX-A"})
-_FONT_FACE = re.compile(r"@font-face[^{]*\{[^}]*?font-family:\s*([\w-]+);[^}]*\}\s*")
 logger = logging.getLogger(__name__)
 #: The build's typesetter, started at its first formula and ended with the build.
 _running: dict[str, Typesetter] = {}
@@ -143,20 +139,6 @@ def visit_displaymath(self, node: nodes.math_block) -> None:
         )  # fmt: skip
     self.body.append(_typeset(node, tex, display=True) + "</div>\n")
     raise nodes.SkipNode
-
-
-def fonts_used(html: str) -> frozenset[str]:
-    """The TeX fonts (CSS families) that formulas typeset in ``html`` use: the base ones,
-    ``MJXTEX-X`` for each character class ``TEX-X``, the stretchy ones where a delimiter
-    stretches."""
-    used = {f"MJXTEX-{v}" for v in re.findall(r"\bTEX-([A-Z0-9]+)\b", html)}
-    return BASE_FONTS | used | (STRETCHY_FONTS if "<mjx-stretchy" in html else frozenset())
-
-
-def page_css(css: str, fonts: frozenset[str]) -> str:
-    """MathJax's style sheet ``css`` with only the ``@font-face`` rules of ``fonts``: the
-    browser fetches no other font, and nobody counting what a page loads counts any."""
-    return _FONT_FACE.sub(lambda m: m.group(0) if m.group(1) in fonts else "", css)
 
 
 def style_sheet(app, pagename, templatename, context, doctree) -> None:

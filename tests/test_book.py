@@ -10,6 +10,7 @@ import nbformat
 import pytest
 
 from book.embed import html
+from book.fonts import fonts_used, page_css
 from book.pages import (
     BINDER,
     DOWNLOADS,
@@ -20,6 +21,7 @@ from book.pages import (
     PageFailed,
     page,
 )
+from book.titles import plain
 from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
 
 STEMS = [nb.stem for nb in NOTEBOOKS]
@@ -120,3 +122,46 @@ def test_an_output_that_speaks_of_your_code_is_marked_as_the_references():
     shown = {c.id: c for c in page("17_backward", nb, {}).cells}
     tagged = [REFERENCE_TAG in shown[c.id].metadata.get("tags", []) for c in codes[:3]]
     assert tagged == [True, True, False]
+
+
+@pytest.mark.parametrize(
+    ("tex", "shown"),
+    [
+        ("Step 5 — The score matrix $Z$", "Step 5 — The score matrix Z"),
+        (r"dividing by $\sqrt{d_k}$", "dividing by √d_k"),
+        (r"$R' = \operatorname{softmax}(R/\sqrt{7})$", "R' = softmax(R/√7)"),
+        (r"$Z = QK^T/\sqrt{d_k}$", "Z = QKᵀ/√d_k"),
+        (r"$\frac{QK^\top}{\sqrt{d_k}}$", "QKᵀ/√d_k"),
+        (r"$\frac{a + b}{c}$", "(a + b)/c"),
+        (r"$\sqrt{a + b}$", "√(a + b)"),
+        (r"A $T_q \times T_k$ attention matrix", "A T_q × T_k attention matrix"),
+        (r"tokens $0 \dots t$", "tokens 0 … t"),
+        (r"$Y = A \cdot V$", "Y = A · V"),
+        (r"$x^{2}$ and $e^{x_i}$", "x² and e^(x_i)"),
+        ("no math at all", "no math at all"),
+    ],
+)
+def test_a_title_is_shown_as_plain_text(tex, shown):
+    assert plain(tex) == shown
+    assert "$" not in plain(tex) and "\\" not in plain(tex)
+
+
+def test_a_pages_math_style_sheet_names_only_the_fonts_its_formulas_use():
+    def face(family):
+        return f'@font-face {{\n  font-family: {family};\n  src: url("f/{family}.woff");\n}}\n'
+
+    css = "mjx-c { display: block; }\n\n" + "".join(
+        face(f) for f in ("MJXZERO", "MJXTEX", "MJXTEX-I", "MJXTEX-B", "MJXTEX-S1", "MJXTEX-S4")
+    )
+    html = '<mjx-c class="mjx-c1D44D TEX-I"></mjx-c><mjx-c class="mjx-c3D"></mjx-c>'
+    assert fonts_used(html) == {"MJXZERO", "MJXTEX", "MJXTEX-I"}
+    kept = page_css(css, fonts_used(html))
+    assert "mjx-c { display: block; }" in kept
+    assert [f for f in ("MJXZERO", "MJXTEX", "MJXTEX-I") if f"f/{f}.woff" in kept] == [
+        "MJXZERO",
+        "MJXTEX",
+        "MJXTEX-I",
+    ]
+    assert "MJXTEX-B" not in kept and "MJXTEX-S1" not in kept
+    stretched = fonts_used(html + "<mjx-stretchy-v><mjx-c></mjx-c></mjx-stretchy-v>")
+    assert {"MJXTEX-S1", "MJXTEX-S4", "MJXTEX-A"} <= stretched

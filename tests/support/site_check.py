@@ -34,6 +34,9 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from tests.support.lab_harness import CHROMIUM, CHROMIUM_ARGS, free_port, stop
 
+#: Issue 48's limits: one page with every file of the site it loads (:func:`page_files`), and
+#: the front page (tests/test_site.py tests them; benchmarks/bench_site.py prints them).
+PAGE_LIMIT, FRONT_LIMIT = 1_500_000, 500_000
 #: Hosts that are this machine: every other request is aborted and recorded.
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
