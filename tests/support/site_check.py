@@ -784,9 +784,52 @@ def control_changes_picture(page, widget, act) -> dict:
 
 # ---------------------------------------------------------------------------- by hand
 
+#: The screens of the screenshots for a human (issue 48), and the pages shown.
+SHOT_SCREENS = ((1400, 900), (800, 1000), (390, 844))
+SHOT_PAGES = ("index.html", "pages/05_scores.html", "pages/17_backward.html")
+
+
+def screenshots(site: Path, out: Path, colors: int = 64) -> list[Path]:
+    """The front page, 05 and 17 at 1400 x 900, 800 x 1000 and 390 x 844, the contents as
+    the page opens and after a click on the contents button (shown, hidden), as small PNGs
+    (``colors`` colours) in ``out``; 16's widget in dark mode too. Returns the files."""
+    from PIL import Image
+
+    out.mkdir(parents=True, exist_ok=True)
+    made = []
+
+    def shot(page, name):
+        path = out / f"{name}.png"
+        page.screenshot(path=str(path), animations="disabled")
+        Image.open(path).convert("RGB").quantize(colors=colors).save(path, optimize=True)
+        made.append(path)
+
+    with SiteChecker(site) as checker:
+        for (w, h), rel in [(s, r) for s in SHOT_SCREENS for r in SHOT_PAGES]:
+            name = Path(rel).stem
+            with checker.open(rel, viewport=(w, h)) as (page, _):
+                before = shown(page, THEME.sidebar, THEME.sidebar_links)
+                shot(page, f"{name}_{w}x{h}_contents_{'shown' if before else 'hidden'}")
+                pressable(page, THEME.contents_buttons).click()
+                after = wait_shown(page, THEME.sidebar, THEME.sidebar_links, not before)
+                shot(page, f"{name}_{w}x{h}_contents_{'shown' if after else 'hidden'}")
+        for rel in ("pages/16_sliding_window.html", "pages/18_training.html"):
+            if (site / rel).is_file():
+                with checker.open(rel, viewport=(1400, 900)) as (page, _):
+                    page.emulate_media(color_scheme="dark")
+                    page.locator(BOOK.widget).first.scroll_into_view_if_needed()
+                    shot(page, f"{Path(rel).stem}_1400x900_dark")
+    return made
+
 
 def main(argv: list[str]) -> None:
-    """Report a site's index, its pages (or those named) and its search, as JSON."""
+    """Report a site's index, its pages (or those named) and its search, as JSON; with
+    ``--shots DIR``, take :func:`screenshots` into DIR instead."""
+    if "--shots" in argv:
+        at = argv.index("--shots")
+        for path in screenshots(Path(argv[0]).resolve(), Path(argv[at + 1])):
+            print(path, f"{path.stat().st_size / 1e3:.0f} kB")
+        return
     site = Path(argv[0]).resolve()
     pages = argv[1:] or [
         "index.html",
