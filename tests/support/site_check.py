@@ -519,12 +519,13 @@ _SHOWN = """(t) => {
     const r = box.getBoundingClientRect();
     if (r.width < 1 || r.right <= 1 || r.left >= innerWidth - 1) return false;
     if (getComputedStyle(box).visibility === 'hidden') return false;
+    const line = (a) => a.getClientRects()[0];  // a link's first line (it may wrap)
     const link = [...document.querySelectorAll(t.links)].find((a) => {
-        const q = a.getBoundingClientRect();
-        return q.width > 0 && q.top >= 0 && q.bottom <= innerHeight;
+        const q = line(a);
+        return q && q.width > 0 && q.top >= 0 && q.bottom <= innerHeight;
     });
     if (!link) return false;
-    const q = link.getBoundingClientRect();
+    const q = line(link);
     const hit = document.elementFromPoint((q.left + q.right) / 2, (q.top + q.bottom) / 2);
     return !!hit && (hit === link || link.contains(hit));
 }"""
