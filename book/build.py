@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 import nbformat  # noqa: E402
 
 from book.pages import DOWNLOADS, STUDENT, run_all  # noqa: E402
+from book.search import write as write_search  # noqa: E402
 from mhsa_helpers.exercises import NOTEBOOKS  # noqa: E402
 from mhsa_helpers.widgets.base import FRONT, esm  # noqa: E402
 
@@ -133,6 +134,7 @@ def build(out: Path, stems: list[str], at_once: int) -> None:
     (out / ".buildinfo").unlink(missing_ok=True)
     for debug in out.glob("_static/**/*.map"):  # the theme's source maps: for its developers
         debug.unlink()
+    print(write_search(out), flush=True)  # _static/mhsa-search-data.js: book/search.py
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"rendered {out} in {time.monotonic() - started:.0f} s: {size / 1e6:.1f} MB", flush=True)
 

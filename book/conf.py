@@ -59,6 +59,7 @@ html_show_search_summary = False  # a summary fetches each hit: refused from fil
 html_static_path = [str(HERE / "static"), os.environ["MHSA_BOOK_STATIC"]]
 html_extra_path = [os.environ["MHSA_BOOK_EXTRA"]]  # the student notebooks, to download
 html_js_files = [("mhsa-keys.js", {"defer": "defer"})]
+html_js_files.append(("mhsa-search.js", {"defer": "defer"}))  # search with context
 html_css_files = ["mhsa-book.css"]
 #: On a page with a widget only: the widgets' modules as one plain script, then their loader
 #: (a page opened from disk draws too).

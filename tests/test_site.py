@@ -246,11 +246,112 @@ def test_every_exercise_page_links_its_notebook_and_binder(site, pages):
     assert not wrong, "\n".join(wrong)
 
 
-def test_search_works_offline(checker):
-    """search.html?q=softmax lists pages, with no network."""
-    report, results = checker.search("softmax")
-    assert results, f"no results; {report.problems()}"
-    assert not (report.blocked or report.failed or report.page_errors), report.problems()
+#: The course's own terms, and the page about each: the page the course named for it.
+ABOUT = {
+    "softmax": "07_softmax",
+    "causal mask": "06_masking",
+    "KV cache": "13_kv_cache",
+    "backward": "17_backward",
+    "RoPE": "11_rope",
+    "scores": "05_scores",
+    "heads": "04_heads",
+    "GQA": "12_gqa",
+    "tiled": "14_tiled",
+    "cross attention": "15_cross",
+    "sliding window": "16_sliding_window",
+    "padding mask": "06_masking",
+    "positional encoding": "01_input",
+}
+#: The search's data (book/search.py) and the most it may weigh.
+SEARCH_DATA, SEARCH_DATA_LIMIT = "_static/mhsa-search-data.js", 150_000
+
+
+def _search_data(site: Path) -> dict:
+    code = (site / SEARCH_DATA).read_text(encoding="utf-8")
+    prefix = "window.mhsaSearchData = "
+    assert code.startswith(prefix) and code.endswith(";\n"), f"{SEARCH_DATA}: {code[:80]!r}"
+    return json.loads(code[len(prefix) : -2])
+
+
+def _marked_as(word: str, query: str) -> bool:
+    """Whether a marked word is one of the query's, in some form (masking for mask)."""
+    return any(word.lower()[:4] == q.lower()[:4] for q in query.split())
+
+
+def test_search_ranks_the_page_about_the_term_first_and_shows_the_sentence(checker, pages, site):
+    """search.html?q=…, offline, for the course's own terms: the page about the term first;
+    every hit shows a sentence and marks words of the query, no other; the first hit marks
+    them in its sentence, except where the page's sentences never write the term (05 says
+    Z, 12 never writes GQA: found by the title or the page's name, marked there)."""
+    data = _search_data(site)
+    prose = {url: "" for url, _ in data["pages"]}  # each page's sentences
+    for page, _, _, sentences in data["sections"]:
+        prose[data["pages"][page][0]] += " ".join(sentences).lower() + " "
+    wrong = []
+    for query, stem in ABOUT.items():
+        report, found = checker.search(query)
+        assert not report.problems(), (query, report.problems())
+        if not found:
+            wrong.append(f"{query!r}: no hit")
+            continue
+        first = found[0]["href"].split("?")[0].split("#")[0].removeprefix(checker.base)
+        if first != pages[stem]:
+            wrong.append(f"{query!r}: first {first}, expected {pages[stem]}")
+        for hit in found:
+            if not hit["context"].strip() or not hit["marks"]:
+                wrong.append(f"{query!r}: {hit['title']!r} shows {hit['text']!r}")
+            wrong += [f"{query!r}: {m!r} marked" for m in hit["marks"] if not _marked_as(m, query)]
+        written = all(w.lower() in prose[pages[stem]] for w in query.split())
+        if written and not found[0]["context_marks"]:
+            wrong.append(f"{query!r}: the first hit's sentence marks nothing: {found[0]['text']}")
+        if not written:
+            assert query in ("scores", "GQA"), f"{pages[stem]}'s sentences never write {query!r}"
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_result_opens_its_page_with_the_words_marked_in_its_text(checker, pages):
+    """A hit's link carries ?highlight=: the page opened marks the query's words in its text
+    (not in the contents, a picture or math), and still loads cleanly, math typeset."""
+    _, found = checker.search("causal mask")
+    href = found[0]["href"].removeprefix(checker.base)
+    assert "highlight=" in href and href.startswith(pages["06_masking"]), href
+    with checker.open(href) as (page, report):
+        marked = sc.highlighted(page, checker.wait_ms)
+        assert not report.problems(), report.problems()
+    assert {m["where"] for m in marked} == {"text"}, marked
+    assert {m["text"].lower() for m in marked} == {"causal", "mask"}, marked
+
+
+def test_search_works_from_disk(checker, pages, site):
+    """search.html opened from disk (file://, where a browser fetches nothing): the data is a
+    plain script, so the hits are the same, and a hit opens its page with the words marked."""
+    page = checker.context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(f"{(site / 'search.html').as_uri()}?q=KV%20cache", wait_until="load")
+        found = sc.hits(page, checker.wait_ms)
+        assert found and found[0]["href"].startswith((site / pages["13_kv_cache"]).as_uri()), found
+        assert found[0]["context_marks"], found[0]
+        page.goto(found[0]["href"], wait_until="load")
+        marked = sc.highlighted(page, checker.wait_ms)
+        assert marked and {m["where"] for m in marked} == {"text"}, marked
+        assert not errors, errors
+    finally:
+        page.close()
+
+
+def test_the_search_data_is_small_whole_and_plain_text(site, pages):
+    """The search's data: a plain script (loaded by a <script> tag, so from disk too) under
+    150 kB, every notebook's page in it, no TeX left in its sentences or headings."""
+    size = (site / SEARCH_DATA).stat().st_size
+    assert size <= SEARCH_DATA_LIMIT, f"{SEARCH_DATA} is {size} bytes"
+    data = _search_data(site)
+    urls = {url for url, _ in data["pages"]}
+    assert set(pages.values()) <= urls, sorted(set(pages.values()) - urls)
+    texts = [t for _, _, heading, sentences in data["sections"] for t in [heading, *sentences]]
+    tex = [t for t in texts if sc.RAW_TEX.search(t)]
+    assert not tex, tex[:10]
 
 
 def test_pages_and_site_are_small(site, reports):
@@ -693,8 +794,8 @@ def _misfits(where: str, got: dict) -> list[str]:
 
 
 def test_screenshots_for_a_human(checker, pages):
-    """test-output/site/: the softmax page, and the explorer and "try your own letters" at
-    1400 x 790 and 390 x 844, pixel ratio 2."""
+    """test-output/site/: the softmax page, and the explorer, "try your own letters" and the
+    search for "causal mask" at 1400 x 790 and 390 x 844, pixel ratio 2."""
     OUT.mkdir(parents=True, exist_ok=True)
     with checker.open(pages["07_softmax"]) as (page, _):
         page.screenshot(path=str(OUT / "07_softmax.png"))
@@ -708,6 +809,12 @@ def test_screenshots_for_a_human(checker, pages):
             widget.evaluate("(el) => el.scrollIntoView({block: 'start'})")
             page.evaluate("() => window.scrollBy(0, -70)")  # below the page's own header
             name = OUT / f"{stem}_{entry.split('.')[0]}_{w}x{h}.png"
+            page.screenshot(path=str(name), animations="disabled")
+            shots.append(name)
+    for w, h in SCREENS:
+        with checker.open("search.html?q=causal%20mask", viewport=(w, h), scale=2) as (page, _):
+            sc.hits(page, checker.wait_ms)
+            name = OUT / f"search_causal_mask_{w}x{h}.png"
             page.screenshot(path=str(name), animations="disabled")
             shots.append(name)
     assert all(p.stat().st_size for p in [OUT / "07_softmax.png", *shots])

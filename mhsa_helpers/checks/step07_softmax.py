@@ -175,6 +175,8 @@ class Softmax(Check):
         return [
             Call((Z,), context={"labels": names}),
             Call((np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1001.0, -999.0]]),)),
+            # a row spread over 2000: a shift by the row's minimum (not maximum) overflows
+            Call((np.array([[1000.0, 0.0, -1000.0], [3.0, 1.0, 2.0]]),)),
             Call((Z + ref.causal_mask(6),)),
             # before any other fully masked row (a check stops at the first call that warns):
             # a fully masked row below rows of very different sizes: tells the global max

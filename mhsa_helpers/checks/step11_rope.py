@@ -294,6 +294,7 @@ class RotaryEmbedding(Check):
             Call(
                 (rng.normal(size=(3, 4)).astype(np.float32), np.array([2, 0, 5]), 50.0),
             ),
+            Call((np.arange(12).reshape(3, 4),), context={"what": "an integer X"}),
             Call((rng.normal(size=(3, 5)),), raises="ValueError", context={"why": "an odd d (5)"}),
         ]
 
@@ -315,6 +316,8 @@ class RotaryEmbedding(Check):
                 positions = rng.integers(0, 100, size=(lead[0], 1, T))
             base = float(rng.choice([10000.0, 500.0, 10.0]))
             calls.append(Call((X, positions, base)))
+        T, d = int(rng.integers(2, 9)), 2 * int(rng.integers(1, 5))
+        calls.append(Call((rng.integers(-9, 10, size=(*random_shape(rng), T, d)),)))  # integers
         d = 2 * int(rng.integers(1, 5)) + 1
         calls.append(
             Call(
@@ -373,7 +376,16 @@ class RotaryEmbedding(Check):
         X, _, _ = _args(call)
         out = as_result(self.name, got, "the rotated X")
         if not np.issubdtype(out.dtype, np.floating):
-            raise CheckFailed(f"{self.name} should return a floating array, not dtype {out.dtype}.")
+            made = (
+                " for an integer X: a result allocated like X (np.empty_like(X), np.zeros_like(X))"
+                " holds integers and truncates the rotated values; allocate floats"
+                if np.issubdtype(np.asarray(X).dtype, np.integer)
+                else ""
+            )
+            raise CheckFailed(
+                f"{self.name} should return a floating array, not dtype {out.dtype}{made}.",
+                public=f"{self.name} should return a floating array{made and ' for an integer X'}.",
+            )
         if out.shape != np.shape(X):
             raise CheckFailed(
                 f"{self.name}: the result should have the shape of X, {np.shape(X)}, but has "

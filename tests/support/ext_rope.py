@@ -61,7 +61,9 @@ BUGGY = {
 
 CORRECT = {
     "float32_in_float32_out": source().replace(
-        "    return ", "    y0, y1 = y0.astype(X.dtype), y1.astype(X.dtype)\n    return "
+        "    return ",
+        "    dtype = np.result_type(X.dtype, np.float32)  # float32 kept, integers made floats\n"
+        "    y0, y1 = y0.astype(dtype), y1.astype(dtype)\n    return ",
     ),
     "complex_numbers": """
 def rotary_embedding(X, positions=None, base=10000.0):

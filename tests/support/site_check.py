@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from tests.support.lab_harness import CHROMIUM, CHROMIUM_ARGS, free_port, stop
 
@@ -500,15 +500,54 @@ class SiteChecker:
         with self.open(rel) as (_, report):
             return report
 
-    def search(self, query: str) -> tuple[PageReport, list[str]]:
-        """The search page for ``query``: its report and the results it lists (link texts)."""
-        with self.open(f"search.html?q={query}") as (page, report):
-            results = page.locator("#search-results ul.search li, ul.search li")
-            try:
-                results.first.wait_for(state="attached", timeout=self.wait_ms)
-            except Exception:
-                return report, []
-            return report, [t.strip() for t in results.all_inner_texts()]
+    def search(self, query: str, viewport=None) -> tuple[PageReport, list[dict]]:
+        """The search page for ``query``: its report and the hits it lists, in order (see
+        :func:`hits`); no hit listed once the search has said it is done: ``[]``."""
+        with self.open(f"search.html?q={quote(query)}", viewport=viewport) as (page, report):
+            return report, hits(page, self.wait_ms)
+
+
+_HITS = """() => [...document.querySelectorAll('#search-results ul.search > li')].map((li) => {
+    const link = li.querySelector('a[href]');
+    const context = li.querySelector('p.context');
+    return {
+        title: link ? link.textContent : '', href: link ? link.href : '',
+        text: li.innerText, context: context ? context.textContent : '',
+        marks: [...li.querySelectorAll('mark')].map((m) => m.textContent),
+        context_marks: context ? [...context.querySelectorAll('mark')].map((m) => m.textContent)
+            : [],
+    };
+})"""
+
+
+def hits(page, wait_ms: int = 30_000) -> list[dict]:
+    """The hits a search page lists, in order, once it has said how many it found: each
+    ``{title, href (absolute), text, context (the sentence shown), marks (every marked word
+    of the hit), context_marks (those of the sentence)}``."""
+    page.wait_for_selector("#search-results p.search-summary:not(:empty)", timeout=wait_ms)
+    page.wait_for_function(
+        "() => !/Searching|Preparing/.test("
+        "document.querySelector('#search-results p.search-summary').textContent)",
+        timeout=wait_ms,
+    )
+    return page.evaluate(_HITS)
+
+
+_HIGHLIGHTED = """() => [...document.querySelectorAll('span.highlighted')].map((el) => ({
+    text: el.textContent,
+    where: el.closest('nav, svg, mjx-container, .mhsa-book-widget') ? 'outside the text'
+        : el.closest('article, [role=main]') ? 'text' : 'elsewhere',
+}))"""
+
+
+def highlighted(page, wait_ms: int = 30_000) -> list[dict]:
+    """The words a page opened from a search result marks (``span.highlighted``, once
+    ``mhsa-search.js`` has marked them): ``{text, where}``, ``where`` being ``"text"`` (the
+    page's article), ``"outside the text"`` (contents, a picture, math) or ``"elsewhere"``."""
+    page.wait_for_function(
+        "() => document.documentElement.dataset.mhsaHighlighted !== undefined", timeout=wait_ms
+    )
+    return page.evaluate(_HIGHLIGHTED)
 
 
 # ---------------------------------------------------------------------------- the theme
@@ -847,8 +886,8 @@ def main(argv: list[str]) -> None:
             report = checker.check(rel)
             out[rel] = asdict(report) | {"problems": report.problems()}
             out[rel].pop("loaded")
-        report, results = checker.search("softmax")
-        out["search"] = {"results": len(results), "problems": report.problems()}
+        report, found = checker.search("softmax")
+        out["search"] = {"results": [h["title"] for h in found], "problems": report.problems()}
     print(json.dumps(out, indent=1))
 
 

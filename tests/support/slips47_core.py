@@ -1034,4 +1034,19 @@ def project_qkv(X, W_q, W_k, W_v):
 """,
         "the heads are averaged (then copied n_heads =",
     ),
+    # Shifts by the row minimum, not the maximum (set E).
+    "softmax_shift_by_row_minimum": (
+        "07_softmax",
+        "softmax",
+        """def softmax(Z, axis=-1):
+    Z = np.asarray(Z, dtype=float)
+    finite = np.where(np.isfinite(Z), Z, np.inf)
+    m = finite.min(axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(Z - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+""",
+        "overflow on large scores",
+    ),
 }

@@ -1386,4 +1386,21 @@ def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
 """,
         "the positions passed in get no feature axis",
     ),
+    # Allocates the result like X: an integer X truncates the rotation (set E).
+    "rotary_embedding_empty_like_integer_X": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    d = X.shape[-1]
+    if d % 2:
+        raise ValueError("d must be even")
+    pos = np.arange(X.shape[-2]) if positions is None else np.asarray(positions)
+    a = pos[..., None] * base ** (-np.arange(0, d, 2) / d)
+    out = np.empty_like(X)                       # same dtype as X
+    out[..., 0::2] = X[..., 0::2] * np.cos(a) - X[..., 1::2] * np.sin(a)
+    out[..., 1::2] = X[..., 0::2] * np.sin(a) + X[..., 1::2] * np.cos(a)
+    return out
+""",
+        "allocate floats",
+    ),
 }
