@@ -11,6 +11,10 @@ data for one page at most 150 kB compressed; issue 48's: every page under 1.5 MB
 what it loads, the front page under 0.5 MB (every page's weight is printed, and the
 front page's).
 
+The build's timing: wall time, CPU time (the build's and every process it waited
+for: the course's notebook build, the kernels, Sphinx), and the machine's cores and
+load average before and after (the build's own load included in the latter).
+
 Run: python benchmarks/bench_site.py [--no-build]
 """
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import os
 import re
 import subprocess
 import sys
@@ -42,6 +47,13 @@ from tests.support.site_check import (  # noqa: E402  (what test_site weighs, it
 )
 
 
+def machine() -> str:
+    """The machine's cores and load (1, 5 and 15-minute averages of runnable processes):
+    a build's wall time means little without them."""
+    loads = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{os.cpu_count()} cores, load average {loads}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-build", action="store_true", help="weigh build/site as it is")
@@ -50,9 +62,15 @@ def main() -> int:
         python = ROOT / ".site-venv" / "bin" / "python"
         if not python.exists():
             sys.exit("no .site-venv: run the README's site command once first")
-        start = time.perf_counter()
+        print(f"before: {machine()}", flush=True)
+        cpu, start = os.times(), time.perf_counter()
         subprocess.run([python, "book/build.py"], cwd=ROOT, check=True)
-        print(f"build: {time.perf_counter() - start:.0f} s")
+        wall, done = time.perf_counter() - start, os.times()
+        used = sum(getattr(done, k) - getattr(cpu, k) for k in ("children_user", "children_system"))
+        print(
+            f"build: {wall:.0f} s wall, {used:.0f} s CPU (the build, its kernels, Sphinx: "
+            f"{used / wall:.1f} cores busy on average); after: {machine()}"
+        )
     total = sum(p.stat().st_size for p in SITE.rglob("*") if p.is_file())
     print(f"site: {total / 1e6:.1f} MB in {sum(1 for _ in SITE.rglob('*'))} files")
     weights = {

@@ -20,14 +20,17 @@ For each notebook of the course (:data:`mhsa_helpers.exercises.NOTEBOOKS`):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
+from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -50,13 +53,36 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"  # kept by nbclient i
 #: The hidden last cell: every widget of the notebook, embedded (book/embed.py).
 EMBED = "import book.embed\nbook.embed.embed_all({path!r})"
 
+#: Clock readings a run prints: the seconds it took (``(3.6 s)``, the training's summary)
+#: and tqdm's elapsed time, time left and rate (``[00:03<00:00, 219.71step/s, ``). They
+#: differ from run to run and machine to machine and say nothing of the course: the page
+#: leaves them out, so that two builds of one commit give the same page. (tqdm's widget
+#: spaces its numbers with figure spaces, U+2007: any space is taken.)
+SECONDS = re.compile(r"\s\(\d+(?:\.\d+)?\ss\)")
+TQDM_CLOCK = re.compile(
+    r"\[(?:\d+:)?\d\d:\d\d(?:<|&lt;)(?:\?|(?:\d+:)?\d\d:\d\d)(?:,\s[^,\]]*)?(?:,\s)?"
+)
+
 
 class PageFailed(RuntimeError):
     """A notebook that did not run to its end on the course's reference."""
 
 
-def run_all(stems: list[str], at_once: int = 2) -> dict:
+def run_all(stems: list[str], at_once: int = 2, base: Path | None = None, progress=None) -> dict:
     """Every notebook of ``stems`` run and made into its page, ``at_once`` kernels at a time.
+
+    Parameters
+    ----------
+    stems : list of str
+        The notebooks, e.g. ``["07_softmax"]``.
+    at_once : int
+        How many kernels run at a time.
+    base : Path, optional
+        A new folder for the runs (each notebook beside copies of its folder's, the
+        kernels' connection files and sockets: :func:`socket_folder`); by default a
+        temporary one, removed.
+    progress : callable, optional
+        Called as ``progress(stem, seconds)`` as each notebook finishes running.
 
     Returns
     -------
@@ -72,10 +98,55 @@ def run_all(stems: list[str], at_once: int = 2) -> dict:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     )  # the kernels import book.embed
-    return asyncio.run(_run_all(stems, at_once))
+    with contextlib.ExitStack() as stack:
+        if base is None:
+            base = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mhsa-book-")))
+        else:
+            base.mkdir(mode=0o700)
+        sockets = socket_folder(base, stack)
+        return asyncio.run(_run_all(stems, at_once, base, sockets, progress))
 
 
-async def _run_all(stems: list[str], at_once: int) -> dict:
+#: The longest path of a Unix socket (``sun_path``: 108 bytes on Linux, 104 on macOS),
+#: with room to spare.
+SOCKET_PATH = 100
+
+
+def socket_folder(base: Path, stack: contextlib.ExitStack) -> Path | None:
+    """A private folder (0700) for the kernels' Unix sockets: in ``base`` where a socket's
+    path fits (``<folder>/NN/kernel-ipc-NN``), else a new temporary folder of ``/tmp``
+    (removed when ``stack`` closes); None where there are no Unix sockets (Windows: the
+    kernels use TCP)."""
+    if os.name != "posix":
+        return None
+    folder = base / "k"
+    if len(os.fsencode(folder / "00" / "kernel-ipc-00")) > SOCKET_PATH:
+        return Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mhsa-k-", dir="/tmp")))
+    folder.mkdir(mode=0o700)
+    return folder
+
+
+def kernel_manager(folder: Path | None) -> AsyncKernelManager:
+    """A ``python3`` kernel talking over Unix sockets in ``folder`` (jupyter_client's IPC
+    transport), not TCP (only where ``folder`` is None).
+
+    Over TCP, ipykernel warns at every start that its messages go unencrypted
+    (``IPKernelApp.init_sockets``: "Kernel is running over TCP without encryption", unless
+    the manager provisions CurveZMQ keys): on loopback, for a build, that is only noise,
+    but a Unix socket in a folder of this user's (0700) is also private, so the cause is
+    gone rather than the warning filtered.
+    """
+    if folder is None:
+        return AsyncKernelManager(kernel_name="python3")
+    folder.mkdir(mode=0o700)
+    return AsyncKernelManager(
+        kernel_name="python3", transport="ipc", connection_file=str(folder / "kernel.json")
+    )
+
+
+async def _run_all(
+    stems: list[str], at_once: int, base: Path, sockets: Path | None, progress
+) -> dict:
     gate = asyncio.Semaphore(at_once)
 
     async def one(stem: str, tmp: Path):
@@ -85,22 +156,28 @@ async def _run_all(stems: list[str], at_once: int) -> dict:
         embedded = tmp / "embedded.json"
         nb.cells.append(nbformat.v4.new_code_cell(EMBED.format(path=str(embedded))))
         client = NotebookClient(
-            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp)}}
+            nb,
+            km=kernel_manager(sockets and sockets / stem[:2]),
+            timeout=600,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(tmp)}},
         )
         async with gate:
+            started = time.monotonic()
             try:
-                await client.async_execute()
+                await client.async_execute(cleanup_kc=True)  # the kernel is ours to stop
             except CellExecutionError as exc:
                 raise PageFailed(f"{stem}.ipynb did not run on the reference: {exc}") from None
+            if progress is not None:
+                progress(stem, time.monotonic() - started)
         nb.cells.pop()
         return stem, page(stem, nb, json.loads(embedded.read_text()))
 
-    with tempfile.TemporaryDirectory(prefix="mhsa-book-") as base:
-        runs = []
-        for stem in stems:
-            (Path(base) / stem).mkdir()
-            runs.append(one(stem, Path(base) / stem))
-        return dict(await asyncio.gather(*runs))
+    runs = []
+    for stem in stems:
+        (base / stem).mkdir()
+        runs.append(one(stem, base / stem))
+    return dict(await asyncio.gather(*runs))
 
 
 def page(stem: str, executed, embedded: dict):
@@ -136,7 +213,7 @@ def page(stem: str, executed, embedded: dict):
         if cell.cell_type != "code":
             continue
         outputs = []
-        for out in ran[cell.id].outputs:
+        for out in merged_streams(ran[cell.id].outputs):
             data = out.get("data", {})
             if WIDGET in data:
                 model = data[WIDGET]["model_id"]
@@ -153,6 +230,37 @@ def page(stem: str, executed, embedded: dict):
     student.metadata.pop("widgets", None)
     student.cells.insert(1, links(stem))
     return student
+
+
+def merged_streams(outputs) -> list:
+    """``outputs`` with each run of consecutive stream outputs of one name (stdout, stderr)
+    made one, as JupyterLab shows them, and no clock reading in them (:func:`unclocked`).
+
+    How a cell's printing is cut into messages depends on timing (the kernel sends what
+    it has every so often): kept as they came, two runs of one notebook would give pages
+    that differ.
+    """
+    merged = []
+    for out in outputs:
+        last = merged[-1] if merged else None
+        if (
+            out.output_type == "stream"
+            and last is not None
+            and last.output_type == "stream"
+            and last.name == out.name
+        ):
+            merged[-1] = nbformat.v4.new_output("stream", name=out.name, text=last.text + out.text)
+        else:
+            merged.append(out)
+    for k, out in enumerate(merged):
+        if out.output_type == "stream":
+            merged[k] = nbformat.v4.new_output("stream", name=out.name, text=unclocked(out.text))
+    return merged
+
+
+def unclocked(text: str) -> str:
+    """``text`` without the clock readings of a run (:data:`SECONDS`, :data:`TQDM_CLOCK`)."""
+    return re.sub(r"\s?\[\]", "", TQDM_CLOCK.sub("[", SECONDS.sub("", text)))
 
 
 def speaks_to_the_learner(outputs) -> bool:
@@ -176,7 +284,8 @@ def progress_bar(model: str, states: dict) -> str | None:
     """A tqdm progress bar (an HBox: label, bar, counts) as it ended, in HTML; else None.
 
     The widgets' last states are the run's (nbclient keeps them in the notebook's
-    metadata); the training loop's bar is shown as it was when training ended.
+    metadata); the training loop's bar is shown as it was when training ended, without
+    its clock (:func:`unclocked`).
     """
     box = states.get(model, {})
     if box.get("model_name") != "HBoxModel":
@@ -189,7 +298,7 @@ def progress_bar(model: str, states: dict) -> str | None:
     return (
         f'<div class="mhsa-book-progress">{left.get("value", "")} '
         f'<progress value="{bar.get("value", 0)}" max="{bar.get("max", 1)}"></progress> '
-        f"{right.get('value', '')}</div>"
+        f"{unclocked(right.get('value', ''))}</div>"
     )
 
 

@@ -80,13 +80,16 @@ def binder_env(learner_envs):
 
 
 #: Test modules whose slow tests share what one test process builds once and keeps
-#: (tests/support/classes.py's stuck-class reference; the learner environments above):
+#: (tests/support/classes.py's stuck-class reference; the learner environments above; the
+#: site environment, .site-venv):
 #: under ``pytest -n … --dist loadgroup`` each group runs in one worker, so that is built once.
 SHARED_WORK = {
     "test_grading": "the stuck class's nbgrader reference",
     "test_dask": "the stuck class's nbgrader reference",
     "test_binder": "the learner environments",
     "test_student_lab": "the learner environments",
+    "test_book": "the site environment",  # made by the README's site command, once
+    "test_site": "the site environment",
 }
 
 

@@ -1,30 +1,47 @@
-"""The static edition's pages (book/pages.py): the learner's sources, the reference's outputs.
+"""The static edition's pages (book/pages.py) and its build (book/build.py).
 
-These run without a kernel, on the committed notebooks with outputs put in
-by hand; tests/test_site.py builds the whole site and reads it in Chromium.
+The pages' tests run without a kernel, on the committed notebooks with outputs put in
+by hand, as do the command line's; the slow ones build partial sites with the site
+environment (the README's site command's), twice, and compare them byte for byte;
+tests/test_site.py builds the whole site and reads it in Chromium.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+
 import nbformat
 import pytest
 
+import book.build
 from book.embed import html
 from book.fonts import fonts_used, page_css
 from book.pages import (
     BINDER,
     DOWNLOADS,
     REFERENCE_TAG,
+    SOCKET_PATH,
     SOLUTIONS,
     STUDENT,
     WIDGET,
     PageFailed,
+    merged_streams,
     page,
+    socket_folder,
+    unclocked,
 )
 from book.titles import plain
 from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
 
 STEMS = [nb.stem for nb in NOTEBOOKS]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def ran(stem: str):
@@ -98,6 +115,7 @@ def test_a_progress_bar_is_shown_as_it_ended():
     html = next(c for c in shown.cells if c.id == code.id).outputs[0].data["text/html"]
     assert 'training: 100% <progress value="600.0" max="600.0"></progress>' in html
     assert "600/600" in html and "widgets" not in shown.metadata
+    assert "00:01" not in html and "[" not in html  # the bar's clock, which no build repeats
 
 
 def test_a_page_refuses_versions_whose_cells_differ():
@@ -165,3 +183,306 @@ def test_a_pages_math_style_sheet_names_only_the_fonts_its_formulas_use():
     assert "MJXTEX-B" not in kept and "MJXTEX-S1" not in kept
     stretched = fonts_used(html + "<mjx-stretchy-v><mjx-c></mjx-c></mjx-stretchy-v>")
     assert {"MJXTEX-S1", "MJXTEX-S4", "MJXTEX-A"} <= stretched
+
+
+def test_consecutive_prints_are_one_output_whatever_the_kernels_timing():
+    def out(name, text):
+        return nbformat.v4.new_output("stream", name=name, text=text)
+
+    shown = nbformat.v4.new_output("display_data", data={"text/plain": "x"})
+    outputs = [out("stdout", "a\n"), out("stdout", "b\n"), shown, out("stdout", "c\n")]
+    outputs += [out("stderr", "d\n"), out("stderr", "e\n"), out("stdout", "f\n")]
+    merged = merged_streams(outputs)
+    assert [(o.output_type, o.get("name"), o.get("text")) for o in merged] == [
+        ("stream", "stdout", "a\nb\n"),
+        ("display_data", None, None),
+        ("stream", "stdout", "c\n"),
+        ("stream", "stderr", "d\ne\n"),
+        ("stream", "stdout", "f\n"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("printed", "shown"),
+    [
+        (
+            "held-out accuracy 100.00% after 600 steps (3.6 s); 99% first reached after "
+            "75 steps (0.48 s)\n",
+            "held-out accuracy 100.00% after 600 steps; 99% first reached after 75 steps\n",
+        ),
+        (
+            " 600/600 [00:03&lt;00:00, 219.71step/s, loss 0.0000 · held-out accuracy 100.0%]",
+            " 600/600 [loss 0.0000 · held-out accuracy 100.0%]",
+        ),
+        (
+            "training:  40%|████  | 240/600 [01:02:03<?, ?step/s]\n",
+            "training:  40%|████  | 240/600\n",
+        ),
+        ("a (3 s) wait, 12.5 s in all, d_k (8)\n", "a wait, 12.5 s in all, d_k (8)\n"),
+        (  # as tqdm's widget writes it: figure spaces
+            "\u2007600/600\u2007[00:02&lt;00:00,\u2007105.65step/s,\u2007loss\u20070.0000]",
+            "\u2007600/600\u2007[loss\u20070.0000]",
+        ),
+        ("\u2007600/600\u2007[00:02&lt;00:00]", "\u2007600/600"),
+    ],
+)
+def test_a_runs_clock_readings_are_left_out_of_the_page(printed, shown):
+    """The seconds a run took and tqdm's clock differ from build to build; nothing else goes."""
+    assert unclocked(printed) == shown
+    out = nbformat.v4.new_output("stream", name="stdout", text=printed)
+    assert [o.text for o in merged_streams([out])] == [shown]
+
+
+def test_the_kernels_sockets_go_where_their_paths_fit(tmp_path):
+    """In the build's folder where a socket's path fits in a Unix socket address, else in a
+    private folder of /tmp, removed with the build's."""
+    short = Path(tempfile.mkdtemp(prefix="s", dir="/tmp"))
+    long = tmp_path / ("x" * SOCKET_PATH)
+    long.mkdir()
+    try:
+        with ExitStack() as stack:
+            assert socket_folder(short, stack) == short / "k"
+            elsewhere = socket_folder(long, stack)
+            assert elsewhere.parent == Path("/tmp") and elsewhere.stat().st_mode & 0o777 == 0o700
+            assert (short / "k").stat().st_mode & 0o777 == 0o700
+        assert not elsewhere.exists()
+    finally:
+        shutil.rmtree(short)
+
+
+# ---------------------------------------------------------------------------- the build
+
+
+def _readme_site_command() -> str:
+    lines = (ROOT / "README.md").read_text().splitlines()
+    return lines[lines.index("<!-- site-command -->") + 2].strip()
+
+
+def test_without_the_site_environment_the_build_names_the_readmes_site_command():
+    """A Python with no packages at all (``-S``: no site-packages) is told what to run."""
+    r = subprocess.run(
+        [sys.executable, "-I", "-S", "book/build.py", "--only", "07_softmax"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert "site environment" in r.stderr and _readme_site_command() in r.stderr, r.stderr
+    assert "sphinx==" in r.stderr, r.stderr  # what it lacks
+
+
+def test_the_packages_missing_are_named_with_the_version_wanted(tmp_path):
+    from importlib.metadata import version
+
+    have = version("nbformat")
+    (tmp_path / "base.txt").write_text(f"nbformat=={have}  # present\n-e .\n")
+    (tmp_path / "site.txt").write_text(
+        "# the site\n-r base.txt\npytest==0.0.1\nno-such-package-mhsa==1.0\n-r more.txt\n"
+    )
+    (tmp_path / "more.txt").write_text("no-such-package-mhsa-either[extra]==2.0\n")
+    missing = book.build.missing_packages(tmp_path / "site.txt")
+    assert missing == [  # the file's own, then what it includes
+        f"pytest==0.0.1 ({version('pytest')} installed)",
+        "no-such-package-mhsa==1.0",
+        "no-such-package-mhsa-either[extra]==2.0",
+    ]
+
+
+def test_a_notebook_built_by_another_python_is_the_same_notebook(tmp_path):
+    """course/build.py writes the Python it runs on into ``language_info``: that alone is no
+    edit of the course; any other difference is."""
+    committed = SOLUTIONS / "05_scores.ipynb"
+    nb = nbformat.read(committed, as_version=4)
+    nb.metadata.language_info.version = "3.11.99"
+    other = tmp_path / "other.ipynb"
+    nbformat.write(nb, other)
+    assert other.read_bytes() != committed.read_bytes()
+    assert book.build.same_notebook(committed, other)
+    nb.cells[0].source += " An edit."
+    nbformat.write(nb, other)
+    assert not book.build.same_notebook(committed, other)
+
+
+def _pins(path: Path) -> dict[str, str]:
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return dict(line.split("==") for line in lines if "==" in line)
+
+
+def test_the_site_environment_pins_what_it_shares_with_the_developers_as_they_do():
+    """The build runs course/build.py (jupytext) as the developers' environment does."""
+    site, dev = _pins(ROOT / "requirements-site.txt"), _pins(ROOT / "requirements-dev.txt")
+    assert "jupytext" in site
+    assert {k: (v, dev[k]) for k, v in site.items() if k in dev and dev[k] != v} == {}
+
+
+@pytest.fixture
+def no_build(monkeypatch):
+    """book.build.main with the build itself replaced by a note of where it would write."""
+    calls = []
+    monkeypatch.setattr(book.build, "build", lambda out, stems, at_once: calls.append((out, stems)))
+    return calls
+
+
+def test_only_writes_a_partial_site_elsewhere_and_says_so(no_build, capsys):
+    assert book.build.main(["--only", "07_softmax", "05_scores"]) == 0
+    assert no_build == [(ROOT / "build" / "site-partial", ["05_scores", "07_softmax"])]
+    said = capsys.readouterr().out
+    assert "partial site (2 of 19 pages)" in said and "build/site-partial/" in said, said
+
+
+def test_only_refuses_to_write_over_the_full_site(no_build, capsys):
+    with pytest.raises(SystemExit) as stop:
+        book.build.main(["--only", "07_softmax", "--out", str(ROOT / "build" / "site")])
+    assert stop.value.code == 2 and no_build == []
+    assert "build/site/ is the full one" in capsys.readouterr().err
+
+
+def test_the_build_refuses_to_replace_a_folder_that_is_not_a_site(no_build, tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(SystemExit):
+        book.build.main(["--out", str(tmp_path)])
+    assert no_build == [] and (tmp_path / "notes.txt").read_text() == "mine"
+    assert "not a site" in capsys.readouterr().err
+    (tmp_path / "notes.txt").unlink()  # an empty folder, or an earlier site, will do
+    assert book.build.main(["--out", str(tmp_path)]) == 0
+    (tmp_path / "index.html").write_text("<p>an earlier build</p>")
+    (tmp_path / "_static").mkdir()
+    assert book.build.main(["--out", str(tmp_path)]) == 0
+    assert [out for out, _ in no_build] == [tmp_path, tmp_path]
+
+
+# ---------------------------------------------------------------------------- building (slow)
+
+#: Pages whose builds once differed from run to run, built twice: a check's lines printed in
+#: several messages (17), the training's seconds and progress bar (18, with its widgets).
+TWICE = ("17_backward", "18_training")
+#: What a build leaves of the kernels' warning that they talk over TCP unencrypted.
+TCP_WARNING = "without encryption"
+
+
+@pytest.fixture(scope="module")
+def site_python() -> Path:
+    """The site environment's Python, made as tests/test_site.py makes it."""
+    from tests.test_site import site_command, site_environment, split_command
+
+    setup, _ = split_command(site_command((ROOT / "README.md").read_text()))
+    return site_environment(setup) / "bin" / "python"
+
+
+def _build(python: Path, root: Path, args: list[str], tmp: Path, ok: bool = True) -> str:
+    """``book/build.py args`` run in the repository ``root`` with ``tmp`` as its temporary
+    folder (TMPDIR); what it printed."""
+    tmp.mkdir()
+    r = subprocess.run(
+        [str(python), "book/build.py", *args],
+        cwd=root,
+        env=dict(os.environ, TMPDIR=str(tmp)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=1200,
+    )
+    if ok:
+        assert r.returncode == 0, (
+            f"book/build.py {args} failed ({r.returncode}):\n{r.stdout[-6000:]}"
+        )
+    else:
+        assert r.returncode != 0, f"book/build.py {args} did not fail:\n{r.stdout[-6000:]}"
+    return r.stdout
+
+
+def _copy_repository(dest: Path) -> Path:
+    """What a build reads of the repository, copied to ``dest`` (another checkout)."""
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("book", "course", "mhsa_helpers", "solutions", "notebooks", "autograders"):
+        shutil.copytree(ROOT / name, dest / name, ignore=skip)
+    for path in [*ROOT.glob("requirements*.txt"), *ROOT.glob("*.py"), ROOT / "README.md"]:
+        shutil.copy2(path, dest / path.name)
+    shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
+    return dest
+
+
+def _files(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+
+
+def _first_difference(a: bytes, b: bytes) -> str:
+    at = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    return f"at byte {at}: {a[max(0, at - 80) : at + 80]!r} / {b[max(0, at - 80) : at + 80]!r}"
+
+
+@pytest.mark.slow
+def test_two_builds_of_one_commit_are_byte_for_byte_the_same(site_python, tmp_path):
+    """A partial site built twice, here and in a copy of the repository (another checkout),
+    is the same file for file, byte for byte. Each build says when each notebook has run,
+    no kernel warns that it talks over TCP, the partial site goes to build/site-partial/ and
+    nothing else stays: not in build/, not in the temporary folder."""
+    stems = list(TWICE)
+    said_a = _build(
+        site_python, ROOT, ["--only", *stems, "--out", str(tmp_path / "a")], tmp_path / "tmp-a"
+    )
+    copy = _copy_repository(tmp_path / "copy")
+    said_b = _build(site_python, copy, ["--only", *stems], tmp_path / "tmp-b")
+
+    a, b = _files(tmp_path / "a"), _files(copy / "build" / "site-partial")
+    assert all(f"pages/{stem}.html" in a for stem in stems), sorted(a)
+    assert sorted(a) == sorted(b), sorted(set(a) ^ set(b))
+    differ = {name: _first_difference(a[name], b[name]) for name in a if a[name] != b[name]}
+    assert not differ, f"{len(differ)} of {len(a)} files differ: {differ}"
+
+    assert sorted(p.name for p in (copy / "build").iterdir()) == ["site-partial"]
+    for said, tmp in ((said_a, tmp_path / "tmp-a"), (said_b, tmp_path / "tmp-b")):
+        assert list(tmp.iterdir()) == [], "the build left its scratch behind"
+        assert TCP_WARNING not in said, said
+        for stem in stems:
+            lines = re.findall(rf"^  {stem} +\d+\.\d s$", said, re.M)
+            assert len(lines) == 1, f"{stem}: {lines} in\n{said}"
+
+
+@pytest.mark.slow
+def test_an_edited_course_source_reaches_its_page_and_the_full_site_is_left_alone(
+    site_python, tmp_path
+):
+    """In another checkout: a sentence added to course/05_scores.py (not built with
+    course/build.py) shows on the page ``--only 05_scores`` builds, the notebooks rebuilt
+    are named; the full site build/site/ is not touched, earlier builds' scratch is
+    removed. Then a source course/build.py refuses stops the build, saying so, and the
+    scratch is removed all the same."""
+    copy = _copy_repository(tmp_path / "copy")
+    for old in ("book", "jupyter_execute"):  # what builds left in build/ before
+        (copy / "build" / old / "x").mkdir(parents=True)
+    full = copy / "build" / "site"
+    (full / "_static").mkdir(parents=True)
+    (full / "index.html").write_text("<p>the full site, built earlier</p>")
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in full.rglob("*") if p.is_file()}
+
+    source = copy / "course" / "05_scores.py"
+    text = source.read_text()
+    sentence = "A sentence test_book added to the course source, to see it reach the page."
+    edited = re.sub(r"^(# # .*\n)", rf"\1#\n# {sentence}\n", text, count=1, flags=re.M)
+    assert edited != text
+    source.write_text(edited)
+    said = _build(site_python, copy, ["--only", "05_scores"], tmp_path / "tmp-a")
+    page = (copy / "build" / "site-partial" / "pages" / "05_scores.html").read_text()
+    assert sentence in page
+    for kind in ("solutions", "notebooks"):
+        assert sentence in (copy / kind / "mhsa" / "05_scores.ipynb").read_text()
+        assert f"{kind}/mhsa/05_scores.ipynb" in said, said
+    assert "rebuilt" in said and "solutions/mhsa/07_softmax.ipynb" not in said, said
+    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in full.rglob("*") if p.is_file()}
+    assert after == before, "the partial build touched the full site"
+    assert sorted(p.name for p in (copy / "build").iterdir()) == ["site", "site-partial"]
+    assert list((tmp_path / "tmp-a").iterdir()) == []
+
+    broken = re.sub(
+        r"^def attention_scores\(.*\):$", "def attention_scores(Q):", edited, flags=re.M
+    )
+    assert broken != edited
+    source.write_text(broken)
+    said = _build(site_python, copy, ["--only", "05_scores"], tmp_path / "tmp-b", ok=False)
+    assert "course/build.py could not build the notebooks" in said and "attention_scores" in said
+    assert sentence in (copy / "build" / "site-partial" / "pages" / "05_scores.html").read_text()
+    assert list((tmp_path / "tmp-b").iterdir()) == []

@@ -118,6 +118,24 @@ def _run(words: list[str], what: str, timeout: float) -> None:
         pytest.fail(f"{what} failed ({r.returncode}):\n{r.stdout[-6000:]}", pytrace=False)
 
 
+def site_environment(setup: str | None) -> Path:
+    """The site environment (``.site-venv``), made by the README's site command's ``setup``
+    part only when it is not already made from the same command and requirements (a stamp
+    in it, written after a setup that succeeded: an install cut short, or new pins, runs
+    the setup again). Returns its folder (tests/test_book.py builds with it too)."""
+    venv = re.search(r"-m\s+venv\s+(\S+)", setup or "")
+    folder = ROOT / (venv.group(1) if venv else ".site-venv")
+    if setup:
+        stamp = folder / ".mhsa-setup-stamp"
+        want = _setup_stamp(setup)
+        if not stamp.is_file() or stamp.read_text() != want:
+            stamp.unlink(missing_ok=True)
+            _run(["bash", "-c", setup], f"the site's setup ({setup})", timeout=1800)
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(want)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def site() -> Path:
     """The site, built once with the README's site command: its ``build/site``.
@@ -140,15 +158,7 @@ def site() -> Path:
         return Path(given).resolve()
     setup, build = split_command(site_command((ROOT / "README.md").read_text()))
     offline = _offline_prefix()
-    if setup:
-        venv = re.search(r"-m\s+venv\s+(\S+)", setup)
-        stamp = ROOT / (venv.group(1) if venv else ".site-venv") / ".mhsa-setup-stamp"
-        want = _setup_stamp(setup)
-        if not stamp.is_file() or stamp.read_text() != want:
-            stamp.unlink(missing_ok=True)
-            _run(["bash", "-c", setup], f"the site's setup ({setup})", timeout=1800)
-            stamp.parent.mkdir(parents=True, exist_ok=True)
-            stamp.write_text(want)
+    site_environment(setup)
     out = ROOT / "build" / "site"
     shutil.rmtree(out, ignore_errors=True)
     _run([*offline, "bash", "-c", build], f"the offline build ({build})", timeout=2400)
