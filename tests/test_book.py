@@ -399,7 +399,8 @@ def _copy_repository(dest: Path) -> Path:
         shutil.copytree(ROOT / name, dest / name, ignore=skip)
     for path in [*ROOT.glob("requirements*.txt"), *ROOT.glob("*.py"), ROOT / "README.md"]:
         shutil.copy2(path, dest / path.name)
-    shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
+    for name in ("pyproject.toml", "LICENSE"):  # LICENSE: the footer names it (book/conf.py)
+        shutil.copy2(ROOT / name, dest / name)
     return dest
 
 
