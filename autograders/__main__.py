@@ -1,13 +1,13 @@
 """Command line: ``python -m autograders COMMAND …``.
 
-Commands: ``init-course``, ``init-exchange``, ``new-key``, ``grade``, ``cluster-certs``,
+Commands: ``init-course``, ``init-exchange``, ``new-key``, ``grade``, ``report``, ``cluster-certs``,
 ``install-kernel``, ``instructor-ui``, ``student-ui``.
 """
 
 import sys
 
 USAGE = (
-    "usage: python -m autograders {init-course,init-exchange,new-key,grade,cluster-certs,"
+    "usage: python -m autograders {init-course,init-exchange,new-key,grade,report,cluster-certs,"
     "install-kernel,instructor-ui,student-ui} …"
 )
 
@@ -36,6 +36,10 @@ def main() -> int:
         from autograders.grade import main as grade
 
         return grade(sys.argv[2:])
+    if command == "report":
+        from autograders.report import main as report
+
+        return report(sys.argv[2:])
     if command == "cluster-certs":
         from autograders.cluster import main as cluster_certs
 

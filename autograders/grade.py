@@ -148,6 +148,8 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
         record,
         submission_files,
     )
+    from autograders.report import top_lines, write
+    from autograders.results import RunLog
     from autograders.roster import (
         ensure_gradebook,
         is_done,
@@ -172,6 +174,7 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
     ensure_gradebook(config, course, assignment, sorted({*everyone, *at_door["students"]}))
     started = time.monotonic()
     outcomes, intruders = {}, []
+    log = RunLog(course, assignment, _notebooks(config, assignment))
     failed = 0
     bar = None  # students graded, failures, rate and time left: once grading begins
 
@@ -227,12 +230,15 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
                     try:
                         result = future.result()
                     except Exception as exc:  # every worker that ran the task died
-                        done(student, False, [f"grading failed: {type(exc).__name__}: {exc}"])
+                        reasons = [f"grading failed: {type(exc).__name__}: {exc}"]
+                        done(student, False, reasons)
+                        log.student(student, False, reasons, None)
                         continue
                     try:
                         done(*record(config, course, assignment, student, result, modes))
                     except Exception as exc:
                         done(student, False, [*result["notes"], f"recording failed: {exc}"])
+                    log.student(student, *outcomes[student], result.get("exercises"))
             intruders = summary_lines(cluster_refusals(client, token)) if scheduler else []
     if bar is not None:
         bar.close()
@@ -245,7 +251,23 @@ def _grade(course, assignment, workers, force, db, out, sandboxed, scheduler, se
             record_failure(course, student, None if student in everyone else reasons)
         summary["failures"].setdefault(student, [])
         summary["failures"][student] = reasons + summary["failures"][student]
+    log.run(at_door["lines"], at_door["students"])  # submissions; not the cluster's refusals
+    log.close()
+    try:  # the grades are recorded whatever happens to the report
+        report, page = write(course, assignment, db, config)
+    except Exception as exc:
+        summary["slips"] = [f"! class report not written: {type(exc).__name__}: {exc}"]
+        return summary
+    summary["report"] = str(page)
+    summary["slips"] = top_lines(report, page)
     return summary
+
+
+def _notebooks(config, assignment: str) -> list[str]:
+    """The stems of the assignment's notebooks that have exercises, in the course's order."""
+    from mhsa_helpers.exercises import EXERCISES
+
+    return list(dict.fromkeys(e.notebook for e in EXERCISES))
 
 
 def in_flight(client) -> int:

@@ -175,8 +175,9 @@ def answer_cells(nb) -> list[str]:
 def verify(source: Path, submission: Path, key: bytes, timeout: float = 30.0, wrapper=None) -> dict:
     """Judge every graded exercise of a submission; the answers run in a child process.
 
-    Returns ``{notebook: {"grades": {grade_id: (passed, message)}, "notes": [str]}}``
-    for every notebook of ``source`` that has graded cells and a readable
+    Returns ``{notebook: {"grades": {grade_id: (passed, message)}, "notes": [str],
+    "exercises": {grade_id: record}}}`` for every notebook of ``source`` that
+    has graded cells and a readable
     counterpart in ``submission``. The answer cells run in a child (in the
     sandbox ``wrapper`` makes, if given) with the namespace the notebook
     gives them; the visible check of each exercise, and the hidden one on
@@ -184,6 +185,8 @@ def verify(source: Path, submission: Path, key: bytes, timeout: float = 30.0, wr
     here. A hidden test's message names the property that failed, never
     its inputs. An exercise the judge cannot decide scores 0 and is named
     in the notes as a grading error to review; it costs nothing else.
+    Each exercise's record (:func:`exercise_record`) keeps, beside each
+    test's sentence, the id of the slip it named, for the class report.
 
     Every request has a time budget tied to the reference's own time on
     its inputs, and the student a pool of them all
@@ -193,7 +196,7 @@ def verify(source: Path, submission: Path, key: bytes, timeout: float = 30.0, wr
     """
     from autograders.kernel import MEMORY_LIMIT
     from mhsa_helpers.budget import Budget
-    from mhsa_helpers.checks import CHECKS, GRADING_ERROR, hidden_seed, job, judge
+    from mhsa_helpers.checks import CHECKS, GRADING_ERROR, hidden_seed, job, judgement
     from mhsa_helpers.execution.in_child import run_in_child
     from mhsa_helpers.exercises import by_grade_id
 
@@ -225,19 +228,68 @@ def verify(source: Path, submission: Path, key: bytes, timeout: float = 30.0, wr
         notes = [f"{stem}: {e}" for e in dict.fromkeys(result.events)]
         if result.error:
             notes.append(f"{stem}: {result.error}")
-        grades = {}
+        grades, records = {}, {}
         for e in exercises:
             if result.error:
                 grades[e.grade_id] = (False, f"{e.name}: not graded: {result.error}")
+                records[e.grade_id] = exercise_record(e.name, (grades[e.grade_id][1], UNNAMED))
                 continue
             seed = seeds[e.name]
-            visible = judge(e.name, None, result.outcomes[(e.name, None)])
-            hidden = judge(e.name, seed, result.outcomes[(e.name, seed)], hidden=True)
-            if visible is None and hidden is None:
+            visible = judgement(e.name, None, result.outcomes[(e.name, None)])
+            hidden = judgement(e.name, seed, result.outcomes[(e.name, seed)], hidden=True)
+            if visible[0] is None and hidden[0] is None:
                 grades[e.grade_id] = (True, f"{e.name}: {CHECKS[e.name].passed}")
             else:
-                grades[e.grade_id] = (False, visible or f"{hidden} (hidden tests)")
+                grades[e.grade_id] = (False, visible[0] or f"{hidden[0]} (hidden tests)")
+            records[e.grade_id] = exercise_record(e.name, visible, hidden)
             if GRADING_ERROR in grades[e.grade_id][1]:
                 notes.append(f"{stem}: {e.name}: grading error, to review by hand")
-        out[stem] = {"grades": grades, "notes": notes}
+        out[stem] = {"grades": grades, "notes": notes, "exercises": records}
     return out
+
+
+#: The outcomes of an exercise in a grade run's results (:func:`exercise_record`).
+OUTCOMES = ("passed", "failed", "hidden", "not attempted")
+#: The slip id of a failure no check could name (:data:`mhsa_helpers.checks.slips.UNNAMED`).
+UNNAMED = "unnamed"
+
+
+def exercise_record(exercise: str, visible: tuple, hidden: tuple = (None, None)) -> dict:
+    """What a grade run keeps of one exercise: its outcome, each test's sentence and slip.
+
+    Parameters
+    ----------
+    exercise : str
+        The exercise's name (the registry's).
+    visible, hidden : tuple
+        ``(sentence, slip)`` of each test (:func:`mhsa_helpers.checks.judgement`):
+        ``(None, None)`` where it passed.
+
+    Returns
+    -------
+    dict
+        ``{"exercise", "outcome", "visible", "hidden"}``: the outcome one of
+        :data:`OUTCOMES` (``"not attempted"``: the function is not written,
+        its stub left or its name gone; ``"hidden"``: only the hidden test
+        failed); each test ``None`` where it passed, else ``{"sentence",
+        "slip"}`` (a hidden test's sentence is the one its feedback shows).
+    """
+
+    def said(test):
+        sentence, slip = test
+        return None if sentence is None else {"sentence": sentence, "slip": slip or UNNAMED}
+
+    if visible[1] == "not attempted":
+        outcome = "not attempted"
+    elif visible[0] is not None:
+        outcome = "failed"
+    elif hidden[0] is not None:
+        outcome = "hidden"
+    else:
+        outcome = "passed"
+    return {
+        "exercise": exercise,
+        "outcome": outcome,
+        "visible": said(visible),
+        "hidden": said(hidden) if outcome != "not attempted" else None,
+    }

@@ -58,7 +58,8 @@ UMASK = 0o077
 #: What a course directory holds of the class besides its gradebook, by name: ``(what it
 #: is, what each thing in it is)``, the second None where only the entry itself is
 #: checked. The records of collect (``collect-refused.json``) and of the grade command
-#: (``grading-failures.json``) name students; the key's name is
+#: (``grading-failures.json``, ``grading-results/``, :mod:`autograders.results`;
+#: ``class-report/``, :mod:`autograders.report`) name students; the key's name is
 #: :data:`autograders.secret.KEY_FILE`. Kept in step with those modules by a test.
 HOLDS = {
     "nbgrader_config.py": ("the course's configuration", None),
@@ -70,6 +71,8 @@ HOLDS = {
     "grades.csv": ("the exported grades", None),
     "collect-refused.json": ("collect's record of refused submissions", None),
     "grading-failures.json": ("the grade command's record of failures", None),
+    "grading-results": ("the grade runs' results", "a grade run's results"),
+    "class-report": ("the class reports", "a class report"),
 }
 #: What one refusal lists at most; the rest is counted.
 SHOWN = 12

@@ -41,7 +41,10 @@ def summarize(config, course, assignment, students, outcomes, skipped, seconds) 
 
 
 def print_summary(summary: dict, out=None) -> None:
-    """Print the summary: counts, score distribution, and every student with a note.
+    """Print the summary: counts, scores, every student with a note, then the commonest slips.
+
+    It ends with the class report's three most common slips and where the
+    report is (:func:`autograders.report.top_lines`).
 
     Every line is printed escaped (:func:`autograders.ids.printable`): no text a
     student chose (an id, a file name, a stamp) puts a line break, a
@@ -82,3 +85,5 @@ def print_summary(summary: dict, out=None) -> None:
         print(f"! refused: {line}", file=out)
     for student, reasons in sorted(summary["failures"].items()):
         print(f"! {student}: " + "; ".join(reasons or ["failed"]), file=out)
+    for line in summary.get("slips", []):  # the class report's three most common slips, its path
+        print(line, file=out)

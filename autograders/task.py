@@ -263,7 +263,11 @@ def grade_submission(
         ``{name: bytes}``; the coordinator records the grades from
         ``autograded`` (:func:`autograders.gradebook.store`);
         ``not_graded``: ``{name: note}`` of the notebooks of ``left_out``
-        (scored 0), for the CSV's ``grading`` column and their feedback.
+        (scored 0), for the CSV's ``grading`` column and their feedback;
+        ``exercises``: ``{notebook: {grade_id: record}}``, each judged
+        exercise's outcome with its tests' sentences and the ids of the slips
+        they named (:func:`autograders.integrity.exercise_record`), for the
+        class report.
     """
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
@@ -321,6 +325,7 @@ def grade_submission(
             "scores": gradebook.auto_scores(dirs.db_url, dirs.course_id, assignment, student),
             "autograded": files_of(autograded)[0] if ok else {},
             "feedback": files_of(feedback)[0] if ok and feedback.is_dir() else {},
+            "exercises": {stem: r["exercises"] for stem, r in judged.items()},
             "not_graded": {
                 name: left_out_note(name, why)
                 for name, why in (left_out or {}).items()

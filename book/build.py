@@ -108,7 +108,7 @@ if __name__ == "__main__":  # before the imports below, which need the site envi
 
 import nbformat  # noqa: E402
 
-from book.pages import DOWNLOADS, STUDENT, run_all  # noqa: E402
+from book.pages import ARCHIVE, DOWNLOADS, STUDENT, archive, run_all, title  # noqa: E402
 from book.search import write as write_search  # noqa: E402
 from mhsa_helpers.exercises import NOTEBOOKS  # noqa: E402
 from mhsa_helpers.widgets.base import FRONT, esm  # noqa: E402
@@ -154,9 +154,9 @@ def classic(entry: str) -> str:
 
 
 def index(stems: list[str]) -> str:
-    """The front page: what the course is, the notebooks in order, the table of contents."""
-    steps = {nb.stem: nb.step for nb in NOTEBOOKS}
-    rows = "\n".join(f"| [{stem}](pages/{stem}.ipynb) | {steps[stem]} |" for stem in stems)
+    """The front page: what the course is, the notebooks in order by their titles (plain
+    text, :func:`book.pages.title`), the archive of every student notebook, the contents."""
+    rows = "\n".join(f"1. [{title(stem)}](pages/{stem}.ipynb)" for stem in stems)
     toc = "\n".join(f"pages/{stem}" for stem in stems)
     return (
         "# The course, to read\n\n"
@@ -166,10 +166,12 @@ def index(stems: list[str]) -> str:
         "steps without installing anything: your browser draws the pictures with the "
         "notebooks' own code, from numbers computed with the course's reference, and the "
         "explorer computes every example, number of heads and mask in the page.\n\n"
-        "To write the functions yourself, each page links its notebook, to download or to "
-        "open on Binder; the checks then answer your own code at once.\n\n"
-        "| notebook | step |\n|---|---|\n"
+        "To write the functions yourself, each page links its notebook, to download, to "
+        "open on Binder or in Colab; the checks then answer your own code at once.\n\n"
         f"{rows}\n\n"
+        f"All {len(NOTEBOOKS)} notebooks in one file: "
+        f'<a href="{DOWNLOADS}/{ARCHIVE}" download>{ARCHIVE}</a> (unzip it into a folder '
+        "of its own: the capstone reads the notebooks beside it).\n\n"
         f"```{{toctree}}\n:maxdepth: 1\n:caption: The course\n:hidden:\n\n{toc}\n```\n"
     )
 
@@ -257,6 +259,7 @@ def build(out: Path, stems: list[str], at_once: int) -> None:
         for stem, nb in pages.items():
             nbformat.write(nb, source / "pages" / f"{stem}.ipynb")
             shutil.copy2(STUDENT / f"{stem}.ipynb", extra / DOWNLOADS / f"{stem}.ipynb")
+        archive([STUDENT / f"{nb.stem}.ipynb" for nb in NOTEBOOKS], extra / DOWNLOADS / ARCHIVE)
         (source / "index.md").write_text(index(stems))
 
         # Sphinx writes into the scratch too: myst-nb puts its copies of the pages

@@ -27,6 +27,7 @@ import re
 import shutil
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 import nbformat
@@ -44,8 +45,15 @@ STUDENT = ROOT / "notebooks" / "mhsa"
 REPOSITORY = "mhsa-course/mhsa-course"
 REPOSITORY_URL = f"https://github.com/{REPOSITORY}#readme"
 BINDER = f"https://mybinder.org/v2/gh/{REPOSITORY}/HEAD?urlpath=lab/tree/notebooks/mhsa/"
+#: Colab opens a notebook of the repository; its first cell installs the course's package.
+COLAB = f"https://colab.research.google.com/github/{REPOSITORY}/blob/main/notebooks/mhsa/"
 #: Where the site keeps the student notebooks (``html_extra_path``), from the site's root.
 DOWNLOADS = "notebooks"
+#: Every student notebook in one file, in ``DOWNLOADS`` (:func:`archive`).
+ARCHIVE = "mhsa-notebooks.zip"
+#: The time every entry of the archive carries (zip's earliest), so that it is the same file
+#: whenever it is built.
+ARCHIVE_TIME = (1980, 1, 1, 0, 0, 0)
 WIDGET = "application/vnd.jupyter.widget-view+json"
 #: The tag (a CSS class ``tag_…`` on the page) of a cell whose output speaks of "your" code.
 REFERENCE_TAG = "mhsa-reference-output"
@@ -210,6 +218,8 @@ def page(stem: str, executed, embedded: dict):
     if [c.id for c in student.cells] != [c.id for c in executed.cells]:
         raise PageFailed(f"{stem}: the student and instructor versions' cells differ")
     for cell in student.cells:
+        if cell.cell_type == "markdown":
+            cell.source = rows_for_sphinx(cell.source)
         if cell.cell_type != "code":
             continue
         outputs = []
@@ -230,6 +240,20 @@ def page(stem: str, executed, embedded: dict):
     student.metadata.pop("widgets", None)
     student.cells.insert(1, links(stem))
     return student
+
+
+#: A display equation, as the course's notebooks write them (``$$ … \tag{5.1}$$``).
+DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
+
+
+def rows_for_sphinx(markdown: str) -> str:
+    r"""A markdown cell's text with each display equation's row breaks ``\\`` written ``\cr``.
+
+    Sphinx puts a display equation holding ``\\`` (a row of ``cases`` or ``pmatrix``)
+    into a ``split`` environment, where MathJax refuses the equation's ``\tag``;
+    ``\cr`` is the same row break to MathJax, and Sphinx leaves it alone.
+    """
+    return DISPLAY.sub(lambda m: "$$" + m.group(1).replace("\\\\", "\\cr ") + "$$", markdown)
 
 
 def merged_streams(outputs) -> list:
@@ -303,7 +327,8 @@ def progress_bar(model: str, states: dict) -> str | None:
 
 
 def links(stem: str):
-    """The note under a page's title: the notebook to download, Binder, whose outputs these are."""
+    """The note under a page's title: the notebook to download, Binder, Colab, whose outputs
+    these are."""
     exercises = of_notebook(stem)
     work = (
         "the exercises: " + ", ".join(f"<code>{e.name}</code>" for e in exercises)
@@ -314,10 +339,12 @@ def links(stem: str):
         '<div class="mhsa-book-links">\n'
         f"<p>To work {work}, open this page as a notebook: "
         f'<a href="../{DOWNLOADS}/{stem}.ipynb" download="{stem}.ipynb">download '
-        f"<code>{stem}.ipynb</code></a> or "
-        f'<a href="{BINDER}{stem}.ipynb">launch it on Binder</a>. A downloaded notebook '
-        f"needs the course's package: the <a href=\"{REPOSITORY_URL}\">README</a>'s two "
-        "commands install it.</p>\n"
+        f"<code>{stem}.ipynb</code></a>, "
+        f'<a href="{BINDER}{stem}.ipynb">launch it on Binder</a> or '
+        f'<a href="{COLAB}{stem}.ipynb">open it in Colab</a>. Where the course\'s package '
+        "is missing, as on Colab, the notebook's first cell installs it; the "
+        f'<a href="{REPOSITORY_URL}">README</a>'
+        "'s two commands install the course's own JupyterLab.</p>\n"
         "<p>Here, the code cells show what you start from (your stubs, the visible "
         "checks); every output was computed with the course's reference answers, so it "
         "is what a correct function gives. Where an output speaks of <em>your</em> "
@@ -328,3 +355,58 @@ def links(stem: str):
     cell = nbformat.v4.new_markdown_cell(text)
     cell.id = f"book-links-{stem.split('_')[0]}"
     return cell
+
+
+def archive(notebooks: list[Path], dest: Path) -> Path:
+    """Write the notebooks into the zip file ``dest``, in folder ``mhsa/``, the same bytes
+    whenever they are the same: entries sorted by name, each dated :data:`ARCHIVE_TIME`,
+    compressed at one fixed level, with the permissions of an ordinary file.
+
+    Parameters
+    ----------
+    notebooks : list of Path
+        The files to put in, e.g. every student notebook.
+    dest : Path
+        The archive to write (replaced if it exists).
+
+    Returns
+    -------
+    Path
+        ``dest``.
+    """
+    with zipfile.ZipFile(dest, "w") as z:
+        for path in sorted(notebooks, key=lambda p: p.name):
+            entry = zipfile.ZipInfo(f"mhsa/{path.name}", date_time=ARCHIVE_TIME)
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            entry.external_attr = 0o100644 << 16  # a regular file, rw-r--r--
+            z.writestr(entry, path.read_bytes(), compresslevel=9)
+    return dest
+
+
+def plain(markdown: str) -> str:
+    """A heading's text as plain text: math, emphasis and code marks taken out.
+
+    ``"Step 5 — The score matrix $Z$"`` gives ``"Step 5 — The score matrix Z"``;
+    in math, a TeX command keeps its argument (``$\\mathbf{x}_i$`` gives ``xi``).
+    """
+
+    def math(found: re.Match) -> str:
+        return re.sub(r"[{}_^]", "", re.sub(r"\\[A-Za-z]+\s*", "", found.group(1)))
+
+    text = re.sub(r"\$+([^$]*)\$+", math, markdown)
+    return " ".join(re.sub(r"\*|`", "", text).split())
+
+
+def title(stem: str) -> str:
+    """The student notebook's title, its first heading, as plain text (:func:`plain`).
+
+    Raises
+    ------
+    PageFailed
+        The notebook's first cell holds no heading.
+    """
+    first = nbformat.read(STUDENT / f"{stem}.ipynb", as_version=4).cells[0]
+    heading = re.search(r"^#+\s+(.+)$", first.source if first.cell_type == "markdown" else "", re.M)
+    if heading is None:
+        raise PageFailed(f"{stem}: its first cell has no heading to be its title")
+    return plain(heading.group(1))

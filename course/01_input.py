@@ -37,7 +37,7 @@ print("max |out[perm] - out(X[perm])| =", np.abs(out[perm] - out_shuffled).max()
 # **positional encoding** that depends only on the position $pos$:
 #
 # $$PE_{pos,\,2i} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right), \qquad
-# PE_{pos,\,2i+1} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)$$
+# PE_{pos,\,2i+1} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right) \label{sinusoid}$$
 #
 # Columns $2i$ and $2i+1$ share one frequency; low columns change fast with the
 # position, high columns slowly. Positions and columns start at 0.
@@ -46,7 +46,7 @@ print("max |out[perm] - out(X[perm])| =", np.abs(out[perm] - out_shuffled).max()
 # odd size). Then the last column, $d_{model} - 1$, is even: it is the sine of
 # the last pair, $PE_{pos,\,d_{model}-1} = \sin\!\left(pos / 10000^{(d_{model}-1)/d_{model}}\right)$,
 # and that pair has no cosine column, so there is one more sine column than
-# cosine columns (the formula above, kept to the columns that exist).
+# cosine columns (\eqref{sinusoid}, kept to the columns that exist).
 #
 # ### Exercise 1.1 — `positional_encoding`
 

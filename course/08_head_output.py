@@ -14,7 +14,7 @@ students = mh.get_example("students")
 
 # %% [markdown]
 # $$\operatorname{head}(Q, K, V) = A\,V, \qquad
-# A = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)$$
+# A = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right) \label{head}$$
 #
 # $A$ is $(\dots, T_q, T_k)$ and $V$ is $(\dots, T_k, d_v)$, so the output is
 # $(\dots, T_q, d_v)$. Put steps 5–7 together (write them again, paste your own,

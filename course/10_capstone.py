@@ -38,8 +38,8 @@ show_saved_layer()
 # Prev/Next; the *query* view shows one query against every key, per head. It
 # runs the functions you wrote in notebooks 03–08 (as saved: save them first)
 # whose checks pass, and the status line names them; any other is replaced by
-# the reference, and the status line says why (a box lets you draw a failing
-# one anyway).
+# the reference, and the status line says why (in the notebook, a box lets you
+# draw a failing one anyway).
 
 # %%
 explorer = Explorer(functions=learner_functions(), step=7, saved=True)

@@ -54,7 +54,7 @@ print("turning by α then by β is turning by α + β:", np.allclose(turn(turn(x
 #
 # $$\theta_i = \text{base}^{-2i/d}, \qquad i = 0, \ldots, d/2 - 1,$$
 #
-# the same frequencies as the sinusoidal encoding of step 1. The first pair
+# the same frequencies as the sinusoidal encoding \eqref{sinusoid} of step 1. The first pair
 # turns by one radian per position; the last pair hardly moves, so it can still
 # tell apart positions thousands of tokens apart. The heatmap shows
 # $\cos(p\,\theta_i)$ for $d = 16$: fast stripes on the left, slow ones on the
@@ -173,7 +173,7 @@ print("the same with an added positional encoding:", f"{spread:.2f}")
 # The slider moves the whole song to positions offset … offset + 5. The rotated
 # tokens change; their scores do not. The picture uses your `rotary_embedding`
 # once its check above passes (the line under the slider says which one is
-# drawn). While its check fails, a box beside that line, *draw my failing
+# drawn). In the notebook, while its check fails, a box beside that line, *draw my failing
 # functions anyway*, draws yours all the same.
 
 # %%

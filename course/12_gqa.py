@@ -48,7 +48,7 @@ print("✓ n_kv_heads = h and n_kv_heads = 1 give the capstone's kv_cache_size")
 # into $n_{kv}$ groups of $h / n_{kv}$ **consecutive** heads, and every head of
 # group $j$ reads K/V head $j$: query head $i$ reads K/V head
 #
-# $$g(i) = \left\lceil \frac{i}{h / n_{kv}} \right\rceil, \qquad i = 1, \ldots, h .$$
+# $$g(i) = \left\lceil \frac{i}{h / n_{kv}} \right\rceil, \qquad i = 1, \ldots, h . \label{gqa-group}$$
 #
 # In numpy the head axis counts from 0: index `i` on the query heads' axis
 # reads index `i // (h // n_kv)` on the K/V heads' axis. Split $XW_K$ into
@@ -87,7 +87,7 @@ print("✓ query heads 1 and 2 read K/V head 1; heads 3 and 4 read K/V head 2")
 # $$\operatorname{head}_i = \operatorname{softmax}\!\left(\frac{Q^{(i)} {K^{(g(i))}}^\top}{\sqrt{d_k}} + M\right) V^{(g(i))},
 # \qquad g(i) = \left\lceil \frac{i}{n_{heads}/n_{kv}} \right\rceil$$
 #
-# (heads counted from 1, as in section 2), then concatenate the heads and
+# (heads counted from 1, as in \eqref{gqa-group} of section 2), then concatenate the heads and
 # project with $W_O$, as in step 9. The scale is each head's own $\sqrt{d_k}$
 # (not $\sqrt{d_{model}}$, not the width of $XW_K$). The mask follows step 9's rule: with at most as many axes as `X` it has
 # no head axis and is the same for every head (if it has batch axes, give it one:
@@ -158,7 +158,7 @@ print("n_kv_heads = 1 is multi-query attention:     ", all(np.allclose(a, b) for
 # panel is framed in the colour of the K/V head its query head reads. The
 # picture uses **your** `grouped_query_attention` once its check passes (the
 # line above the picture says which function drew it), and the reference until
-# then. While its check fails, a box beside that line, *draw my failing
+# then. In the notebook, while its check fails, a box beside that line, *draw my failing
 # functions anyway*, draws yours all the same.
 
 # %%

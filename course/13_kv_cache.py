@@ -16,7 +16,7 @@ song = mh.get_example("song")
 #
 # With the causal mask, query $t$ sees keys $0 \dots t$ and nothing after:
 #
-# $$y_t = \operatorname{MHSA}(X_{0..t})_t = \operatorname{MHSA}(X)_t$$
+# $$y_t = \operatorname{MHSA}(X_{0..t})_t = \operatorname{MHSA}(X)_t \label{prefix}$$
 #
 # so the output for token $t$ is the same whether the layer is run on the whole
 # sentence or only on its first $t+1$ tokens. Below, the song's causal weights
@@ -39,7 +39,7 @@ for t in range(song.T):
 # Each head $i$ attends with its slice $q^{(i)}$ of the query over its keys
 # and values with the new row, $K'^{(i)}$ and $V'^{(i)}$; the heads' outputs
 # are then concatenated and projected with $W_O$, exactly as in step 9, so
-# $y$ is row $t$ of the layer's causal output (section 1):
+# $y$ is row $t$ of the layer's causal output, as \eqref{prefix} of section 1 says:
 #
 # $$K' = \begin{pmatrix} K \\ x W_K \end{pmatrix}, \quad V' = \begin{pmatrix} V \\ x W_V \end{pmatrix},
 # \quad y = \operatorname{concat}_i\!\left(\operatorname{softmax}\!\left(\frac{q^{(i)} {K'^{(i)}}^\top}{\sqrt{d_k}}\right) V'^{(i)}\right) W_O$$
@@ -82,7 +82,7 @@ def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
 # far stand beside causal multi-head self-attention recomputed over the whole
 # sentence (the sentence under the picture compares the new row). Once its check above passes, your `decode_step` decodes, fed its
 # own caches (the line under the slider says which function drew the picture);
-# while its check fails, a box beside that line, *draw my failing functions
+# in the notebook, while its check fails, a box beside that line, *draw my failing functions
 # anyway*, has yours decode all the same.
 
 # %%

@@ -23,7 +23,7 @@ Q, K, V = mh.project_qkv(song.X, song.W_q, song.W_k, song.W_v)
 # every term of the old sum was taken against $m$, so multiply it by
 # $e^{m - m'}$:
 #
-# $$m' = \max(m, \max_{j \in B} S_j), \qquad \ell' = e^{m - m'}\,\ell + \sum_{j \in B} e^{S_j - m'}$$
+# $$m' = \max(m, \max_{j \in B} S_j), \qquad \ell' = e^{m - m'}\,\ell + \sum_{j \in B} e^{S_j - m'} \label{running}$$
 #
 # At the end $\ell = \sum_j e^{S_j - \max S}$, exactly the softmax's
 # denominator. Below, the scores of the song's last query ("song"), read in
@@ -49,7 +49,8 @@ print("whole row at once: max", round(scores.max(), 2), " sum", round(np.exp(sco
 # the song's causal attention matrix is drawn below; the three shares add up
 # to the whole matrix, which was never built in one piece.
 #
-# For each key block $B$: $S = Q K_B^\top/\sqrt{d_k}$,
+# For each key block $B$: $S = Q K_B^\top/\sqrt{d_k}$, the running maximum and sum of
+# \eqref{running}, and the output with them:
 #
 # $$m' = \max(m, \max_j S_j), \quad \ell' = e^{m - m'}\ell + \sum_j e^{S_j - m'}, \quad
 # O' = e^{m - m'} O + \sum_j e^{S_j - m'} V_j$$
@@ -111,7 +112,7 @@ def tiled_attention(Q, K, V, block_size, causal=False):
 # last block the three are equal. "block size" changes the blocks (4 does not
 # divide $T = 6$: the last block is shorter). The running quantities are
 # computed by the widget; once its check above passes, the row "tiled" is
-# your `tiled_attention`'s (the line under the sliders says so); while its
+# your `tiled_attention`'s (the line under the sliders says so); in the notebook, while its
 # check fails, a box beside that line, *draw my failing functions anyway*,
 # draws yours all the same.
 

@@ -140,7 +140,7 @@ print("cross_attention(X, X) is self-attention:", all(np.allclose(a, b) for a, b
 # How many positions of the question are real (the rest is padding). The
 # picture uses **your** `cross_attention` once its check passes (the line
 # above the picture says which function drew it), and the reference until
-# then. While its check fails, a box beside that line, *draw my failing
+# then. In the notebook, while its check fails, a box beside that line, *draw my failing
 # functions anyway*, draws yours all the same.
 
 # %%

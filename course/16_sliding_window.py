@@ -65,7 +65,8 @@ print("window = T is the causal mask:", np.array_equal(masks[-1], mh.causal_mask
 # %% [markdown]
 # ## 3. Attention with a window
 #
-# The mask is added to the scores before the softmax, exactly as in step 6:
+# The mask is added to the scores before the softmax, exactly as in step 6 and in
+# step 8's \eqref{head}:
 #
 # $$A = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)$$
 #
@@ -94,7 +95,7 @@ print("weight outside the window:", A_window[outside].sum())
 #
 # Move the slider: the mask and the song's attention weights follow. The
 # picture uses your `sliding_window_mask` once its check above passes (the line
-# under the slider says which one is drawn). While its check fails, a box
+# under the slider says which one is drawn). In the notebook, while its check fails, a box
 # beside that line, *draw my failing functions anyway*, draws yours all the same.
 
 # %%

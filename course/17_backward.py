@@ -82,7 +82,7 @@ print(f"and of a wrong gradient, x·G: {relative_error(x * G, numeric):.2f}")
 # to the incoming gradient $dA$ (the chain rule,
 # $dz_i = \sum_j dA_j\, \partial a_j / \partial z_i$):
 #
-# $$dZ = A \odot \Big(dA - \sum_k dA_k\, A_k\Big),$$
+# $$dZ = A \odot \Big(dA - \sum_k dA_k\, A_k\Big), \label{softmax-backward}$$
 #
 # the sum along the softmax's axis, kept as an axis of size 1 so that it
 # broadcasts back over the row. The second term is what couples a row's
@@ -130,7 +130,8 @@ print(f"largest |gradient| on masked cells: {np.abs(dZ[np.isneginf(Z)]).max():.1
 # $$Z = \frac{QK^\top}{s} + M, \qquad A = \operatorname{softmax}(Z), \qquad
 # \text{out} = A V.$$
 #
-# Backward, from $dOut$ (shape `(..., T_q, d_v)`), one product at a time:
+# Backward, from $dOut$ (shape `(..., T_q, d_v)`), one product at a time (the
+# softmax's backward is \eqref{softmax-backward}):
 #
 # $$dV = A^\top dOut, \qquad dA = dOut\, V^\top, \qquad
 # dZ = \operatorname{softmax\_backward}(A, dA),$$
@@ -220,7 +221,7 @@ for name, got, x in (("dQ", dQ, Qh), ("dK", dK, Kh), ("dV", dV, Vh)):
 # $dQ, dK, dV$ of shape `(..., T, d_model)`. Then the projections:
 #
 # $$dW_Q = X^\top dQ,\quad dW_K = X^\top dK,\quad dW_V = X^\top dV, \qquad
-# dX = dQ\,W_Q^\top + dK\,W_K^\top + dV\,W_V^\top.$$
+# dX = dQ\,W_Q^\top + dK\,W_K^\top + dV\,W_V^\top. \label{layer-backward}$$
 #
 # $X$ feeds all three projections, so its gradient is the sum of the three
 # paths. One weight matrix serves every sequence of a batch: its gradient is

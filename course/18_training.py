@@ -65,15 +65,15 @@ print(f"guessing gets {1 / V:.1%} of the letters right")
 # $$X = E[x] + P, \qquad
 # \text{out},\, A = \operatorname{MultiHead}(X;\, W_Q, W_K, W_V, W_O), \qquad
 # H = X + \text{out}, \qquad
-# \text{logits} = H\, W_U + b_U .$$
+# \text{logits} = H\, W_U + b_U . \label{reversal-model}$$
 #
 # $E$ ($V \times d_{model}$) holds one vector per letter, $P$
 # ($T \times d_{model}$) one per position: it starts as the sinusoidal
-# encoding of step 1 and is learned with the rest. The weight matrices start
+# encoding \eqref{sinusoid} of step 1 and is learned with the rest. The weight matrices start
 # Glorot-uniform, as in step 2. The loss is the cross-entropy of the logits
 # against the reversed sequence, averaged over the $B \cdot T$ positions:
 #
-# $$\mathcal{L} = -\frac{1}{BT} \sum_{b,\,i} \log \operatorname{softmax}\big(\text{logits}_{b,i}\big)_{y_{b,i}} .$$
+# $$\mathcal{L} = -\frac{1}{BT} \sum_{b,\,i} \log \operatorname{softmax}\big(\text{logits}_{b,i}\big)_{y_{b,i}} . \label{cross-entropy}$$
 #
 # A model that knows nothing gives every letter the same score, and a loss of
 # $\log V$; random initial weights give a loss near that.
@@ -90,18 +90,18 @@ print(f"loss before training: {model.cross_entropy(acts.logits, y_batch):.3f}   
 # %% [markdown]
 # ### Its gradient
 #
-# Backward, from the loss to every parameter. The cross-entropy of a softmax
+# Backward, from the loss \eqref{cross-entropy} to every parameter. The cross-entropy of a softmax
 # has the simplest of gradients, "predicted minus true":
 #
 # $$d\,\text{logits} = \frac{\operatorname{softmax}(\text{logits}) - \operatorname{onehot}(y)}{BT}.$$
 #
-# The readout is a matrix product, as in step 3:
+# The readout of \eqref{reversal-model} is a matrix product, as in step 3:
 #
 # $$dH = d\,\text{logits}\; W_U^\top, \qquad dW_U = H^\top d\,\text{logits}, \qquad db_U = \sum_{b,i} d\,\text{logits}_{b,i}.$$
 #
 # The residual connection $H = X + \text{out}$ sends $dH$ to $X$ along two
 # paths: directly, and through the attention layer — your
-# `multi_head_self_attention_backward` with $dOut = dH$, which also gives
+# `multi_head_self_attention_backward` \eqref{layer-backward} with $dOut = dH$, which also gives
 # $dW_Q, dW_K, dW_V, dW_O$:
 #
 # $$dX = dH + \operatorname{MultiHead\_backward}(X, W_Q, W_K, W_V, W_O;\ dOut = dH)_X .$$
@@ -255,12 +255,26 @@ Explorer(functions=functions, example="trained", step=7, saved=True)
 # runs on **your** sequence. The picture shows each head's attention weights
 # (rows: queries, columns: keys, your letters on both), the line above it the
 # model's output against your input reversed, and the notes which key each head
-# mostly attends to. Try a sequence with repeated letters (`AAAABBBB`), or one
-# the training batches are unlikely to contain (`PPPPPPPP`): does the head still
-# look at the mirror position, or at the letter?
+# mostly attends to. Two inputs are drawn below in advance: one with repeated
+# letters (`AAAABBBB`), and one the training batches are unlikely to contain
+# (`PPPPPPPP`). Does a head still look at the mirror position, or at the letter?
 
 # %%
 TryReversal()
+
+# %%
+import matplotlib.pyplot as plt
+
+from mhsa_helpers.widgets.reverse import parse_letters, reverse_on
+
+for text in ("AAAABBBB", "PPPPPPPP"):
+    letters = parse_letters(text)
+    weights, output, _ = reverse_on(letters)  # (n_heads, T, T), T letters
+    print(f"{text}: the model outputs {''.join(output)}, the input reversed is {text[::-1]}")
+    for k, (pattern, share) in enumerate(heads.name_heads(weights)):
+        print(f"  head {k + 1}: {heads.PATTERNS.get(pattern, 'no single key')} ({share:.2f} of its weight)")
+    display(heads_figure(weights, letters, letters, f"{text}: each head's weights", vmin=0, vmax=1))
+    plt.close("all")  # shown here, under its lines, not again at the end of the cell
 
 # %% [markdown]
 # ## 6. The mask decides what can be learned

@@ -1,4 +1,4 @@
-"""Build the course's notebooks from their text sources.
+r"""Build the course's notebooks from their text sources.
 
 ``python course/build.py`` (from the repository root) turns every
 ``course/NN_name.py`` (jupytext py:percent) into the instructor version
@@ -20,12 +20,26 @@ the rest from the exercise registry (:mod:`mhsa_helpers.exercises`):
   from students, the hidden one; tagged ``raises-exception`` so that "Run
   All" goes on past a failing check (nbgrader still scores it 0);
 * ``# %% [markdown] generated="exercise_table"``: the table of exercises.
+
+Before the setup cell (the notebook's first code cell) the build puts the install
+cell (:data:`INSTALL`): where the course's package cannot be imported (Colab), it
+installs it with pip from the repository (``MHSA_COURSE_PACKAGE``, if set, names
+another requirement: a wheel's path, a local folder); where it can (the course's
+JupyterLab, Binder, the grader), it does nothing.
+
+Display equations (``$$ … $$``) are numbered per notebook, in order: the third of
+step 5 gets ``\tag{5.3}``, which MathJax shows in JupyterLab and in the book alike.
+One that the text refers to carries a label, ``\label{scores}`` inside it, and the
+text refers to it as ``\eqref{scores}`` (from any notebook), which the build
+replaces with the number, ``(5.1)`` (:func:`equation_numbers`, :func:`number_equations`).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -41,6 +55,122 @@ from mhsa_helpers.exercises import NOTEBOOKS, exercise, exercise_table  # noqa: 
 
 SOURCES = Path(__file__).resolve().parent
 ASSIGNMENT = "mhsa"
+#: The repository on GitHub (the README's Binder badge and ``book.pages`` name it too).
+REPOSITORY = "mhsa-course/mhsa-course"
+#: The install cell: the course's package where it is missing (Colab), nothing elsewhere.
+#: ``MHSA_COURSE_PACKAGE`` names another pip requirement (tests: a locally built wheel).
+INSTALL = f"""\
+# On Colab (or any Python without the course's package), install it. Elsewhere: nothing.
+try:
+    import mhsa_helpers
+except ImportError:
+    import os, subprocess, sys
+
+    course = "mhsa-course @ git+https://github.com/{REPOSITORY}"
+    course = os.environ.get("MHSA_COURSE_PACKAGE", course)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", course], check=True)\
+"""
+#: A display equation of a markdown cell, the label it may carry, a reference to a label.
+DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
+LABEL = re.compile(r"\s*\\label\{([\w-]+)\}")
+REFERENCE = re.compile(r"\\eqref\{([\w-]+)\}")
+
+
+def _markdown(path: Path) -> list[str]:
+    """The markdown cells' texts of the source ``path``, in order."""
+    source = jupytext.read(path, fmt="py:percent")
+    return [c.source for c in source.cells if c.cell_type == "markdown"]
+
+
+def equation_numbers(texts: dict) -> dict:
+    """Every label's equation number: ``{"scores": "5.1", …}``.
+
+    Parameters
+    ----------
+    texts : dict of str to list of str
+        ``{stem: markdown cells' texts}``, the notebooks in course order.
+
+    Returns
+    -------
+    dict of str to str
+        The label's notebook number (``int(stem[:2])``), a dot, and its
+        equation's place among that notebook's display equations, from 1.
+
+    Raises
+    ------
+    ValueError
+        A label used twice in the course, or an equation with two labels.
+    """
+    numbers = {}
+    for stem, cells in texts.items():
+        displays = [m.group(1) for text in cells for m in DISPLAY.finditer(text)]
+        for n, display in enumerate(displays, 1):
+            labels = LABEL.findall(display)
+            if len(labels) > 1:
+                raise ValueError(f"{stem}: equation {n} has two labels, {labels}; expected one.")
+            for label in labels:
+                if label in numbers:
+                    raise ValueError(
+                        f"{stem}: the label {label!r} is taken by equation {numbers[label]}; "
+                        "a label names one equation of the course."
+                    )
+                numbers[label] = f"{int(stem[:2])}.{n}"
+    return numbers
+
+
+@functools.cache
+def course_equation_numbers() -> dict:
+    """:func:`equation_numbers` of the course's sources."""
+    return equation_numbers({nb.stem: _markdown(SOURCES / f"{nb.stem}.py") for nb in NOTEBOOKS})
+
+
+def number_equations(text: str, stem: str, first: int, numbers: dict) -> tuple[str, int]:
+    r"""A markdown cell's text with its display equations tagged and its references resolved.
+
+    Parameters
+    ----------
+    text : str
+        The cell's text.
+    stem : str
+        Its notebook, e.g. ``"05_scores"``.
+    first : int
+        The number of the cell's first display equation in its notebook.
+    numbers : dict of str to str
+        Every label's number (:func:`equation_numbers`).
+
+    Returns
+    -------
+    text : str
+        Each ``$$ … $$`` ending in ``\tag{5.n}`` (its label removed), each
+        ``\eqref{label}`` replaced by ``(5.n)``.
+    next : int
+        The number of the notebook's next display equation.
+
+    Raises
+    ------
+    ValueError
+        A reference to a label no equation carries.
+    """
+    count = first
+
+    def tag(match: re.Match) -> str:
+        nonlocal count
+        body = LABEL.sub("", match.group(1)).rstrip()
+        number = f"{int(stem[:2])}.{count}"
+        count += 1
+        return f"$${body} \\tag{{{number}}}$$"
+
+    def reference(match: re.Match) -> str:
+        label = match.group(1)
+        if label not in numbers:
+            raise ValueError(
+                f"{stem}: \\eqref{{{label}}} refers to no equation; the labels are "
+                f"{sorted(numbers)}."
+            )
+        return f"({numbers[label]})"
+
+    text = DISPLAY.sub(tag, text)
+    return REFERENCE.sub(reference, text), count
 
 
 def _nbgrader(grade_id: str, *, grade=False, solution=False, locked=False, points=None) -> dict:
@@ -121,6 +251,7 @@ def solution_notebook(path: Path) -> nbformat.NotebookNode:
     source = jupytext.read(path, fmt="py:percent")
     setup = (SOURCES / "_setup.py").read_text()
     setup = "\n".join(ln for ln in setup.splitlines() if not ln.startswith("#")).strip()
+    numbers, equation = course_equation_numbers(), 1
     cells = []
     for k, cell in enumerate(source.cells):
         meta = cell.metadata
@@ -128,8 +259,13 @@ def solution_notebook(path: Path) -> nbformat.NotebookNode:
         if cell.cell_type == "markdown":
             if meta.get("generated") == "exercise_table":
                 text = exercise_table()
+            text, equation = number_equations(text, path.stem, equation, numbers)
             new = nbformat.v4.new_markdown_cell(text)
         elif meta.get("title") == "setup":
+            install = nbformat.v4.new_code_cell(INSTALL)
+            install.metadata["nbgrader"] = _nbgrader("install", locked=True)
+            install.id = f"{path.stem[:2]}-install"
+            cells.append(install)
             new = nbformat.v4.new_code_cell(f"{setup}\n\n{text}".strip())
             new.metadata["nbgrader"] = _nbgrader("setup", locked=True)
         elif meta.get("title") == "progress":  # 00's report: a test worth no points

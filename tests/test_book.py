@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -24,6 +25,7 @@ import book.build
 from book.embed import html
 from book.fonts import fonts_used, page_css
 from book.pages import (
+    ARCHIVE,
     BINDER,
     DOWNLOADS,
     REFERENCE_TAG,
@@ -32,12 +34,16 @@ from book.pages import (
     STUDENT,
     WIDGET,
     PageFailed,
+    archive,
     merged_streams,
     page,
+    plain,
+    rows_for_sphinx,
     socket_folder,
+    title,
     unclocked,
 )
-from book.titles import plain
+from book.titles import plain as plain_title
 from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
 
 STEMS = [nb.stem for nb in NOTEBOOKS]
@@ -58,7 +64,8 @@ def test_a_page_shows_the_students_sources_with_the_runs_outputs(stem):
     shown = page(stem, ran(stem), {})
     student = nbformat.read(STUDENT / f"{stem}.ipynb", as_version=4)
     cells = [c for c in shown.cells if not c.id.startswith("book-")]
-    assert [c.source for c in cells] == [c.source for c in student.cells]
+    # display equations' row breaks are written \cr for Sphinx (rows_for_sphinx)
+    assert [c.source.replace("\\cr ", "\\\\") for c in cells] == [c.source for c in student.cells]
     for cell in cells:
         if cell.cell_type == "code":
             assert [o.text for o in cell.outputs] == [cell.id]
@@ -72,6 +79,8 @@ def test_the_links_under_the_title_name_the_notebook_binder_and_the_exercises():
     assert links.cell_type == "markdown" and shown.cells[0].source.startswith("# Step 7")
     assert f'href="../{DOWNLOADS}/07_softmax.ipynb" download' in links.source
     assert f'href="{BINDER}07_softmax.ipynb"' in links.source
+    colab = "https://colab.research.google.com/github/mhsa-course/mhsa-course/blob/main/notebooks"
+    assert f'href="{colab}/mhsa/07_softmax.ipynb"' in links.source
     for e in of_notebook("07_softmax"):
         assert f"<code>{e.name}</code>" in links.source
 
@@ -160,8 +169,8 @@ def test_an_output_that_speaks_of_your_code_is_marked_as_the_references():
     ],
 )
 def test_a_title_is_shown_as_plain_text(tex, shown):
-    assert plain(tex) == shown
-    assert "$" not in plain(tex) and "\\" not in plain(tex)
+    assert plain_title(tex) == shown
+    assert "$" not in plain_title(tex) and "\\" not in plain_title(tex)
 
 
 def test_a_pages_math_style_sheet_names_only_the_fonts_its_formulas_use():
@@ -183,6 +192,48 @@ def test_a_pages_math_style_sheet_names_only_the_fonts_its_formulas_use():
     assert "MJXTEX-B" not in kept and "MJXTEX-S1" not in kept
     stretched = fonts_used(html + "<mjx-stretchy-v><mjx-c></mjx-c></mjx-stretchy-v>")
     assert {"MJXTEX-S1", "MJXTEX-S4", "MJXTEX-A"} <= stretched
+
+
+def test_a_tagged_equation_with_rows_reaches_mathjax_without_a_split():
+    """Sphinx wraps an equation holding \\\\ in ``split``, where MathJax refuses ``\\tag``."""
+    cell = "text \\\\ kept $$M = \\begin{cases} 0 \\\\ 1 \\end{cases} \\tag{6.1}$$ and $a$"
+    assert rows_for_sphinx(cell) == (
+        "text \\\\ kept $$M = \\begin{cases} 0 \\cr  1 \\end{cases} \\tag{6.1}$$ and $a$"
+    )
+
+
+def test_the_front_page_lists_the_notebooks_by_title_and_links_the_archive():
+    text = book.build.index(STEMS)
+    assert "1. [Step 5 — The score matrix Z](pages/05_scores.ipynb)" in text
+    last = "After the backward pass — Training a tiny transformer"
+    assert f"1. [{last}](pages/18_training.ipynb)" in text
+    listed = [line for line in text.splitlines() if line.startswith("1. [")]
+    assert [line.rsplit("(pages/", 1)[1] for line in listed] == [f"{s}.ipynb)" for s in STEMS]
+    assert all("$" not in line and "_" not in line.split("](")[0] for line in listed), listed
+    assert f'<a href="{DOWNLOADS}/{ARCHIVE}" download>' in text
+
+
+def test_a_title_is_plain_text():
+    assert title("05_scores") == "Step 5 — The score matrix Z"
+    marked = "The $\\operatorname{softmax}(z)_i$ of **x** and `f`"
+    assert plain(marked) == "The softmax(z)i of x and f"
+
+
+def test_the_archive_holds_every_student_notebook_and_is_the_same_file_every_time(tmp_path):
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    for stem in STEMS:
+        (copies / f"{stem}.ipynb").write_bytes((STUDENT / f"{stem}.ipynb").read_bytes())
+    first = archive(sorted(copies.iterdir()), tmp_path / "first.zip")
+    for k, path in enumerate(copies.iterdir()):  # other times, another order
+        os.utime(path, (1e9 + k, 1.5e9 + k))
+    second = archive(sorted(copies.iterdir(), reverse=True), tmp_path / "second.zip")
+    assert first.read_bytes() == second.read_bytes()
+    with zipfile.ZipFile(first) as z:
+        assert z.namelist() == [f"mhsa/{s}.ipynb" for s in sorted(STEMS)]
+        for stem in STEMS:
+            assert z.read(f"mhsa/{stem}.ipynb") == (STUDENT / f"{stem}.ipynb").read_bytes()
+        assert {i.date_time for i in z.infolist()} == {(1980, 1, 1, 0, 0, 0)}
 
 
 def test_consecutive_prints_are_one_output_whatever_the_kernels_timing():

@@ -15,6 +15,7 @@ time it runs (here, Dask allowing no failure) marks that student only.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -23,6 +24,7 @@ import time
 
 import pytest
 
+from autograders.report import REPORT
 from tests.support import nbgrader_course as nc
 from tests.support.accounts import home_of, need_root, run_as, shared_folder
 from tests.support.classes import STUCK_LIMIT, honest_class, stuck_class_reference
@@ -105,6 +107,14 @@ def test_on_a_separate_cluster_grades_equal_serial_and_survive_a_killed_worker(t
     assert nc.grades(course) == stuck_class_reference()
     for student in ("perfect", "partial"):  # written here from what the workers returned
         assert (course / "feedback" / student / nc.ASSIGNMENT / "07_softmax.html").exists()
+    # the class report, from what the workers returned: the stuck softmax named as too slow
+    report = json.loads((course / REPORT / nc.ASSIGNMENT / "report.json").read_text())
+    (softmax,) = [e for e in report["exercises"] if e["exercise"] == "softmax"]
+    assert softmax["counts"] == {"passed": 1, "failed": 2, "hidden": 0, "not attempted": 1}
+    assert [(s["id"], s["students"]) for s in softmax["slips"]] == [
+        ("contract:slow", ["half", "partial"])
+    ]
+    assert report["submissions"] and all(s["kind"] != "refused" for s in report["submissions"])
 
 
 def test_a_task_whose_worker_always_dies_marks_that_student_and_the_rest_are_graded(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from autograders.report import REPORT
 from tests.support import nbgrader_course as nc
 from tests.support.lab_harness import free_port
 from tests.support.mistakes import MISTAKES
@@ -111,3 +113,18 @@ def test_postgres_gradebook_with_three_graders_at_once(postgres, tmp_path):
     nc.grade(reference, "--workers", "1")
     pg = nc.grades(course, postgres)
     assert len(pg) >= 10 and pg == nc.grades(reference)
+    # the class report reads either gradebook alike: the same numbers, the seeded slip counted
+    reports = [
+        json.loads((c / REPORT / nc.ASSIGNMENT / "report.json").read_text())
+        for c in (course, reference)
+    ]
+    for r in reports:
+        r.pop("generated")
+    assert reports[0] == reports[1]
+    (softmax,) = [e for e in reports[0]["exercises"] if e["exercise"] == "softmax"]
+    assert softmax["counts"] == {"passed": 3, "failed": 2, "hidden": 0, "not attempted": 0}
+    assert [(s["id"], s["students"]) for s in softmax["slips"]] == [
+        ("step07_softmax:columns", ["student1", "student3"])
+    ]
+    full = sum(e["points"] for e in reports[0]["exercises"] if e["notebook"] in SOME)
+    assert reports[0]["totals"]["student0"] == full

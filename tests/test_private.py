@@ -236,11 +236,13 @@ def test_a_students_file_name_is_shown_escaped(course):
 def test_the_names_checked_are_the_modules_own():
     from autograders.collect import REFUSED
     from autograders.export import FAILURES
+    from autograders.report import REPORT
+    from autograders.results import RESULTS
     from autograders.secret import KEY_FILE
 
-    assert {REFUSED, FAILURES, KEY_FILE, "grades.csv", "solutions", "submitted"} <= set(
-        private.HOLDS
-    )
+    names = {REFUSED, FAILURES, KEY_FILE, "grades.csv", "solutions", "submitted", RESULTS, REPORT}
+    assert names <= set(private.HOLDS)
+    assert private.HOLDS[RESULTS][1] and private.HOLDS[REPORT][1]  # each file inside checked
 
 
 def test_private_umask_makes_new_files_private_and_gives_the_umask_back(tmp_path):

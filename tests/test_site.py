@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import subprocess
+import zipfile
 from dataclasses import asdict
 from html.parser import HTMLParser
 from pathlib import Path
@@ -47,6 +48,7 @@ SOLUTIONS = ROOT / "solutions" / "mhsa"
 NOTEBOOKS = [nb.stem for nb in COURSE]  # the registry's course order: 00 … 18
 OUT = ROOT / "test-output" / "site"
 BINDER = "https://mybinder.org/v2/gh/mhsa-course/mhsa-course/HEAD?urlpath=lab/tree/notebooks/mhsa/"
+COLAB = "https://colab.research.google.com/github/mhsa-course/mhsa-course/blob/main/notebooks/mhsa/"
 #: Pages with the explorer, and with an extension's widget (every state computed at build time).
 EXPLORER_PAGES = ("04_heads", "06_masking", "07_softmax", "09_multi_head", "10_capstone")
 PANELS_PAGES = ("11_rope", "12_gqa", "13_kv_cache", "14_tiled", "15_cross", "16_sliding_window")
@@ -240,11 +242,12 @@ def test_no_solution_line_is_published(site):
     assert not leaks, f"{len(leaks)} solution lines published:\n" + "\n".join(sorted(leaks)[:40])
 
 
-def test_every_exercise_page_links_its_notebook_and_binder(site, pages):
-    """Each exercise's page offers its student notebook (a file of the site, byte for byte the
-    repository's) and a Binder launch of it."""
+def test_every_page_links_its_notebook_binder_and_colab(site, pages):
+    """Each notebook's page offers its student notebook (a file of the site, byte for byte the
+    repository's), a Binder launch of it and the same notebook in Colab (whose first cell
+    installs the course's package: tests/test_colab.py)."""
     wrong = []
-    for stem in _exercises():
+    for stem in pages:
         page = site / pages[stem]
         hrefs = _hrefs(page)
         notebook = (STUDENT / f"{stem}.ipynb").read_bytes()
@@ -253,7 +256,50 @@ def test_every_exercise_page_links_its_notebook_and_binder(site, pages):
             wrong.append(f"{stem}: no link to a copy of notebooks/mhsa/{stem}.ipynb ({files})")
         if BINDER + f"{stem}.ipynb" not in hrefs:
             wrong.append(f"{stem}: no Binder link {BINDER}{stem}.ipynb")
+        if COLAB + f"{stem}.ipynb" not in hrefs:
+            wrong.append(f"{stem}: no Colab link {COLAB}{stem}.ipynb")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_front_page_lists_titles_and_offers_every_notebook_in_one_archive(site, pages):
+    """The front page names each notebook by its title (never its file name) and links a zip
+    of every student notebook, byte for byte the repository's, in course order's names."""
+    index = site / "index.html"
+    texts = _link_texts(index)
+    titles = [texts.get(rel, "") for rel in pages.values()]
+    assert all(t and "$" not in t and t not in NOTEBOOKS for t in titles), titles
+    if "05_scores" in pages:
+        assert texts[pages["05_scores"]] == "Step 5 — The score matrix Z", texts
+    zips = [sc.local_file(site, index, h) for h in _hrefs(index) if h.endswith(".zip")]
+    assert len(zips) == 1 and zips[0] and zips[0].is_file(), zips
+    with zipfile.ZipFile(zips[0]) as z:
+        assert sorted(z.namelist()) == sorted(f"mhsa/{s}.ipynb" for s in NOTEBOOKS)
+        for stem in NOTEBOOKS:
+            assert z.read(f"mhsa/{stem}.ipynb") == (STUDENT / f"{stem}.ipynb").read_bytes()
+
+
+def test_every_numbered_equation_shows_its_number(pages, reports):
+    """Each display equation the notebook numbers (``\\tag``) is typeset with its number,
+    and MathJax reports no error (loading cleanly checks that too, on every page)."""
+    wrong = {}
+    for stem, rel in pages.items():
+        tags = sum(_source(c).count("\\tag{") for c in _cells(STUDENT / f"{stem}.ipynb"))
+        if reports[rel].tagged != tags or reports[rel].math_errors:
+            wrong[stem] = (tags, reports[rel].tagged, reports[rel].math_errors[:3])
+    assert not wrong, f"{{stem: (tags, typeset with a number, errors)}}: {wrong}"
+
+
+def test_18_shows_the_two_sequences_it_suggests(site, pages):
+    """AAAABBBB and PPPPPPPP, suggested by the text, are drawn in the page: each one's line
+    (the model's output) followed by its picture."""
+    if "18_training" not in pages:
+        pytest.skip("18_training is not in this site")
+    text = (site / pages["18_training"]).read_text()
+    lines = [text.find(f"{word}: the model outputs") for word in ("AAAABBBB", "PPPPPPPP")]
+    assert min(lines) >= 0, f"a sequence's line is missing: {lines}"
+    ends = [lines[1], lines[1] + 50_000]
+    for word, start, end in zip(("AAAABBBB", "PPPPPPPP"), lines, ends, strict=True):
+        assert "<img" in text[start:end], f"no picture under {word}'s line, before the next"
 
 
 #: The course's own terms, and the page about each: the page the course named for it.
@@ -856,15 +902,6 @@ def _has_math(notebook: Path) -> bool:
     )
 
 
-def _exercises() -> list[str]:
-    """The notebooks with an exercise: a solution in their instructor's version."""
-    return [
-        stem
-        for stem in NOTEBOOKS
-        if any("BEGIN SOLUTION" in _source(c) for c in _cells(SOLUTIONS / f"{stem}.ipynb"))
-    ]
-
-
 def _norm(text: str) -> str:
     return " ".join(text.split())
 
@@ -923,3 +960,37 @@ def _hrefs_in(html_text: str) -> list[str]:
     parser = _Anchors()
     parser.feed(html_text)
     return parser.hrefs
+
+
+class _LinkTexts(HTMLParser):
+    """Each link's text in the page's article (not the contents sidebar), by its target."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.texts: dict[str, str] = {}
+        self._article = 0
+        self._href: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "article":
+            self._article += 1
+        elif tag == "a" and self._article:
+            self._href, self._text = dict(attrs).get("href"), []
+
+    def handle_endtag(self, tag):
+        if tag == "article":
+            self._article -= 1
+        elif tag == "a" and self._href:
+            self.texts.setdefault(self._href.split("#")[0], " ".join("".join(self._text).split()))
+            self._href = None
+
+    def handle_data(self, data):
+        if self._href:
+            self._text.append(data)
+
+
+def _link_texts(page: Path) -> dict[str, str]:
+    parser = _LinkTexts()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.texts

@@ -7,9 +7,10 @@ random shapes drawn from a seed (hidden), and how to judge the learner's
 outputs against the reference, naming the most likely mistake. What they
 share: :mod:`.core` (a check, running it, its verdict), :mod:`.comparison`,
 :mod:`.failures`, :mod:`.masks`, :mod:`.batches`, :mod:`.diagnose` and
-:mod:`.wording`. On success a check prints one line starting with a tick; on
-failure it raises :class:`CheckFailed` (an ``AssertionError``) with one
-sentence.
+:mod:`.wording`; :mod:`.slips` gives each failure the stable id of the slip
+it named, for the instructor's class report. On success a check prints one
+line starting with a tick; on failure it raises :class:`CheckFailed` (an
+``AssertionError``) with one sentence.
 
 The hidden tests' seed comes from a key that only the instructor's course
 directory holds (``python -m autograders init-course``): :func:`hidden_seed`
@@ -55,6 +56,7 @@ __all__ = [
     "hidden_seed",
     "job",
     "judge",
+    "judgement",
     "readable_output",
 ]
 
@@ -139,15 +141,39 @@ def judge(name: str, seed: int | None, outcomes, hidden: bool = False) -> str | 
     not foresee) gets a sentence containing :data:`GRADING_ERROR`, so it
     costs that exercise only and is named for review.
     """
+    return judgement(name, seed, outcomes, hidden)[0]
+
+
+def judgement(name: str, seed: int | None, outcomes, hidden: bool = False) -> tuple:
+    """:func:`judge`'s sentence, and the id of the slip it names (:mod:`.slips`).
+
+    Returns
+    -------
+    sentence : str or None
+        As :func:`judge` gives it (None: passed).
+    slip : str or None
+        None where it passed or where the function is not written yet (not
+        defined, or its stub raising ``NotImplementedError``: ``"not attempted"``);
+        else the slip's stable id (:func:`~.slips.slip_of`), found from the
+        whole failure, a hidden test's too, though its sentence is the public one;
+        ``"grading error"`` where the judge failed.
+    """
+    from .slips import slip_of
+
     if outcomes == "not defined":
-        return f"{name} is not defined: run its cell, and keep its name."
+        return f"{name} is not defined: run its cell, and keep its name.", "not attempted"
+    if outcomes and getattr(outcomes[0], "code", None) == "not-implemented":
+        attempted = False
+    else:
+        attempted = True
     if hidden:
         outcomes = [blind(o) for o in outcomes]
     try:
         check = CHECKS[name]
         check.verdict(check.calls(seed), outcomes)
     except CheckFailed as exc:
-        return exc.public if hidden else str(exc)
+        sentence = exc.public if hidden else str(exc)
+        return sentence, str(slip_of(name, exc)) if attempted else "not attempted"
     except Exception as exc:  # the judge's own failure: named for review, never fatal
-        return f"{name} {GRADING_ERROR} ({type(exc).__name__})."
-    return None
+        return f"{name} {GRADING_ERROR} ({type(exc).__name__}).", "grading error"
+    return None, None

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SHAPE_ERRORS", "batch_axes", "batch_axes_error", "batch_rng", "random_shape"]
+__all__ = [
+    "SHAPE_ERRORS",
+    "batch_axes",
+    "batch_axes_error",
+    "batch_rng",
+    "one_batch_axis",
+    "random_shape",
+]
 
 
 #: numpy's words for a matrix product whose inner sizes differ.
@@ -116,6 +123,21 @@ def batch_axes_error(call_args, error: str, core_ndim: int) -> str | None:
     return (
         f"it fails on an input with {batch} (shape {first.shape}): the contract is "
         f"(..., T, d), zero, one or two leading axes, so count axes from the end: {tips[0]}."
+    )
+
+
+def one_batch_axis(X, target: tuple) -> str:
+    """A sentence for a reshape into ``(1, T, d)`` of an ``X`` of shape ``(T, d)``, or "".
+
+    Such code gave X exactly one batch axis (``X[None]``, then ``B, T, C = X.shape``),
+    which the contract's zero or two batch axes do not fit.
+    """
+    if np.ndim(X) != 2 or tuple(target) != (1, *np.shape(X)):
+        return ""
+    return (
+        f" The reshape into {tuple(target)} also shows X {np.shape(X)} given exactly one batch "
+        "axis: code that unpacks B, T, C = X.shape takes (B, T, d) only, but X may have zero, "
+        "one or two batch axes: count axes from the end."
     )
 
 

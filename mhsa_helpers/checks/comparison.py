@@ -15,7 +15,7 @@ import contextvars
 import numpy as np
 
 from ..execution.outcomes import Opaque
-from .diagnose import diagnose
+from .diagnose import diagnosis
 from .failures import AmbiguousMistake, CheckFailed, redact
 from .masks import fully_blocked_rows
 from .wording import agree, two_numbers
@@ -134,6 +134,7 @@ def as_result(name: str, got, what: str) -> np.ndarray:
         raise CheckFailed(
             f"{name} should return {what} as one ndarray, but returned {kind}.",
             public=f"{name} should return {what} as one ndarray, but returned something else.",
+            named=("result", "not_one_ndarray"),
         )
     try:
         arr = np.asarray(got)
@@ -146,6 +147,7 @@ def as_result(name: str, got, what: str) -> np.ndarray:
                 "part; the result is real (take .real only if the imaginary part is zero by "
                 "design).",
                 public=f"{name}: {what} {agree(what, 'has')} complex entries on a hidden input.",
+                named=("result", "complex"),
             )
         arr = arr.real
     if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.timedelta64):
@@ -159,6 +161,7 @@ def as_result(name: str, got, what: str) -> np.ndarray:
         raise CheckFailed(
             f"{name} should return a numeric ndarray for {what}, but got {shown}.",
             public=f"{name} should return a numeric ndarray for {what}.",
+            named=("result", "not_numeric"),
         )
     return arr
 
@@ -251,12 +254,13 @@ def compare(
     ]
     matching = list(dict.fromkeys(matching))
     if len(matching) == 1:
-        raise CheckFailed(f"{name}: {matching[0]}")
+        raise CheckFailed(f"{name}: {matching[0]}", named=("hint", name, matching[0]))
     if matching:  # these inputs cannot tell the mistakes apart; later inputs may
         raise AmbiguousMistake(name, matching)
     if axes is None:
         axes = {-2: "row", -1: "column"} if expected.ndim >= 2 else {-1: "entry"}
-    said = diagnose(got, expected, what, axes, quantities)
+    test, said = diagnosis(got, expected, what, axes, quantities)
+    named = ("diagnose", test) if said else ("unnamed",)
     if got.shape != expected.shape:
         raise CheckFailed(
             f"{name}: {said}"
@@ -264,12 +268,14 @@ def compare(
             else f"{name}: {what} should have shape {expected.shape}, but {agree(what, 'has')} "
             f"shape {got.shape}.",
             public=f"{name}: the shape of {redact(what, True)} is wrong (check the axes).",
+            named=named,
         )
     if said and ":" in said:  # the structure, and what it comes from
         raise CheckFailed(
             f"{name}: {said}",
             public=f"{name}: {redact(what, bare=True)} {agree(what, 'differs')} from the "
             "reference.",
+            named=named,
         )
     if np.isnan(got).any() and not np.isnan(expected).any():
         message = f"{name}: {{}} {agree(what, 'contains')} NaN where the reference has none."
@@ -292,6 +298,7 @@ def compare(
     raise CheckFailed(
         f"{name}: {said}first {where(idx, labels)}: got {shown}, expected {wanted}.",
         public=f"{name}: {redact(what, bare=True)} {agree(what, 'differs')} from the reference.",
+        named=named,
     )
 
 

@@ -31,7 +31,7 @@ from ..budget import CHECK_LOOP, kernel_call_s, ran_long, reference_seconds_here
 from ..execution.child.contract import call_each, interrupts_said
 from ..execution.outcomes import Opaque, Outcome, outcomes_of
 from ..exercises import exercise, forbidden
-from .batches import batch_axes, batch_axes_error
+from .batches import batch_axes, batch_axes_error, one_batch_axis
 from .comparison import JUDGED_ARGS, guard_numpy, precision, same
 from .failures import AmbiguousMistake, CheckFailed, NotYet, blind, mistake_key, said_publicly
 from .hints import INT_CANNOT_HOLD_INFINITY, warned_on_the_way
@@ -40,6 +40,7 @@ from .masks import (
     NO_HEAD_AXIS,
     WARNED,
     batched_mask_error,
+    head_axis_reshaped,
     mask_has_head_axis,
 )
 from .relayed import broadcast_shapes
@@ -273,6 +274,7 @@ class Check:
             raise CheckFailed(
                 f"{exc} {warned_on_the_way(warning)}",
                 exc.public,
+                named=exc.named,
             ) from None
         finally:
             WARNED.reset(token)
@@ -282,6 +284,7 @@ class Check:
             "example −∞ − (−∞) on a fully masked row) instead of silencing it or cleaning up "
             "the NaN afterwards.",
             public=f"{self.name} gives the right values, but numpy warns on the way.",
+            named=("contract", "warning"),
         )
 
     def explain_error(self, call: Call, outcome: Outcome) -> CheckFailed:
@@ -295,9 +298,11 @@ class Check:
         public = said_publicly(self.name, code)
         said = error.split(" raised ", 1)[-1]
         if code == "calls":
-            return CheckFailed(self.too_many_calls(call, error), public=public)
+            return CheckFailed(
+                self.too_many_calls(call, error), public=public, named=("contract", code)
+            )
         if not code.startswith("raised:"):
-            return CheckFailed(error, public=public)
+            return CheckFailed(error, public=public, named=("contract", code) if code else None)
         if call.raises is not None and code != f"raised:{call.raises}":
             why = call.context.get("why", "these inputs")
             extra = (
@@ -312,19 +317,34 @@ class Check:
                 "saying what is wrong.",
                 public=f"{self.name} raises another exception than {call.raises} for a wrong "
                 "argument.",
+                named=("relayed", "another_exception"),
             )
         slip = self.relayed(call, said) if call.raises is None else None
         if slip:  # the check's own reading of the error: the slip, the raw error after it
-            return CheckFailed(f"{self.name}: {slip} ({error})", public=public)
+            return CheckFailed(
+                f"{self.name}: {slip} ({error})", public=public, named=("hint", self.name, slip)
+            )
         if code == "raised:ValueError" and batched_mask_error(call.args, error):
             said = HEAD_AXIS_TWICE if self.mask_rule and mask_has_head_axis(call.args) else None
-            return CheckFailed(f"{self.name}: {said or NO_HEAD_AXIS} ({error})", public=public)
+            return CheckFailed(
+                f"{self.name}: {said or NO_HEAD_AXIS} ({error})",
+                public=public,
+                named=("hint", self.name, said or NO_HEAD_AXIS),
+            )
+        reshaped = head_axis_reshaped(call.args, said) if code == "raised:ValueError" else None
+        if reshaped is not None and self.mask_rule:  # the mask's heads times the layer's
+            return CheckFailed(
+                f"{self.name}: {HEAD_AXIS_TWICE}{one_batch_axis(call.args[0], reshaped)} ({error})",
+                public=public,
+                named=("hint", self.name, HEAD_AXIS_TWICE),
+            )
         if "truth value of an array with more than one element is ambiguous" in said:
             return CheckFailed(
                 f"{self.name}: an array was tested as True or False (`if mask:`, `mask or …`, "
                 "`and`): that is ambiguous for an array. To test for a missing argument, write "
                 f"`if mask is not None:` ({error})",
                 public=public,
+                named=("relayed", "array_as_truth_value"),
             )
         if "output has more dimensions than subscripts given in einstein sum" in said:
             return CheckFailed(
@@ -333,19 +353,29 @@ class Check:
                 "weight's gradient), flatten them first, X.reshape(-1, d).T @ G.reshape(-1, d), "
                 f"or use np.tensordot ({error})",
                 public=public,
+                named=("relayed", "einsum_sums_over_ellipsis"),
             )
         if "cannot be interpreted as an integer" in said and "float" in said:
             return CheckFailed(
                 f"{self.name}: a size or a count is a float: in Python 3, d_model / n_heads is a "
                 f"float even when it divides; use // for sizes ({error})",
                 public=public,
+                named=("relayed", "size_as_float"),
             )
         if code == "raised:OverflowError" and "cannot convert float infinity to integer" in said:
-            return CheckFailed(f"{self.name}: {INT_CANNOT_HOLD_INFINITY} ({error})", public=public)
+            return CheckFailed(
+                f"{self.name}: {INT_CANNOT_HOLD_INFINITY} ({error})",
+                public=public,
+                named=("hint", self.name, INT_CANNOT_HOLD_INFINITY),
+            )
         if call.raises is None:
             batch = batch_axes_error(call.args, error, self.core_ndim)
             if batch:
-                return CheckFailed(f"{self.name}: {batch} ({error})", public=public)
+                return CheckFailed(
+                    f"{self.name}: {batch} ({error})",
+                    public=public,
+                    named=("relayed", "batch_axes"),
+                )
         if "more dimensions than subscripts" in said:
             return CheckFailed(
                 f"{self.name}: an np.einsum names fewer axes than its array has: an array of "
@@ -353,11 +383,16 @@ class Check:
                 "(T, d). Write '...' for the leading axes, e.g. np.einsum('...qd,...kd->...qk', "
                 f"Q, K), or use @ with np.swapaxes(K, -1, -2) ({error})",
                 public=public,
+                named=("relayed", "einsum_without_ellipsis"),
             )
         product = elementwise_for_matmul(call.args, said)
         if product:
-            return CheckFailed(f"{self.name}: {product} ({error})", public=public)
-        return CheckFailed(error, public=public)
+            return CheckFailed(
+                f"{self.name}: {product} ({error})",
+                public=public,
+                named=("relayed", "elementwise_for_matmul"),
+            )
+        return CheckFailed(error, public=public, named=("unnamed",))
 
     def relayed(self, call: Call, said: str) -> str | None:
         """The learner's slip behind an error ``call`` raised, read off its shapes; or None.
@@ -429,6 +464,7 @@ class Check:
                             "that subtracts nearly equal numbers (central differences with a "
                             "small step, for one) loses them all.",
                             public=exc.public,
+                            named=("relayed", "float32_digits_lost"),
                         ) from None
                     first_batched = not batched_passed
                     if batched and plain_passed and first_batched and generic and not outcome.error:
@@ -437,6 +473,7 @@ class Check:
                             f"{batched}: count axes from the end (axis=-1, swapaxes(-2, -3), "
                             "X[..., i], concatenate(..., axis=-1)), never from the front.",
                             public=exc.public,
+                            named=("relayed", "axes_counted_from_the_front"),
                         ) from None
                     raise
                 raise ambiguous from None

@@ -17,7 +17,7 @@ import numpy as np
 from .hints import ADD_MASK, MASK_ARGUMENT_ONLY, NO_CAUSAL_ASKED
 from .wording import agree, number
 
-__all__ = ["diagnose", "diagnose_order"]
+__all__ = ["diagnose", "diagnose_order", "diagnosis"]
 
 _F32 = "float32 precision: compute in float64 (or return float32 if the inputs are float32)."
 
@@ -47,12 +47,23 @@ def diagnose(
         when no structural test explains the difference, or on inputs it
         cannot read. It never raises.
     """
+    return diagnosis(got, expected, what, axes, quantities)[1]
+
+
+def diagnosis(
+    got, expected, what: str, axes: dict | None = None, quantities: dict | None = None
+) -> tuple[str | None, str | None]:
+    """:func:`diagnose`'s sentence and the name of the test that gave it (``"transpose"`` …).
+
+    The name is the diagnosis's id in the class report (``diagnose:transpose``);
+    ``(None, None)`` where :func:`diagnose` gives None.
+    """
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            return _explain(got, expected, str(what), axes or {}, quantities or {})
+            return _diagnosis(got, expected, str(what), axes or {}, quantities or {})
     except Exception:  # a last resort: each test handles NaN, inf, 0-d and empty itself
-        return None
+        return None, None
 
 
 def _real(x) -> np.ndarray | None:
@@ -116,27 +127,30 @@ class _Case:
 
 def _explain(got, expected, what, axes, quantities) -> str | None:
     """:func:`diagnose` without its last resort."""
+    return _diagnosis(got, expected, what, axes, quantities)[1]
+
+
+def _diagnosis(got, expected, what, axes, quantities) -> tuple[str | None, str | None]:
+    """:func:`diagnosis` without its last resort."""
     got, exp = _real(got), _real(expected)
     if got is None or exp is None or got.size == 0 or exp.size == 0:
-        return None
+        return None, None
     c = _Case(got, exp, what, axes, quantities)
     if got.shape != exp.shape:
-        return _shape(c)
+        said = _shape(c)
+        return ("shape" if said else None), said
     if c.eq(got, exp):
-        return None
+        return None, None
     near = c.eq(got, exp, rtol=1e-5, atol=1e-6)  # everywhere within float32's rounding
     finite = got[np.isfinite(got)]
+    f32 = f"{what} {agree(what, 'agrees')} only to {_F32}"
     if near and np.array_equal(finite, finite.astype(np.float32).astype(np.float64)):
-        return f"{what} {agree(what, 'agrees')} only to {_F32}"  # float32 values, cast back
-    return (
-        _factor(c, got, exp, what)
-        or _transpose(c)
-        or _permutation(c)
-        or _one_slice(c)
-        or _leak(c)
-        or _causal(c)
-        or (f"{what} {agree(what, 'agrees')} only to {_F32}" if near else None)
-    )
+        return "float32", f32  # float32 values, cast back
+    for test in (_factor, _transpose, _permutation, _one_slice, _leak, _causal):
+        said = _factor(c, got, exp, what) if test is _factor else test(c)
+        if said:
+            return test.__name__.strip("_"), said
+    return ("float32", f32) if near else (None, None)
 
 
 def _shape(c: _Case) -> str | None:

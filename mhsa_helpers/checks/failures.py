@@ -38,12 +38,17 @@ class CheckFailed(AssertionError):
     through the checks (:meth:`_render_traceback_`). ``public`` is what a
     hidden test may say of it: the property that failed, without the
     inputs, shapes or values (by default the message with its numbers and
-    quoted names taken out, :func:`redact`).
+    quoted names taken out, :func:`redact`). ``named`` is what the failure
+    names, for the class report's id (:func:`~.slips.slip_of`): ``("hint",
+    exercise, hint)`` for a catalogued hint, ``("diagnose", test)``,
+    ``("relayed", reading)`` or ``("contract", code)``; None: found from the
+    message.
     """
 
-    def __init__(self, message: str = "", public: str | None = None):
+    def __init__(self, message: str = "", public: str | None = None, named: tuple | None = None):
         super().__init__(message)
         self.public = redact(message) if public is None else public
+        self.named = named
 
     def _render_traceback_(self) -> list[str]:
         """What IPython shows instead of the traceback: the sentence, marked as a failure."""
@@ -54,7 +59,7 @@ class AmbiguousMistake(CheckFailed):
     """The output matches several catalogued mistakes on this input: it cannot tell which."""
 
     def __init__(self, name: str, hints: list[str]):
-        super().__init__(f"{name}: " + " Or: ".join(hints))
+        super().__init__(f"{name}: " + " Or: ".join(hints), named=("hint", name, hints[0]))
         self.hints = hints
 
 

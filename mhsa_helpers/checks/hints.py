@@ -44,6 +44,7 @@ __all__ = [
     "SQUARE_WEIGHTS_TRANSPOSED",
     "TWO_AXES_FULLY_BLOCKED",
     "WEIGHTS_TRANSPOSED",
+    "WEIGHTS_ZEROED_AFTER",
     "WRONG_AXIS",
     "WRONG_AXIS_HEADS",
     "W_O_MISSING",
@@ -151,6 +152,11 @@ def lost_axis(rows: str, row: str, fix: str, effect: str = "is subtracted from")
 
 #: Where the mask goes (no period: a sentence goes on or ends after it).
 ADD_MASK = "add the mask to the scores before the softmax"
+#: The weights of the blocked keys zeroed after the softmax (A·exp(M)), not the scores masked.
+WEIGHTS_ZEROED_AFTER = (
+    "the masked weights are zeroed after the softmax (A·exp(M), or A set to 0 where M is −∞), "
+    f"so rows no longer sum to 1; {ADD_MASK}."
+)
 #: One head's mask ignored.
 MASK_IGNORED = "the mask is ignored: add it to the scores before the softmax."
 #: A layer's mask ignored.

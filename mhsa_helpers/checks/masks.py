@@ -9,6 +9,8 @@ mask added without a head axis (:data:`NO_HEAD_AXIS`) or given a second one
 from __future__ import annotations
 
 import contextvars
+import math
+import re
 
 import numpy as np
 
@@ -27,6 +29,7 @@ __all__ = [
     "batched_mask_error",
     "fully_blocked",
     "fully_blocked_rows",
+    "head_axis_reshaped",
     "head_axis_twice",
     "hidden_mask",
     "mask_has_head_axis",
@@ -218,6 +221,24 @@ def batched_mask_error(call_args, error: str) -> bool:
         if isinstance(a, np.ndarray) and a.ndim > 2 and np.isin(a, (0.0, -np.inf)).all()
     ]
     return bool(masks) and "broadcast" in error.split(" raised ", 1)[-1]
+
+
+def head_axis_reshaped(call_args, error: str) -> tuple[int, ...] | None:
+    """The shape numpy would not reshape into because the mask's head axis was added twice.
+
+    The output, reshaped back into X's size, is h times too large (h the size of the
+    mask's head axis, > 1: the mask's heads times the layer's). Returns the target
+    shape of the refused reshape, or None for any other error.
+    """
+    arrays = [a for a in call_args if isinstance(a, np.ndarray)]
+    found = re.search(r"cannot reshape array of size (\d+) into shape \(([\d,\s]*)\)", error)
+    if not arrays or found is None or not mask_has_head_axis(call_args):
+        return None
+    masks = [a for a in arrays[1:] if a.ndim > 2 and np.isin(a, (0.0, -np.inf)).all()]
+    target = tuple(int(n) for n in found[2].replace(",", " ").split())
+    heads = masks[-1].shape[-3]
+    fits = heads > 1 and math.prod(target) == arrays[0].size
+    return target if fits and int(found[1]) == heads * arrays[0].size else None
 
 
 def per_sequence_mask(rng: np.random.Generator, lead: tuple, T_q: int, T_k: int) -> np.ndarray:

@@ -12,10 +12,10 @@ from .comparison import as_pair, as_result, close, compare_head_outputs
 from .core import Call, Check
 from .failures import CheckFailed
 from .hints import (
-    ADD_MASK,
     FULLY_BLOCKED_SEQUENCE,
     MASK_IGNORED,
     SONG_HEAD_1,
+    WEIGHTS_ZEROED_AFTER,
     WRONG_AXIS,
     by_d_v,
     matches_on_random,
@@ -150,14 +150,7 @@ def mistakes(Q, K, V, mask) -> list:
         )
         blocked = np.broadcast_to(np.isneginf(M), Z.shape)
         a = np.where(blocked, 0.0, ref.softmax(Z))
-        out.append(
-            (
-                f"the masked weights are zeroed after the softmax, so rows no longer sum to 1; "
-                f"{ADD_MASK}.",
-                a @ V,
-                a,
-            )
-        )
+        out.append((WEIGHTS_ZEROED_AFTER, a @ V, a))
     return out
 
 

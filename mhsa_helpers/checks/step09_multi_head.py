@@ -24,6 +24,7 @@ from .hints import (
     W_O_MISSING,
     W_O_TRANSPOSED,
     WEIGHTS_TRANSPOSED,
+    WEIGHTS_ZEROED_AFTER,
     WRONG_AXIS_HEADS,
     by_d_k,
     by_d_model,
@@ -63,6 +64,8 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
                 A = ref.softmax(Z + how["raw_mask"], axis=-1)
             elif how.get("mask_after"):
                 A = ref.softmax(Z) + M
+            elif how.get("zeroed_after"):
+                A = ref.softmax(Z) * np.exp(M)
             else:
                 A = ref.softmax(Z + (0.0 if how.get("no_mask") else M), axis=how.get("axis", -1))
             heads = merge(A @ Vh)  # (..., T, h * d_k)
@@ -109,6 +112,13 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         (WRONG_AXIS_HEADS, *run(Qh, Kh, Vh, axis=-2)),
     ]
     out.append((residual_inside(), *run(Qh, Kh, Vh, residual=True)))
+    if d_k != h:  # d_k = n_heads: d_model // n_heads = d_k heads of n_heads columns each
+        try:
+            with np.errstate(all="ignore"):
+                swapped = ref.multi_head_self_attention(X, W_q, W_k, W_v, W_o, d_k, mask)
+            out.append((heads_swapped(h, d_k), *swapped))
+        except ValueError:  # a mask with a head axis of size n_heads: no such layer runs
+            pass
     transposed = (ref.split_heads(X @ W.T, h) for W in (W_q, W_k, W_v))
     out.append((WEIGHTS_TRANSPOSED, *run(*transposed, W_out=W_o.T)))
     if h > 1 and d_k > 1:  # head i from columns i, i + h, …
@@ -138,6 +148,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         out += [
             (MASK_IGNORED_HEADS, *run(Qh, Kh, Vh, no_mask=True)),
             (MASK_AFTER, *run(Qh, Kh, Vh, mask_after=True)),
+            (WEIGHTS_ZEROED_AFTER, *run(Qh, Kh, Vh, zeroed_after=True)),
         ]
         # each head's keys blocked for all of its queries set to −1e9, no mask on the scores
         blocked = np.isneginf(M).all(axis=-2)[..., None]  # (..., 1 or h, T_k, 1)
@@ -159,6 +170,15 @@ MASK_ON_KEYS_HEADS = (
     "different keys): add the mask to every head's scores Q·Kᵀ/√d_k before the softmax (pass "
     "it to attention_head), and leave K as it is."
 )
+
+
+def heads_swapped(h: int, d_k: int) -> str:
+    """The sentence for the head count and the head size swapped: ``d_k`` heads of ``h``."""
+    return (
+        f"there are {d_k} heads of {h} columns where there should be n_heads = {h} heads of "
+        f"d_k = {d_k} columns: the head count and the head size are swapped (d_k = n_heads). "
+        "Take d_k = d_model // n_heads and split into n_heads heads."
+    )
 
 
 def heads_averaged(h: int) -> str:
@@ -237,6 +257,7 @@ def hidden_mask_forms(rng) -> list:
     Without a head axis (B, T, T), where a mask added as it is lines the batch up with the
     heads, silently; with one, (B, 1, 1, T), (B, 1, T, T) and a per-head (B, h, T, T) whose
     heads differ. One sequence has no real token: each of its queries has every key blocked.
+    Then one sequence with its per-head mask (h, T, T), and a batch of shape (2, B).
     """
     h, d_k, T = (int(n) for n in rng.integers(2, 5, size=3))
     T, d, B = T + 1, h * d_k, h
@@ -247,7 +268,13 @@ def hidden_mask_forms(rng) -> list:
     causal = ref.causal_mask(T) + padding  # (B, T, T)
     heads = np.broadcast_to(per_head_mask(T, h), (B, h, T, T)) + padding[:, None]
     forms = [causal, padding[:, None], causal[:, None], heads]
-    return [Call((rng.normal(size=(B, T, d)), *Ws, h, m)) for m in forms]
+    calls = [Call((rng.normal(size=(B, T, d)), *Ws, h, m)) for m in forms]
+    # one sequence with its per-head mask (h, T, T), and two batch axes: code written for
+    # exactly one batch axis (B, T, C = X.shape) fails on either
+    calls.append(Call((rng.normal(size=(T, d)), *Ws, h, heads[0])))
+    two = np.broadcast_to(causal, (2, B, T, T)).copy()
+    calls.append(Call((rng.normal(size=(2, B, T, d)), *Ws, h, two)))
+    return calls
 
 
 class MultiHeadSelfAttention(Check):

@@ -90,6 +90,36 @@ def no_head_axis(
     )
 
 
+def _axes(n: int) -> str:
+    """``n`` batch axes in words: "no batch axis", "one batch axis", "two batch axes"."""
+    word = {0: "no", 1: "one", 2: "two", 3: "three"}.get(n, str(n))
+    return f"{word} batch {'axis' if n < 2 else 'axes'}"
+
+
+def copies_on_axis(k_shape: tuple, shared: tuple, h: int) -> str | None:
+    """The hint for the shared K copied ``h`` times on a fixed axis that is not -3 here.
+
+    ``k_shape`` is the shape of K that ``mh.attention_head`` refused, ``shared`` the
+    shape of the one shared head ``(..., T, d_k)``; None unless ``k_shape`` is ``shared``
+    with one axis of size ``h`` put in at one place (``np.stack([K] * h, axis=a)``).
+    """
+    places = [
+        a
+        for a in range(len(k_shape))
+        if a != len(k_shape) - 3 and k_shape[a] == h and k_shape[:a] + k_shape[a + 1 :] == shared
+    ]
+    if h < 2 or len(places) != 1:
+        return None
+    a, batch = places[0], len(shared) - 2
+    return (
+        f"the n_heads = {h} copies of the shared K and V are stacked on axis {a} "
+        f"(np.stack([K] * n_heads, axis={a}), say), K of shape {k_shape}: axis {a} is the head "
+        f"axis only when X has exactly {_axes(a)}, and this X has {_axes(batch)}. Count from "
+        "the end: the head axis is -3, np.stack(..., axis=-3), shape (..., h, T, d_k); or, as "
+        f"one shared head, {SHARED_KV_HEAD_AXIS}"
+    )
+
+
 def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
     """``(hint, wrong output, wrong weights)`` for the known mistakes of multi-query attention."""
     Qh = ref.split_heads(X @ W_q, h)  # (..., h, T, d_k)
@@ -227,7 +257,7 @@ class MultiQueryAttention(Check):
             front = k_shape[0] in (1, h) and k_shape[1:] == (*np.shape(X)[:-1], q_shape[-1])
             if front and len(k_shape) > 3:  # K[None], or repeated h times along axis 0
                 return no_head_axis(str(k_shape), str(q_shape), front=True)
-            return None
+            return copies_on_axis(k_shape, (*np.shape(X)[:-1], q_shape[-1]), h)
         if shapes is not None and shapes[2] == "width":
             width, d_k = shapes[1][-1], shapes[0][-1]
         elif widths is not None:
@@ -266,6 +296,17 @@ class MultiQueryAttention(Check):
                 public=said_publicly(self.name, outcome.code),
             )
         return super().explain_error(call, outcome)
+
+
+def _off_by_one(T: int, mq: bool, more: bool) -> str:
+    """The hint for a KV cache counted over T + 1 (``more``) or T − 1 positions."""
+    width = "d_k" if mq else "d_model"
+    counted, wrong = ("T + 1", "too many") if more else ("T − 1", "too few")
+    return (
+        f" That is 2·({counted})·{width}: one position {wrong}. The cache holds one row of K "
+        f"and one of V for each of the T = seq_len = {T} tokens (positions 0 … T − 1), so "
+        f"2·T·{width}."
+    )
 
 
 class KVCacheSize(Check):
@@ -359,6 +400,8 @@ class KVCacheSize(Check):
                 "bytes (the bytes are the count times the size of one number, outside this "
                 "function)."
             )
+        elif T > 1 and got in (expected + expected // T, expected - expected // T):
+            hint = _off_by_one(T, mq, got > expected)
         raise CheckFailed(
             f"{self.name}({T}, {d}, {h}, multi_query={mq}) returned {number(got)}, "
             f"expected {expected}.{hint}"

@@ -270,6 +270,8 @@ class PageReport:
     mathjax: bool = False  # MathJax 3 started on the page
     mjx: int = 0  # mjx-container elements after typesetting
     raw_tex: list[str] = field(default_factory=list)  # TeX left visible as text
+    math_errors: list[str] = field(default_factory=list)  # MathJax's errors (mjx-merror)
+    tagged: int = 0  # equations typeset with their number (\\tag), MathJax's labelled rows
     sidebar: list[str] = field(default_factory=list)  # site-relative paths, in order
     prev: str | None = None
     next: str | None = None
@@ -299,6 +301,7 @@ class PageReport:
         if self.has_math and self.mjx == 0:
             out.append(f"math not typeset (MathJax started: {self.mathjax})")
         out += [f"raw TeX visible: {t!r}" for t in self.raw_tex[:5]]
+        out += [f"MathJax error: {e}" for e in self.math_errors[:5]]
         return out
 
 
@@ -369,7 +372,7 @@ class SiteChecker:
     :meth:`open` gives a checked page to drive further (the widgets).
     """
 
-    def __init__(self, site: Path, viewport: tuple[int, int] = (1400, 900), wait_ms: int = 30_000):
+    def __init__(self, site: Path, viewport: tuple[int, int] = (1400, 900), wait_ms: int = 120_000):
         self.site = Path(site).resolve()
         self.viewport = viewport
         self.wait_ms = wait_ms
@@ -479,6 +482,10 @@ class SiteChecker:
                 report.page_errors.append("network not idle")
             report.broken_images = page.evaluate(_IMAGES, self.wait_ms)
             report.mjx = page.locator("mjx-container").count()
+            report.math_errors = page.locator("mjx-merror").evaluate_all(
+                "els => els.map((e) => e.getAttribute('data-mjx-error') || e.textContent)"
+            )
+            report.tagged = page.locator("mjx-mlabeledtr").count()
             report.raw_tex = RAW_TEX.findall(page.evaluate(_VISIBLE_TEXT))
             links = page.evaluate(_LINKS, asdict(THEME))
             report.sidebar = [self.rel(u) for u in links["sidebar"]]
@@ -520,7 +527,7 @@ _HITS = """() => [...document.querySelectorAll('#search-results ul.search > li')
 })"""
 
 
-def hits(page, wait_ms: int = 30_000) -> list[dict]:
+def hits(page, wait_ms: int = 120_000) -> list[dict]:
     """The hits a search page lists, in order, once it has said how many it found: each
     ``{title, href (absolute), text, context (the sentence shown), marks (every marked word
     of the hit), context_marks (those of the sentence)}``."""
@@ -540,7 +547,7 @@ _HIGHLIGHTED = """() => [...document.querySelectorAll('span.highlighted')].map((
 }))"""
 
 
-def highlighted(page, wait_ms: int = 30_000) -> list[dict]:
+def highlighted(page, wait_ms: int = 120_000) -> list[dict]:
     """The words a page opened from a search result marks (``span.highlighted``, once
     ``mhsa-search.js`` has marked them): ``{text, where}``, ``where`` being ``"text"`` (the
     page's article), ``"outside the text"`` (contents, a picture, math) or ``"elsewhere"``."""

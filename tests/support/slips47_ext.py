@@ -1403,4 +1403,97 @@ def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
 """,
         "allocate floats",
     ),
+    # Copies K and V onto axis 1, the head axis only with exactly one batch axis (set E).
+    "multi_query_attention_kv_copies_stacked_on_axis_1": (
+        "10_capstone",
+        "multi_query_attention",
+        """def _heads_mask(mask, x_ndim):
+    if mask is None:
+        return None
+    mask = np.asarray(mask)
+    if 2 < mask.ndim <= x_ndim:
+        mask = np.expand_dims(mask, -3)
+    return mask
+
+def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    K = np.stack([X @ W_k] * n_heads, axis=1)      # (B, h, T, d_k)
+    V = np.stack([X @ W_v] * n_heads, axis=1)
+    out, A = mh.attention_head(Qh, K, V, _heads_mask(mask, X.ndim))
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "copies of the shared K and V are stacked on axis 1",
+    ),
+    # Takes d_k = n_heads: d_k heads of n_heads columns, the head count and size swapped (set E).
+    "multi_head_self_attention_d_k_equals_n_heads": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        """def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    d_model = X.shape[-1]
+    d_k = n_heads
+    Qh, Kh, Vh = (mh.split_heads(X @ W, d_model // d_k) for W in (W_q, W_k, W_v))
+    if mask is not None and 2 < np.ndim(mask) <= X.ndim:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "the head count and the head size are swapped",
+    ),
+    # Masks the weights after the softmax, A * exp(M), so rows no longer sum to 1 (set E).
+    "multi_head_self_attention_weights_times_exp_mask": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        """def _split(M, h):
+    *lead, T, d = M.shape
+    return np.swapaxes(M.reshape(*lead, T, h, d // h), -2, -3)
+
+def _merge(H):
+    *lead, h, T, dk = H.shape
+    return np.swapaxes(H, -2, -3).reshape(*lead, T, h * dk)
+
+def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Q, K, V = (_split(X @ W, n_heads) for W in (W_q, W_k, W_v))
+    A = mh.softmax(mh.attention_scores(Q, K))
+    if mask is not None:
+        m = np.asarray(mask)
+        if 2 < m.ndim <= X.ndim:
+            m = np.expand_dims(m, -3)
+        A = A * np.exp(m)                 # exp(-inf) = 0 removes blocked keys
+    return _merge(A @ V) @ W_o, A
+""",
+        "the masked weights are zeroed after the softmax",
+    ),
+    # nanoGPT-style B, T, C = X.shape; a (h, T, T) mask treated as per-sequence gets a second head axis (set E).
+    "multi_head_self_attention_nanogpt_one_batch_axis": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        """def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    squeeze = X.ndim == 2
+    if squeeze:
+        X = X[None]
+    B, T, C = X.shape
+    hs = C // n_heads
+    q = (X @ W_q).reshape(B, T, n_heads, hs).transpose(0, 2, 1, 3)
+    k = (X @ W_k).reshape(B, T, n_heads, hs).transpose(0, 2, 1, 3)
+    v = (X @ W_v).reshape(B, T, n_heads, hs).transpose(0, 2, 1, 3)
+    att = q @ k.transpose(0, 1, 3, 2) / np.sqrt(hs)
+    if mask is not None:
+        m = np.asarray(mask)
+        att = att + (m[:, None] if m.ndim == 3 else m)
+    att = mh.softmax(att)
+    y = (att @ v).transpose(0, 2, 1, 3).reshape(B, T, C) @ W_o
+    return (y[0], att[0]) if squeeze else (y, att)
+""",
+        "the mask already has a head axis, and a second one is added",
+    ),
+    # Counts seq_len + 1 positions (set E).
+    "kv_cache_size_seq_len_plus_one": (
+        "10_capstone",
+        "kv_cache_size",
+        """def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):
+    width = d_model // n_heads if multi_query else d_model
+    return 2 * (seq_len + 1) * width     # the new token too
+""",
+        "one position too many",
+    ),
 }
