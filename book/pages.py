@@ -238,8 +238,6 @@ def page(stem: str, executed, embedded: dict):
             tags = cell.metadata.setdefault("tags", [])
             tags.append(REFERENCE_TAG)
     student.metadata.pop("widgets", None)
-    if embedded:  # room for the widgets' pictures: no "on this page" column beside them
-        student.metadata["html_theme.sidebar_secondary.remove"] = True
     student.cells.insert(1, links(stem))
     return student
 
