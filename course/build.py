@@ -93,8 +93,9 @@ def equation_numbers(texts: dict) -> dict:
     Returns
     -------
     dict of str to str
-        The label's notebook number (``16`` for ``16_sliding_window``, ``16a`` for ``16a_alibi``), a dot, and its
-        equation's place among that notebook's display equations, from 1.
+        The label's notebook number (``16`` for ``16_sliding_window``, ``16a`` for
+        ``16a_alibi``), a dot, and its equation's place among that notebook's display
+        equations, from 1.
 
     Raises
     ------
