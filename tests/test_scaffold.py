@@ -17,10 +17,32 @@ from pathlib import Path
 import pytest
 
 from course import scaffold
-from mhsa_helpers.exercises import NOTEBOOKS
 
 ROOT = Path(__file__).resolve().parents[1]
-STEMS = [nb.stem for nb in NOTEBOOKS]
+#: A course to place notebooks in (the pure parts are given the stems, whatever the registry's).
+STEMS = ["00_start_here", "01_input", "15_cross", "16_sliding_window", "17_backward", "18_training"]
+REGISTRY = """# a registry, its comments kept
+
+[[notebook]]
+stem = "15_cross"
+kind = "extension"
+
+[[exercise]]
+name = "cross_attention"
+notebook = "15_cross"
+
+[[notebook]]
+stem = "16_sliding_window"
+kind = "extension"
+
+[[exercise]]
+name = "sliding_window_mask"
+notebook = "16_sliding_window"
+
+[[notebook]]
+stem = "17_backward"
+kind = "backward"
+"""
 
 
 # --------------------------------------------------------------------------
@@ -34,7 +56,7 @@ def test_after_the_last_notebook_comes_the_next_number():
 def test_between_two_notebooks_a_letter_renumbers_nothing():
     assert scaffold.new_stem("16", STEMS, "alibi") == "16a_alibi"
     assert scaffold.new_stem("16_sliding_window", STEMS, "alibi") == "16a_alibi"
-    stems = [*STEMS[:17], "16a_alibi", *STEMS[17:]]
+    stems = [*STEMS[:4], "16a_alibi", *STEMS[4:]]
     assert scaffold.new_stem("16a", stems, "more") == "16b_more"
     with pytest.raises(ValueError, match=r"'16a_x' would not come before '16a_alibi'"):
         scaffold.new_stem("16", stems, "x")
@@ -60,7 +82,7 @@ def test_the_files_are_named_after_the_stem_and_the_exercise():
 
 
 def test_the_entries_go_between_their_neighbours_and_load():
-    text = (ROOT / "mhsa_helpers" / "exercises.toml").read_text(encoding="utf-8")
+    text = REGISTRY
     entries = scaffold.notebook_entry(
         "16a_alibi", 'extension: ALiBi, "a bias"', "extension", ("test_ext_alibi_bias",)
     )
@@ -81,9 +103,10 @@ def test_the_entries_go_between_their_neighbours_and_load():
 
 
 def test_an_entry_after_the_last_notebook_goes_at_the_end():
-    text = (ROOT / "mhsa_helpers" / "exercises.toml").read_text(encoding="utf-8")
-    new = scaffold.insert_entries(text, STEMS[-1], "[[notebook]]\nstem = 'x'")
-    assert new == text.rstrip("\n") + "\n\n[[notebook]]\nstem = 'x'\n"
+    new = scaffold.insert_entries(REGISTRY, "17_backward", "[[notebook]]\nstem = 'x'")
+    assert new == REGISTRY.rstrip("\n") + "\n\n[[notebook]]\nstem = 'x'\n"
+    with pytest.raises(ValueError, match="no \\[\\[notebook\\]\\] entry whose stem is '14_tiled'"):
+        scaffold.insert_entries(REGISTRY, "14_tiled", "")
 
 
 # --------------------------------------------------------------------------
