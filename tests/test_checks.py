@@ -405,3 +405,18 @@ def test_a_right_answer_written_unusually_passes(answer, capsys):
     checks.check(name, fn)
     checks.check_hidden(name, fn)
     assert capsys.readouterr().out.count("\u2713") == 2
+
+
+def test_unscaled_scores_where_q_shape_1_is_1_do_not_say_only_not_scaled():
+    """Q of shape (2, 1, 5, 4): dividing by √Q.shape[1] = √1 leaves the scores unscaled, and a
+    hidden input like it must not tell a learner who read d_k from axis 1 only "not scaled"."""
+    from mhsa_helpers.checks.core import Call
+    from mhsa_helpers.checks.failures import AmbiguousMistake
+
+    rng = np.random.default_rng(5)
+    Q, K = rng.normal(size=(2, 1, 5, 4)), rng.normal(size=(2, 1, 3, 4))
+    unscaled = Q @ np.swapaxes(K, -1, -2)
+    with pytest.raises(AmbiguousMistake) as info:
+        checks.CHECKS["attention_scores"].judge(Call((Q, K)), unscaled)
+    assert any("the size of Q's axis 1 (Q.shape[1]" in h for h in info.value.hints)
+    assert any("not scaled" in h for h in info.value.hints)

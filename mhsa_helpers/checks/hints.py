@@ -24,6 +24,7 @@ __all__ = [
     "FULLY_BLOCKED_SEQUENCE",
     "GRADIENT_LEAKS",
     "HEADS_STRIDED",
+    "HEAD_COUNT_AND_SIZE_SWAPPED",
     "INT_CANNOT_HOLD_INFINITY",
     "LARGE_FINITE",
     "MASKS_WITH_HEAD_AXIS",
@@ -41,6 +42,7 @@ __all__ = [
     "RESIDUAL_OUTSIDE",
     "REVERSED_MERGE",
     "SONG_HEAD_1",
+    "SPLIT_RESHAPE",
     "SQUARE_WEIGHTS_TRANSPOSED",
     "TWO_AXES_FULLY_BLOCKED",
     "WEIGHTS_TRANSPOSED",
@@ -342,14 +344,19 @@ def narrow_weight_transposed(name: str, shape: tuple) -> str:
 MIXES_TOKENS = "which mixes tokens and heads"
 
 
+#: A split into d_k heads of n_heads columns (no period: each check says how it came about).
+HEAD_COUNT_AND_SIZE_SWAPPED = "the head count and the head size are swapped"
+#: How heads are split (after "reshape to" or "to"; no period).
+SPLIT_RESHAPE = "(..., T, n_heads, d_k), then swap the T and n_heads axes"
+
+
 def bare_reshape(what: str) -> str:
     """The hint for heads split by a bare reshape to (..., h, T, d_k) and merged back likewise;
     ``what`` names the projections split ("the queries X·W_Q are")."""
     return (
         f"{what} reshaped straight to (..., n_heads, T, d_k) and the heads back to "
         f"(..., T, d_model), with no transpose, {MIXES_TOKENS}: split with "
-        "mh.split_heads (to (..., T, n_heads, d_k), then swap the T and n_heads axes) and merge "
-        "with mh.merge_heads."
+        f"mh.split_heads (to {SPLIT_RESHAPE}) and merge with mh.merge_heads."
     )
 
 

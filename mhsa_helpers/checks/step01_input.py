@@ -21,6 +21,8 @@ def mistakes(T: int, d: int) -> list:
     by_col = pos / 10000 ** (col / d)
     by_pair = pos / 10000 ** ((col // 2) / d)  # the pair's index i, without the 2
     doubled = pos / 10000 ** (2 * pair / d)  # 2·j with j already 2i: the exponent 4i/d_model
+    per_column = pos / 10000 ** (2 * col / d)  # 2·j with j the column: every column its own
+    by_length = pos / 10000 ** (pair / T) if T != d else None  # 2i/seq_len
     shifted = (pos + 1) / 10000 ** (pair / d)
     whole = pos / 10000.0 ** (pair // d)  # 2i // d_model: 0 for every pair, frequency 1
     times = pos * 10000.0 ** (pair / d)  # the position multiplied, not divided
@@ -58,6 +60,20 @@ def mistakes(T: int, d: int) -> list:
             "the exponent is j/d_model, not 2·j/d_model; the angle of columns 2i and 2i+1 is "
             "pos/10000**(2i/d_model).",
             np.where(col % 2 == 0, np.sin(doubled), np.cos(doubled)),
+        ),
+        (
+            "the exponent is 2·j/d_model with j the column index (a loop over every column j "
+            "that still writes 2·j): twice too large, and every column gets its own frequency; "
+            "columns 2i and 2i+1 share one angle, pos/10000**(2i/d_model), so both take the "
+            "exponent of their pair's even column 2i.",
+            np.where(col % 2 == 0, np.sin(per_column), np.cos(per_column)),
+        ),
+        (
+            f"the exponent divides 2i by seq_len = {T}, not by d_model = {d}: the angle of "
+            "columns 2i and 2i+1 is pos/10000**(2i/d_model), whatever the number of positions.",
+            None
+            if by_length is None
+            else np.where(col % 2 == 0, np.sin(by_length), np.cos(by_length)),
         ),
         (
             "positions start at 0, not 1.",

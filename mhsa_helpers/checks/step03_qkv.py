@@ -86,6 +86,28 @@ def mistakes(X, weights: dict, name: str) -> list:
     return out
 
 
+def stacked_weights(X, W, said: str) -> str | None:
+    """The sentence for W_q, W_k, W_v stacked on a new leading axis, (3, d_model, d_model),
+    which numpy lines up with X's batch axes (its broadcast error names the stack's shape);
+    None for any other error."""
+    if X.ndim < 3 or "could not be broadcast" not in said:
+        return None
+    shapes = {
+        tuple(int(n) for n in found.split(",") if n.strip())
+        for found in re.findall(r"\(([\d,\s]*)\)", said)
+    }
+    stack = (3, *W.shape)
+    if stack not in shapes:
+        return None
+    return (
+        f"the weights are stacked on a new leading axis (np.stack([W_q, W_k, W_v]), shape "
+        f"{stack}), and X @ W lines that axis of 3 up with X's batch axes, here "
+        f"{X.shape[:-2]}: a stack of weights is a batch to numpy. Compute X @ W_q, X @ W_k and "
+        "X @ W_v one by one (or put the weights side by side, np.concatenate([W_q, W_k, W_v], "
+        "axis=-1), and split the product's columns into three)."
+    )
+
+
 class ProjectQKV(Check):
     name = "project_qkv"
     passed = (
@@ -121,10 +143,14 @@ class ProjectQKV(Check):
         return right, known
 
     def relayed(self, call, said):
-        """The weight put on the left, W @ X, read off numpy's refusal of its sizes."""
+        """The weight put on the left, W @ X, read off numpy's refusal of its sizes; the three
+        weights stacked on a new leading axis, read off numpy's refusal to broadcast it."""
         X, W = call.args[0], call.args[1]
         if not isinstance(X, np.ndarray) or not isinstance(W, np.ndarray) or X.ndim < 2:
             return None
+        stacked = stacked_weights(X, W, said)
+        if stacked:
+            return stacked
         T, d_k = X.shape[-2], W.shape[-1]
         aligned = re.search(r"shapes \((\d+), ?(\d+)\) and \(([\d, ]+)\) not aligned", said)
         on_left = core_sizes(said) == (T, d_k) if "core dimension" in said else False

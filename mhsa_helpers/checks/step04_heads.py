@@ -11,7 +11,7 @@ from ..examples import get_example
 from .batches import batch_rng, random_shape
 from .comparison import compare
 from .core import Call, Check
-from .hints import REVERSED_MERGE
+from .hints import HEAD_COUNT_AND_SIZE_SWAPPED, REVERSED_MERGE, SPLIT_RESHAPE
 
 
 def split_mistakes(M, h: int) -> list:
@@ -28,6 +28,21 @@ def split_mistakes(M, h: int) -> list:
             "each head must own a contiguous block of d_k columns (the first head columns "
             "0:d_k, the second d_k:2*d_k, …), not every h-th column.",
             np.moveaxis(M.reshape(*lead, T, d_k, h), -1, -3),
+        ),
+        (
+            f"{HEAD_COUNT_AND_SIZE_SWAPPED} in the reshape: "
+            f"reshape(..., T, d_k, n_heads) = (..., {T}, {d_k}, {h}) cuts each token's row into "
+            f"d_k = {d_k} blocks of n_heads = {h} columns, so the result is (..., d_k, T, "
+            f"n_heads) = (..., {d_k}, {T}, {h}), not (..., {h}, {T}, {d_k}); reshape to "
+            f"{SPLIT_RESHAPE} (np.swapaxes(M, -2, -3)).",
+            M.reshape(*lead, T, d_k, h).swapaxes(-2, -3) if h != d_k else None,
+        ),
+        (
+            f"the token axis is split, not the columns: each head gets {T // h} of the {T} "
+            f"tokens with all {d} columns (np.split(M, n_heads, axis=-2), or "
+            "reshape(..., n_heads, T // n_heads, d_model)); split each token's row, the last "
+            f"axis, into n_heads = {h} blocks of d_k = {d_k} columns: reshape to {SPLIT_RESHAPE}.",
+            M.reshape(*lead, h, T // h, d) if T % h == 0 and h > 1 else None,
         ),
         (
             "the head axis must come before the token axis: shape (..., h, T, d_k).",

@@ -35,7 +35,8 @@ def mistakes(Q, K, d_model: int | None = None) -> list:
         ),
     ]
     front = Q.shape[1] if Q.ndim > 2 else None  # d_k read from the front: Q.shape[1]
-    if front is not None and front not in (1, d_k):  # 1: not scaled at all
+    # at 1 the scores come out unscaled: both hints then, and a later input tells them apart
+    if front is not None and front != d_k:
         out.append(
             (
                 f"the scores are divided by √{front}, the size of Q's axis 1 (Q.shape[1], "
@@ -54,6 +55,17 @@ def mistakes(Q, K, d_model: int | None = None) -> list:
         )
     if d_model is not None and d_model != d_k:
         out.append((by_d_model(d_model, d_k), raw / math.sqrt(d_model)))
+    lead = Q.shape[-3] if Q.ndim > 2 else 1  # d_model guessed as Q.shape[-3]·d_k
+    if lead > 1:
+        out.append(
+            (
+                f"the scores are divided by √{lead * d_k} = √(Q.shape[-3]·d_k), as if axis -3 "
+                "held the heads and d_model = h·d_k were the scale: attention_scores scales by "
+                f"√d_k, the size of Q's last axis (Q.shape[-1], here {d_k}), whatever its "
+                "leading axes hold (here axis -3 is a batch axis).",
+                raw / math.sqrt(lead * d_k),
+            )
+        )
     return out
 
 

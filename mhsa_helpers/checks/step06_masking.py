@@ -11,7 +11,7 @@ from .batches import random_shape
 from .comparison import compare
 from .core import Call, Check
 from .failures import CheckFailed, said_publicly
-from .hints import BOOLEAN_MASK, ZERO_TIMES_INF
+from .hints import BOOLEAN_MASK, ZERO_TIMES_INF, additive
 
 
 def finite_for_infinity(name: str, got, expected, what: str) -> None:
@@ -104,6 +104,16 @@ def padding_mistakes(lengths, T: int) -> list:
             "the mask hides queries instead of keys: the padded positions are key columns, so "
             "the mask has shape lengths.shape + (1, seq_len).",
             np.where(j[:, None] >= L[..., None, None], -np.inf, 0.0),
+        ),
+        (
+            "the mask is inverted: −∞ on the real tokens (keys j < length) and 0 on the "
+            "padding; block the padded keys, j ≥ length, and leave the real ones at 0.",
+            np.where(j < L[..., None, None], -np.inf, 0.0),
+        ),
+        (
+            f"{additive('1.0 at the padded keys (a 0/1 mask)')} Added to the scores, a 1 only "
+            "raises a padded key's score by 1, which blocks nothing.",
+            np.where(j >= L[..., None, None], 1.0, 0.0),
         ),
         (off_by_one, np.where(j > L[..., None, None], -np.inf, 0.0)),
         (off_by_one, np.where(j >= L[..., None, None] - 1, -np.inf, 0.0)),

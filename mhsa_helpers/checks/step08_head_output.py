@@ -25,6 +25,7 @@ from .hints import (
     MASK_ON_KEYS as MASK_ON_KEYS_START,
 )
 from .masks import FINITE_WHEN_ALL_BLOCKED, fully_blocked, fully_blocked_rows, two_batch_axes_mask
+from .wording import number
 
 #: The scores returned where the weights are asked for.
 SCORES_AS_WEIGHTS = (
@@ -101,6 +102,18 @@ def mistakes(Q, K, V, mask) -> list:
         a = ref.softmax(Z * np.sqrt(d_k) / np.sqrt(d_v) + M)
         out.append((by_d_v(d_v, d_k), a @ V, a))
     A = ref.softmax(Z + M)
+    if d_k > 1:  # Q·Kᵀ + M through the softmax, then the weights divided by √d_k
+        with np.errstate(all="ignore"):
+            a = ref.softmax(Z * np.sqrt(d_k) + M) / np.sqrt(d_k)
+        out.append(
+            (
+                f"the weights are divided by √d_k = √{d_k} after the softmax, so each row sums to "
+                f"1/√d_k ≈ {number(1 / np.sqrt(d_k))}, not 1: the scale belongs to the scores, "
+                "before the softmax, softmax(Q·Kᵀ/√d_k + M).",
+                a @ V,
+                a,
+            )
+        )
     with np.errstate(all="ignore"):
         out += [
             (SCORES_AS_WEIGHTS, A @ V, Z + M),

@@ -12,6 +12,7 @@ from .batches import batch_rng, random_shape
 from .comparison import compare_head_outputs, head_weights
 from .core import Call, Check
 from .hints import (
+    HEAD_COUNT_AND_SIZE_SWAPPED,
     HEADS_STRIDED,
     MASK_IGNORED_HEADS,
     MASK_ON_KEYS,
@@ -176,7 +177,7 @@ def heads_swapped(h: int, d_k: int) -> str:
     """The sentence for the head count and the head size swapped: ``d_k`` heads of ``h``."""
     return (
         f"there are {d_k} heads of {h} columns where there should be n_heads = {h} heads of "
-        f"d_k = {d_k} columns: the head count and the head size are swapped (d_k = n_heads). "
+        f"d_k = {d_k} columns: {HEAD_COUNT_AND_SIZE_SWAPPED} (d_k = n_heads). "
         "Take d_k = d_model // n_heads and split into n_heads heads."
     )
 

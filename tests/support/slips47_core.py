@@ -1049,4 +1049,109 @@ def project_qkv(X, W_q, W_k, W_v):
 """,
         "overflow on large scores",
     ),
+    # Stacks W_q, W_k, W_v on a new leading axis, which numpy lines up with X's batch axes (set E).
+    "project_qkv_weights_stacked_on_a_batch_axis": (
+        "03_qkv",
+        "project_qkv",
+        """def project_qkv(X, W_q, W_k, W_v):
+    W = np.stack([W_q, W_k, W_v])   # (3, d, d)
+    QKV = X @ W                     # (3, T, d)
+    return QKV[0], QKV[1], QKV[2]
+""",
+        "the weights are stacked on a new leading axis",
+    ),
+    # Reshapes the columns as (d_k, n_heads) instead of (n_heads, d_k) (set E).
+    "split_heads_reshape_d_k_then_heads": (
+        "04_heads",
+        "split_heads",
+        """def split_heads(M, n_heads):
+    *lead, T, d_model = M.shape
+    d_k = d_model // n_heads
+    return M.reshape(*lead, T, d_k, n_heads).swapaxes(-2, -3)
+""",
+        "the head count and the head size are swapped in the reshape",
+    ),
+    # Loops over every column j and still writes 2*j in the exponent (set E).
+    "positional_encoding_two_j_per_column": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    PE = np.zeros((seq_len, d_model))
+    for pos in range(seq_len):
+        for i in range(d_model):
+            angle = pos / (10000 ** ((2 * i) / d_model))
+            PE[pos, i] = np.sin(angle) if i % 2 == 0 else np.cos(angle)
+    return PE
+""",
+        "the exponent is 2·j/d_model with j the column index",
+    ),
+    # Divides the exponent 2i by seq_len instead of d_model (set E).
+    "positional_encoding_exponent_over_seq_len": (
+        "01_input",
+        "positional_encoding",
+        """def positional_encoding(seq_len, d_model):
+    pos = np.arange(seq_len)[:, None]
+    two_i = np.arange(0, d_model, 2)[None, :]
+    angle = pos / 10000 ** (two_i / seq_len)
+    PE = np.empty((seq_len, d_model))
+    PE[:, ::2] = np.sin(angle)
+    PE[:, 1::2] = np.cos(angle[:, : d_model // 2])
+    return PE
+""",
+        "the exponent divides 2i by seq_len = ",
+    ),
+    # Splits the token axis into n_heads chunks instead of the columns (set E).
+    "split_heads_token_axis_split": (
+        "04_heads",
+        "split_heads",
+        """def split_heads(M, n_heads):
+    # one chunk per head, stacked on the head axis
+    return np.stack(np.split(M, n_heads, axis=-2), axis=-3)
+""",
+        "the token axis is split, not the columns",
+    ),
+    # Scales by √(Q.shape[-3]·d_k), reading axis -3 as heads (set E).
+    "attention_scores_d_model_from_axis_minus_3": (
+        "05_scores",
+        "attention_scores",
+        """def attention_scores(Q, K):
+    # scale by sqrt(d_model): with a head axis, d_model = h * d_k
+    d_model = Q.shape[-1] * (Q.shape[-3] if Q.ndim >= 3 else 1)
+    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_model)
+""",
+        "= √(Q.shape[-3]·d_k)",
+    ),
+    # −∞ on the real tokens and 0 on the padding (set E).
+    "padding_mask_inverted": (
+        "06_masking",
+        "padding_mask",
+        """def padding_mask(lengths, seq_len):
+    j = np.arange(seq_len)
+    return np.where(j < np.asarray(lengths)[..., None, None], -np.inf, 0.0)
+""",
+        "the mask is inverted: −∞ on the real tokens",
+    ),
+    # 1.0 at the padded keys instead of −∞ (set E).
+    "padding_mask_ones_at_padded_keys": (
+        "06_masking",
+        "padding_mask",
+        """def padding_mask(lengths, seq_len):
+    j = np.arange(seq_len)
+    return (j >= np.asarray(lengths)[..., None, None]).astype(float)
+""",
+        "not 1.0 at the padded keys (a 0/1 mask)",
+    ),
+    # Divides the weights by √d_k after the softmax (set E).
+    "attention_head_scaled_after_softmax": (
+        "08_head_output",
+        "attention_head",
+        """def attention_head(Q, K, V, mask=None):
+    Z = Q @ np.swapaxes(K, -1, -2)
+    if mask is not None:
+        Z = Z + mask
+    A = mh.softmax(Z) / np.sqrt(Q.shape[-1])
+    return A @ V, A
+""",
+        "after the softmax, so each row sums to 1/√d_k",
+    ),
 }
