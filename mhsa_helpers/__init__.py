@@ -1,5 +1,6 @@
 """mhsa_helpers: reference implementation, worked examples and widgets of the course."""
 
+from . import checkout  # noqa: F401  (first: stops where another checkout's package is imported)
 from .examples import EXAMPLES, Example, get_example
 from .reference import (
     attention_head,
