@@ -33,8 +33,12 @@ VARIABLE = "MHSA_CHECKOUT"
 PACKAGE = Path(__file__).resolve().parent
 
 
-class WrongCheckout(ImportError):
-    """The course's package came from another checkout than the expected one."""
+class WrongCheckout(RuntimeError):
+    """The course's package came from another checkout than the expected one.
+
+    Not an ``ImportError``: ``from . import checkout`` would turn one into "cannot import
+    name", losing the sentence.
+    """
 
     def _render_traceback_(self) -> list[str]:
         """What IPython shows instead of a traceback: the sentence."""

@@ -44,8 +44,10 @@ def _wrong_checkout() -> str | None:
     root = Path(__file__).resolve().parents[1]
     try:
         from mhsa_helpers import checkout
-    except ImportError as exc:  # the package's own guard (checkout.WrongCheckout)
-        return str(exc)
+    except RuntimeError as exc:  # the package's own guard, on import
+        if type(exc).__name__ == "WrongCheckout":
+            return str(exc)
+        raise
     return checkout.wrong(checkout.PACKAGE, root) or checkout.wrong(
         checkout.environment_package(skip=(root,)) or root, root
     )

@@ -140,6 +140,8 @@ def test_a_second_clone_s_kernel_tests_and_build_with_the_first_s_environment(cl
         f"This environment imports mhsa_helpers from the checkout {a}, but the checkout here is {b}"
     )
     env = {k: v for k, v in os.environ.items() if k != checkout.VARIABLE}
+    # the environment's other packages are this one's: their commands too (nbgrader's alembic)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
     # a kernel: its setup cell stops, saying so, in the second clone; runs in the first
     output = _kernel_import(python, b / "notebooks" / "mhsa")
     assert output["output_type"] == "error" and output["ename"] == "WrongCheckout", output
@@ -167,6 +169,6 @@ def test_a_second_clone_s_kernel_tests_and_build_with_the_first_s_environment(cl
         timeout=900,
     )
     assert built.returncode == 0, built.stderr
-    assert sorted(p.name for p in (b / "scratch" / "release" / "mhsa").glob("*.ipynb")) == sorted(
+    assert sorted(p.name for p in (b / "scratch" / "notebooks" / "mhsa").glob("*.ipynb")) == sorted(
         p.name for p in (ROOT / "notebooks" / "mhsa").glob("*.ipynb")
     )
