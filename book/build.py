@@ -2,7 +2,7 @@
 
 Every notebook of the course becomes a page of ``build/site/`` (``index.html``
 at the top), in course order, with the contents sidebar, offline search and
-page-to-page links (Sphinx with myst-nb and the book theme, configured in
+page-to-page links (Sphinx with myst-nb and the Furo theme, configured in
 ``book/conf.py``). :mod:`book.pages` runs each notebook on the course's
 reference and shows the learner's stubs; each widget is drawn in the page by the
 notebook's own module from its traits computed at build time (:mod:`book.embed`); each
@@ -17,8 +17,9 @@ the notebooks' runs) lives in a private temporary folder (mode 0700) removed at 
 even on failure: ``build/`` holds only the sites. Two builds of one commit are byte for
 byte the same (tests/test_book.py builds twice and compares).
 
-Offline: the notebooks run on this machine, MathJax and its fonts are copied
-from the ``sphinx-mathjax-offline`` package into the site, the widgets' modules from
+Offline: the notebooks run on this machine, the math is typeset at build time by
+MathJax run with Node.js (:mod:`book.typeset`) and its fonts are copied from the
+``sphinx-mathjax-offline`` package into the site, the widgets' modules from
 ``mhsa_helpers/widgets/front/``, and no page loads anything from elsewhere. The widgets'
 modules go into one plain script (:func:`classic`: each module with what it imports, as
 the notebook's widget gets it), so a page opened from disk draws them too (a browser
@@ -117,11 +118,12 @@ from mhsa_helpers.widgets.base import FRONT, esm  # noqa: E402
 
 
 def static(dest: Path) -> Path:
-    """The site's own files for ``_static``: MathJax 3's CommonHTML build and its web fonts,
-    from ``sphinx-mathjax-offline``, and the widgets' modules, in ``mhsa/``.
+    """The site's own files for ``_static``: MathJax 3's web fonts (the math is typeset at
+    build time, :mod:`book.typeset`), from ``sphinx-mathjax-offline``, and the widgets'
+    modules, in ``mhsa/``.
 
-    Only ``tex-chtml.js`` and the woff-v2 fonts are copied (1.6 MB; the
-    package holds 24 MB). Returns the folder to serve as ``_static``.
+    Only the woff-v2 fonts are copied (0.4 MB; the package holds 24 MB). Returns the
+    folder to serve as ``_static``.
     """
     try:
         dist = distribution("sphinx-mathjax-offline")
@@ -133,7 +135,6 @@ def static(dest: Path) -> Path:
     source = Path(dist.locate_file("sphinx-mathjax-offline/static/mathjax"))
     target = dest / "mathjax"
     (target / "output" / "chtml" / "fonts").mkdir(parents=True)
-    shutil.copy2(source / "tex-chtml.js", target / "tex-chtml.js")
     shutil.copytree(
         source / "output" / "chtml" / "fonts" / "woff-v2",
         target / "output" / "chtml" / "fonts" / "woff-v2",

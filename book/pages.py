@@ -35,6 +35,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from book import titles
 from book.embed import html
 from mhsa_helpers.exercises import of_notebook
 
@@ -238,8 +239,6 @@ def page(stem: str, executed, embedded: dict):
             tags = cell.metadata.setdefault("tags", [])
             tags.append(REFERENCE_TAG)
     student.metadata.pop("widgets", None)
-    if embedded:  # room for the widgets' pictures: no "on this page" column beside them
-        student.metadata["html_theme.sidebar_secondary.remove"] = True
     student.cells.insert(1, links(stem))
     return student
 
@@ -386,17 +385,12 @@ def archive(notebooks: list[Path], dest: Path) -> Path:
 
 
 def plain(markdown: str) -> str:
-    """A heading's text as plain text: math, emphasis and code marks taken out.
+    """A heading's text as plain text: emphasis and code marks taken out, its math as the
+    sidebar and the tab show it (:func:`book.titles.plain`).
 
-    ``"Step 5 — The score matrix $Z$"`` gives ``"Step 5 — The score matrix Z"``;
-    in math, a TeX command keeps its argument (``$\\mathbf{x}_i$`` gives ``xi``).
+    ``"Step 5 — The score matrix $Z$"`` gives ``"Step 5 — The score matrix Z"``.
     """
-
-    def math(found: re.Match) -> str:
-        return re.sub(r"[{}_^]", "", re.sub(r"\\[A-Za-z]+\s*", "", found.group(1)))
-
-    text = re.sub(r"\$+([^$]*)\$+", math, markdown)
-    return " ".join(re.sub(r"\*|`", "", text).split())
+    return " ".join(re.sub(r"\*|`", "", titles.plain(markdown)).split())
 
 
 def title(stem: str) -> str:

@@ -23,6 +23,7 @@ import pytest
 
 import book.build
 from book.embed import html
+from book.fonts import fonts_used, page_css
 from book.pages import (
     ARCHIVE,
     BINDER,
@@ -42,6 +43,7 @@ from book.pages import (
     title,
     unclocked,
 )
+from book.titles import plain as plain_title
 from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
 
 STEMS = [nb.stem for nb in NOTEBOOKS]
@@ -99,7 +101,6 @@ def test_a_widget_is_shown_embedded_and_an_unknown_one_stops_the_build():
     cell = next(c for c in shown.cells if c.id == code.id)
     assert [o.data for o in cell.outputs] == [{"text/html": html(embedded)}]
     assert REFERENCE_TAG not in cell.metadata.get("tags", [])  # it says itself what drew it
-    assert shown.metadata["html_theme.sidebar_secondary.remove"] is True  # room for it
     with pytest.raises(PageFailed, match="07_softmax: a widget \\(m1\\) was neither embedded"):
         page("07_softmax", nb, {})
 
@@ -150,6 +151,49 @@ def test_an_output_that_speaks_of_your_code_is_marked_as_the_references():
     assert tagged == [True, True, False]
 
 
+@pytest.mark.parametrize(
+    ("tex", "shown"),
+    [
+        ("Step 5 — The score matrix $Z$", "Step 5 — The score matrix Z"),
+        (r"dividing by $\sqrt{d_k}$", "dividing by √d_k"),
+        (r"$R' = \operatorname{softmax}(R/\sqrt{7})$", "R' = softmax(R/√7)"),
+        (r"$Z = QK^T/\sqrt{d_k}$", "Z = QKᵀ/√d_k"),
+        (r"$\frac{QK^\top}{\sqrt{d_k}}$", "QKᵀ/√d_k"),
+        (r"$\frac{a + b}{c}$", "(a + b)/c"),
+        (r"$\sqrt{a + b}$", "√(a + b)"),
+        (r"A $T_q \times T_k$ attention matrix", "A T_q × T_k attention matrix"),
+        (r"tokens $0 \dots t$", "tokens 0 … t"),
+        (r"$Y = A \cdot V$", "Y = A · V"),
+        (r"$x^{2}$ and $e^{x_i}$", "x² and e^(x_i)"),
+        ("no math at all", "no math at all"),
+    ],
+)
+def test_a_title_is_shown_as_plain_text(tex, shown):
+    assert plain_title(tex) == shown
+    assert "$" not in plain_title(tex) and "\\" not in plain_title(tex)
+
+
+def test_a_pages_math_style_sheet_names_only_the_fonts_its_formulas_use():
+    def face(family):
+        return f'@font-face {{\n  font-family: {family};\n  src: url("f/{family}.woff");\n}}\n'
+
+    css = "mjx-c { display: block; }\n\n" + "".join(
+        face(f) for f in ("MJXZERO", "MJXTEX", "MJXTEX-I", "MJXTEX-B", "MJXTEX-S1", "MJXTEX-S4")
+    )
+    html = '<mjx-c class="mjx-c1D44D TEX-I"></mjx-c><mjx-c class="mjx-c3D"></mjx-c>'
+    assert fonts_used(html) == {"MJXZERO", "MJXTEX", "MJXTEX-I"}
+    kept = page_css(css, fonts_used(html))
+    assert "mjx-c { display: block; }" in kept
+    assert [f for f in ("MJXZERO", "MJXTEX", "MJXTEX-I") if f"f/{f}.woff" in kept] == [
+        "MJXZERO",
+        "MJXTEX",
+        "MJXTEX-I",
+    ]
+    assert "MJXTEX-B" not in kept and "MJXTEX-S1" not in kept
+    stretched = fonts_used(html + "<mjx-stretchy-v><mjx-c></mjx-c></mjx-stretchy-v>")
+    assert {"MJXTEX-S1", "MJXTEX-S4", "MJXTEX-A"} <= stretched
+
+
 def test_a_tagged_equation_with_rows_reaches_mathjax_without_a_split():
     """Sphinx wraps an equation holding \\\\ in ``split``, where MathJax refuses ``\\tag``."""
     cell = "text \\\\ kept $$M = \\begin{cases} 0 \\\\ 1 \\end{cases} \\tag{6.1}$$ and $a$"
@@ -165,14 +209,14 @@ def test_the_front_page_lists_the_notebooks_by_title_and_links_the_archive():
     assert f"1. [{last}](pages/18_training.ipynb)" in text
     listed = [line for line in text.splitlines() if line.startswith("1. [")]
     assert [line.rsplit("(pages/", 1)[1] for line in listed] == [f"{s}.ipynb)" for s in STEMS]
-    assert all("$" not in line and "_" not in line.split("](")[0] for line in listed), listed
+    assert all("$" not in line and "\\" not in line.split("](")[0] for line in listed), listed
     assert f'<a href="{DOWNLOADS}/{ARCHIVE}" download>' in text
 
 
 def test_a_title_is_plain_text():
     assert title("05_scores") == "Step 5 — The score matrix Z"
     marked = "The $\\operatorname{softmax}(z)_i$ of **x** and `f`"
-    assert plain(marked) == "The softmax(z)i of x and f"
+    assert plain(marked) == "The softmax(z)_i of x and f"  # as the sidebar shows it
 
 
 def test_the_archive_holds_every_student_notebook_and_is_the_same_file_every_time(tmp_path):
@@ -406,7 +450,8 @@ def _copy_repository(dest: Path) -> Path:
         shutil.copytree(ROOT / name, dest / name, ignore=skip)
     for path in [*ROOT.glob("requirements*.txt"), *ROOT.glob("*.py"), ROOT / "README.md"]:
         shutil.copy2(path, dest / path.name)
-    shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
+    for name in ("pyproject.toml", "LICENSE"):  # LICENSE: the footer names it (book/conf.py)
+        shutil.copy2(ROOT / name, dest / name)
     return dest
 
 

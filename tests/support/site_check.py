@@ -34,6 +34,9 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from tests.support.lab_harness import CHROMIUM, CHROMIUM_ARGS, free_port, stop
 
+#: Issue 48's limits: one page with every file of the site it loads (:func:`page_files`), and
+#: the front page (tests/test_site.py tests them; benchmarks/bench_site.py prints them).
+PAGE_LIMIT, FRONT_LIMIT = 1_500_000, 500_000
 #: Hosts that are this machine: every other request is aborted and recorded.
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
@@ -68,6 +71,30 @@ class BookSelectors:
 
 
 BOOK = BookSelectors()
+
+
+@dataclass(frozen=True)
+class ThemeSelectors:
+    """Where the theme's parts are (Furo, book/conf.py; book/templates/page.html adds the
+    contents button of a wide screen and the drawer's close button): the contents (a
+    drawer on a narrow screen), the buttons that show or hide them, the page's own
+    contents ("On this page") and its button, prev/next, the footer."""
+
+    sidebar: str = ".sidebar-drawer"
+    sidebar_links: str = ".sidebar-drawer .sidebar-tree a.reference[href]"
+    contents_buttons: str = (
+        "label.nav-overlay-icon, label.mhsa-contents-button, label.mhsa-contents-close"
+    )
+    toc: str = ".toc-drawer"
+    toc_links: str = ".toc-drawer .toc-tree a[href]"
+    toc_buttons: str = "label.toc-overlay-icon"
+    prev: str = ".related-pages a.prev-page"
+    next: str = ".related-pages a.next-page"
+    footer: str = ".main footer"
+    code: str = "article pre"
+
+
+THEME = ThemeSelectors()
 
 #: TeX a reader should never see as text once MathJax has run: a control word
 #: (``\frac``), a ``\(`` … ``\]`` delimiter, ``$$``, or ``$x$``.
@@ -167,6 +194,14 @@ def page_text(path: Path) -> str:
     return "".join(_read(path).all_text)
 
 
+def page_text_of(html: str) -> str:
+    """The text of a piece of HTML as a reader sees it (tags, scripts and styles gone)."""
+    parser = _Refs()
+    parser.feed(html)
+    parser.close()
+    return "".join(parser.text)
+
+
 def has_math(path: Path) -> bool:
     """Whether the page's HTML has math: Sphinx's math elements, or TeX in its prose."""
     html = path.read_text(encoding="utf-8", errors="replace")
@@ -242,6 +277,8 @@ class PageReport:
     next: str | None = None
     loaded: list[str] = field(default_factory=list)  # site-relative files fetched
     widgets: list[str] = field(default_factory=list)  # each widget's module, and if it drew
+    title: str = ""  # the tab's title
+    code_cut: list[str] = field(default_factory=list)  # code blocks cut at the right
 
     @property
     def math_ok(self) -> bool:
@@ -321,10 +358,10 @@ _WIDGETS = """(sel) => [...document.querySelectorAll(sel)].map((w) => w.dataset.
     w.querySelector('.mhsa-book-static') ? 'not drawn: ' + w.innerText.trim().slice(0, 200)
     : w.querySelector('.mhsa-w svg.mhsa-figure') ? 'drawn' : 'no picture'))"""
 
-_LINKS = """() => ({
-    sidebar: [...document.querySelectorAll('nav.bd-docs-nav a[href]')].map((a) => a.href),
-    prev: (document.querySelector('.prev-next-area a.left-prev') || {}).href || null,
-    next: (document.querySelector('.prev-next-area a.right-next') || {}).href || null,
+_LINKS = """(t) => ({
+    sidebar: [...document.querySelectorAll(t.sidebar_links)].map((a) => a.href),
+    prev: (document.querySelector(t.prev) || {}).href || null,
+    next: (document.querySelector(t.next) || {}).href || null,
 })"""
 
 
@@ -450,13 +487,15 @@ class SiteChecker:
             )
             report.tagged = page.locator("mjx-mlabeledtr").count()
             report.raw_tex = RAW_TEX.findall(page.evaluate(_VISIBLE_TEXT))
-            links = page.evaluate(_LINKS)
+            links = page.evaluate(_LINKS, asdict(THEME))
             report.sidebar = [self.rel(u) for u in links["sidebar"]]
             report.prev = self.rel(links["prev"]) if links["prev"] else None
             report.next = self.rel(links["next"]) if links["next"] else None
             path = local_file(self.site, self.site / "index.html", urlsplit(rel).path)
             report.has_math = bool(path and path.is_file() and has_math(path))
             report.widgets = page.evaluate(_WIDGETS, BOOK.widget)
+            report.title = page.title()
+            report.code_cut = code_cut(page)
             report.seconds = round(time.monotonic() - start, 2)
             yield page, report
         finally:
@@ -516,6 +555,118 @@ def highlighted(page, wait_ms: int = 120_000) -> list[dict]:
         "() => document.documentElement.dataset.mhsaHighlighted !== undefined", timeout=wait_ms
     )
     return page.evaluate(_HIGHLIGHTED)
+
+
+# ---------------------------------------------------------------------------- the theme
+
+_SHOWN = """(t) => {
+    const box = document.querySelector(t.region);
+    if (!box) return false;
+    const r = box.getBoundingClientRect();
+    if (r.width < 1 || r.right <= 1 || r.left >= innerWidth - 1) return false;
+    if (getComputedStyle(box).visibility === 'hidden') return false;
+    const line = (a) => a.getClientRects()[0];  // a link's first line (it may wrap)
+    const link = [...document.querySelectorAll(t.links)].find((a) => {
+        const q = line(a);
+        return q && q.width > 0 && q.top >= 0 && q.bottom <= innerHeight;
+    });
+    if (!link) return false;
+    const q = line(link);
+    const hit = document.elementFromPoint((q.left + q.right) / 2, (q.top + q.bottom) / 2);
+    return !!hit && (hit === link || link.contains(hit));
+}"""
+
+
+def shown(page, region: str, links: str) -> bool:
+    """Whether ``region`` (the contents, the page's contents) is on the screen for a reader:
+    on screen, and its first link in view is the thing a click at its middle reaches (no
+    overlay or drawer over it)."""
+    return page.evaluate(_SHOWN, {"region": region, "links": links})
+
+
+def wait_shown(page, region: str, links: str, want: bool, timeout_ms: int = 5_000) -> bool:
+    """Wait (the drawers slide in 250 ms) until :func:`shown` is ``want``; return it."""
+    try:
+        page.wait_for_function(
+            f"(t) => ({_SHOWN})(t) === {str(want).lower()}",
+            arg={"region": region, "links": links},
+            timeout=timeout_ms,
+        )
+    except Exception:
+        pass
+    return shown(page, region, links)
+
+
+_PRESSABLE = """(sel) => [...document.querySelectorAll(sel)].map((b, i) => {
+    const r = b.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) return null;
+    const x = (r.left + r.right) / 2, y = (r.top + r.bottom) / 2;
+    if (x < 0 || y < 0 || x > innerWidth || y > innerHeight) return null;
+    const hit = document.elementFromPoint(x, y);
+    return hit && (hit === b || b.contains(hit)) ? i : null;
+}).filter((i) => i !== null)"""
+
+
+def pressable(page, buttons: str):
+    """The first of ``buttons`` a reader can see and click (on screen, nothing over it), as a
+    locator; None if there is none."""
+    found = page.evaluate(_PRESSABLE, buttons)
+    return page.locator(buttons).nth(found[0]) if found else None
+
+
+_CODE_CUT = """(sel) => {
+    const view = document.documentElement.clientWidth;
+    const out = [];
+    for (const pre of document.querySelectorAll(sel)) {
+        for (const el of [pre, pre.closest('.highlight'), pre.closest('.output')]) {
+            if (!el) continue;
+            const r = el.getBoundingClientRect();
+            if (r.width === 0) continue;
+            if (el.scrollWidth > el.clientWidth + 1 || r.right > view + 1) {
+                out.push(pre.textContent.trim().split('\\n')[0].slice(0, 60)
+                    + ` (${el.scrollWidth} px in ${el.clientWidth} px, right at ${r.right})`);
+                break;
+            }
+        }
+    }
+    return out;
+}"""
+
+
+def code_cut(page) -> list[str]:
+    """Code and output blocks whose lines run past their box or the screen, one line each:
+    the block's first line and the widths (empty: every line wraps or fits)."""
+    return page.evaluate(_CODE_CUT, THEME.code)
+
+
+_CONTRAST = """(sel) => {
+    const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+    const lum = ([r, g, b]) => {
+        const f = (v) => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+        return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const background = (el) => {
+        for (; el; el = el.parentElement) {
+            const c = rgb(getComputedStyle(el).backgroundColor);
+            if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
+        }
+        return [255, 255, 255];
+    };
+    const out = [];
+    for (const el of document.querySelectorAll(sel)) {
+        if (!el.textContent.trim() || el.getBoundingClientRect().width === 0) continue;
+        const a = lum(rgb(getComputedStyle(el).color).slice(0, 3)), b = lum(background(el));
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        out.push([el.textContent.trim().slice(0, 40), ratio]);
+    }
+    return out;
+}"""
+
+
+def contrast(page, selector: str) -> list[tuple[str, float]]:
+    """``(text, contrast ratio)`` of each element of ``selector`` with text: its colour against
+    the first opaque background behind it (WCAG's ratio, 1 to 21)."""
+    return [tuple(x) for x in page.evaluate(_CONTRAST, selector)]
 
 
 # ---------------------------------------------------------------------------- the widgets
@@ -680,9 +831,52 @@ def control_changes_picture(page, widget, act) -> dict:
 
 # ---------------------------------------------------------------------------- by hand
 
+#: The screens of the screenshots for a human (issue 48), and the pages shown.
+SHOT_SCREENS = ((1400, 900), (800, 1000), (390, 844))
+SHOT_PAGES = ("index.html", "pages/05_scores.html", "pages/17_backward.html")
+
+
+def screenshots(site: Path, out: Path, colors: int = 64) -> list[Path]:
+    """The front page, 05 and 17 at 1400 x 900, 800 x 1000 and 390 x 844, the contents as
+    the page opens and after a click on the contents button (shown, hidden), as small PNGs
+    (``colors`` colours) in ``out``; 16's widget in dark mode too. Returns the files."""
+    from PIL import Image
+
+    out.mkdir(parents=True, exist_ok=True)
+    made = []
+
+    def shot(page, name):
+        path = out / f"{name}.png"
+        page.screenshot(path=str(path), animations="disabled")
+        Image.open(path).convert("RGB").quantize(colors=colors).save(path, optimize=True)
+        made.append(path)
+
+    with SiteChecker(site) as checker:
+        for (w, h), rel in [(s, r) for s in SHOT_SCREENS for r in SHOT_PAGES]:
+            name = Path(rel).stem
+            with checker.open(rel, viewport=(w, h)) as (page, _):
+                before = shown(page, THEME.sidebar, THEME.sidebar_links)
+                shot(page, f"{name}_{w}x{h}_contents_{'shown' if before else 'hidden'}")
+                pressable(page, THEME.contents_buttons).click()
+                after = wait_shown(page, THEME.sidebar, THEME.sidebar_links, not before)
+                shot(page, f"{name}_{w}x{h}_contents_{'shown' if after else 'hidden'}")
+        for rel in ("pages/16_sliding_window.html", "pages/18_training.html"):
+            if (site / rel).is_file():
+                with checker.open(rel, viewport=(1400, 900)) as (page, _):
+                    page.emulate_media(color_scheme="dark")
+                    page.locator(BOOK.widget).first.scroll_into_view_if_needed()
+                    shot(page, f"{Path(rel).stem}_1400x900_dark")
+    return made
+
 
 def main(argv: list[str]) -> None:
-    """Report a site's index, its pages (or those named) and its search, as JSON."""
+    """Report a site's index, its pages (or those named) and its search, as JSON; with
+    ``--shots DIR``, take :func:`screenshots` into DIR instead."""
+    if "--shots" in argv:
+        at = argv.index("--shots")
+        for path in screenshots(Path(argv[0]).resolve(), Path(argv[at + 1])):
+            print(path, f"{path.stat().st_size / 1e3:.0f} kB")
+        return
     site = Path(argv[0]).resolve()
     pages = argv[1:] or [
         "index.html",
