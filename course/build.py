@@ -50,6 +50,9 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # run as the build: this checkout's package, here and in every
+    # process it starts (kernels, nbgrader); another's stops them in one sentence
+    os.environ["MHSA_CHECKOUT"] = str(ROOT)  # (mhsa_helpers/checkout.py)
 
 from mhsa_helpers.exercises import NOTEBOOKS, exercise, exercise_table, stem_number  # noqa: E402
 

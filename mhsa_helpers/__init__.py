@@ -6,7 +6,10 @@
 shows its contract.
 """
 
-from . import reference
+from . import (
+    checkout,  # noqa: F401  (first: stops where another checkout's package is imported)
+    reference,
+)
 from .examples import EXAMPLES, Example, get_example
 from .exercises import names as _names
 
