@@ -12,7 +12,14 @@ import numpy as np
 
 from .plot_style import DPI, HEAD_COLOURS, LINE_PANEL_PX, WIDTH_PX
 
-__all__ = ["accuracy_by_position", "line_figure", "training_curves", "turning_figure"]
+__all__ = [
+    "accuracy_by_position",
+    "halves_curves",
+    "line_figure",
+    "scores_over_training",
+    "training_curves",
+    "turning_figure",
+]
 
 
 def line_figure(n_panels: int = 1, square: bool = False):
@@ -78,6 +85,70 @@ def training_curves(losses, eval_steps, accuracies, vocab_size, goal):
     ax2.axhline(1 / vocab_size, color="grey", linestyle="--", label="chance 1/V")
     ax2.set(xlabel="step", ylabel="accuracy", title="held-out accuracy", ylim=(0, 1.02))
     ax2.legend(loc="lower right")
+    return fig
+
+
+def halves_curves(loss_first, loss_repeated, chance, best_first, drop=None):
+    """The training loss of the first period against the repeated part's, the drop marked.
+
+    Parameters
+    ----------
+    loss_first, loss_repeated : array_like of shape (n_steps,)
+        Each batch's loss on the first period's predictions and on the repeated part's.
+    chance : float
+        ``log V``: the loss of a model that knows nothing.
+    best_first : float
+        The best loss possible on the first period (a token not seen yet).
+    drop : int, optional
+        The step where the repeated part's loss drops: a dashed line.
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    """
+    fig, (ax,) = line_figure(1)
+    steps = np.arange(1, len(loss_first) + 1)
+    ax.plot(steps, loss_first, color=HEAD_COLOURS[0], label="first period: no earlier occurrence")
+    ax.plot(steps, loss_repeated, color=HEAD_COLOURS[2], label="repeated part: copy it")
+    ax.axhline(chance, color="grey", linestyle=":", label="log V: knows nothing")
+    ax.axhline(best_first, color=HEAD_COLOURS[0], linestyle=":", label="best on the first period")
+    if drop is not None:
+        ax.axvline(drop, color="black", linestyle="--", linewidth=1)
+        ax.annotate(f"drop: step {drop}", (drop, chance / 2), xytext=(4, 0),
+                    textcoords="offset points", fontsize="small")  # fmt: skip
+    ax.set(xlabel="step", ylabel="training loss", title="loss of each half", ylim=(0, None))
+    ax.legend(fontsize="small")
+    return fig
+
+
+def scores_over_training(steps, previous, induction, drop=None):
+    """Every head's previous-token and induction score against the training step.
+
+    Parameters
+    ----------
+    steps : array_like of shape (n,)
+    previous, induction : dict
+        Layer (1, 2) to an array of shape (n, n_heads): each head's score at each step.
+    drop : int, optional
+        The step where the repeated part's loss drops: a dashed line.
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    """
+    fig, axes = line_figure(2)
+    for ax, scores, name in zip(
+        axes, (previous, induction), ("previous-token", "induction"), strict=True
+    ):
+        for layer, style in ((1, "-"), (2, "--")):
+            S = np.asarray(scores[layer])
+            for k in range(S.shape[1]):
+                ax.plot(steps, S[:, k], style, color=HEAD_COLOURS[k + 2 * (layer - 1)],
+                        label=f"layer {layer} head {k + 1}")  # fmt: skip
+        if drop is not None:
+            ax.axvline(drop, color="black", linestyle="--", linewidth=1)
+        ax.set(xlabel="step", ylabel="score", title=f"{name} score", ylim=(0, 1.02))
+    axes[0].legend(fontsize="small")
     return fig
 
 

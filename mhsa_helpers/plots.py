@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 import matplotlib
+import matplotlib.patches
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
@@ -51,7 +52,15 @@ from .plot_style import (
     text_px,
 )
 
-__all__ = ["blocked_cells", "blocked_patch", "check_shape", "heads_figure", "heatmap", "heatmaps"]
+__all__ = [
+    "blocked_cells",
+    "blocked_patch",
+    "check_shape",
+    "heads_figure",
+    "heatmap",
+    "heatmaps",
+    "mark_cells",
+]
 
 
 def check_shape(a, shape) -> None:
@@ -585,3 +594,29 @@ def heads_figure(H, row_labels=None, col_labels=None, title="", titles=None, mas
         for i in range(h)
     ]
     return heatmaps(panels, title, row_labels=row_labels, col_labels=col_labels, **kwargs)
+
+
+def mark_cells(fig, cells, colour="#D55E00"):
+    """Outline cells of a :func:`heads_figure`'s heatmaps (a stripe a head follows).
+
+    Parameters
+    ----------
+    fig : matplotlib Figure
+        As :func:`heads_figure` returns it.
+    cells : list
+        One entry per panel, in order: a list of ``(row, column)`` cells to outline.
+    colour : str
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    """
+    panels = [ax for ax in fig.axes if ax.images]
+    for ax, marked in zip(panels, cells, strict=True):
+        for i, j in marked:
+            ax.add_patch(
+                matplotlib.patches.Rectangle(
+                    (j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=colour, linewidth=2
+                )
+            )
+    return fig

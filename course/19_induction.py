@@ -1,0 +1,183 @@
+# %% [markdown]
+# # After training — Watch an induction head form
+#
+# Notebook 18 trained one attention layer to reverse letters: its heads
+# learned to look at a fixed **position**. The most famous thing attention
+# learns is not positional but **in context**: the *induction head* (Olsson et
+# al., "In-context Learning and Induction Heads", 2022; Elhage et al., "A
+# Mathematical Framework for Transformer Circuits", 2021). It finds the earlier
+# occurrence of the current token and copies the token that came after it. No
+# single head can do that: it takes two layers working together. Here you train
+# them, with your own attention layer and its backward pass, and watch the
+# circuit appear.
+#
+# 1. The task: a random sequence that repeats.
+# 2. The model: two layers of your attention.
+# 3. Training: the loss of each half, and the moment the second one drops.
+# 4. Seeing the circuit: every head of both layers.
+# 5. Cutting a head off.
+
+# %% setup
+from IPython.display import HTML, display
+
+from mhsa_helpers.execution.saved import learner_functions
+from mhsa_helpers.gradcheck import relative_error
+from mhsa_helpers.line_plots import halves_curves
+from mhsa_helpers.plots import heads_figure, mark_cells
+from mhsa_helpers.training import induction, layer
+
+T, L, V = induction.SEQ_LEN, induction.PERIOD, len(induction.VOCAB)
+
+# %% [markdown]
+# ## 1. The task: a random sequence that repeats
+#
+# A sequence of $L$ tokens, all different, drawn at random, is written twice:
+# $x_0, \ldots, x_{L-1}, x_0, \ldots, x_{L-1}$. At every position the model
+# predicts the **next** token. In the first half that is impossible: the next
+# token is random. In the second half it is easy, for whoever reads the first
+# half: the token at position $t \ge L$ occurred before at $t - L$, and what
+# follows it now is what followed it then,
+#
+# $$x_{t+1} = x_{t+1-L} \qquad (L \le t \le 2L - 2). \label{copy}$$
+#
+# The held-out sequences are exactly that, with $L = 8$ tokens out of
+# $V = 24$ (the letters A–X), $T = 16$ positions. The **training** sequences
+# differ in one way: each repeats its own number $p$ of tokens, from 4 to 8,
+# until it is $T$ long. Trained only on $p = 8$, the model finds a cheaper
+# trick: a head that looks exactly 7 positions back, found by position alone.
+# It scores well on period 8 and fails on any other; varying $p$ leaves no
+# fixed offset to learn, only the content.
+
+# %%
+x_batch, periods = next(induction.training_batches())
+for seq, p in zip(x_batch[:4], periods[:4]):
+    print(f"period {p}:  {' '.join(induction.tokens(seq))}")
+x_test = induction.held_out()
+print(f"\nheld-out: {len(x_test)} sequences of {L} tokens repeated once, e.g. "
+      f"{' '.join(induction.tokens(x_test[0]))}")
+print(f"guessing gets {1 / V:.1%} of the tokens right")
+
+# %% [markdown]
+# ## 2. The model: two layers of your attention
+#
+# Token ids become vectors as in 18; then **two** multi-head self-attention
+# layers, each added to its input (the residual stream), with the causal mask
+# of step 6 (a prediction of the next token must not see it), and a readout:
+#
+# $$X_0 = E[x] + P, \qquad
+# X_1 = X_0 + \operatorname{MultiHead}_1(X_0), \qquad
+# X_2 = X_1 + \operatorname{MultiHead}_2(X_1), \qquad
+# \text{logits} = X_2\, W_U + b_U . \label{two-layers}$$
+#
+# Nothing else: no feed-forward block, no normalisation. The loss is the
+# cross-entropy of the prediction at every position $t$ against $x_{t+1}$.
+# Backward, each layer is your `multi_head_self_attention_backward`, and the
+# residual connections add the two paths, layer 2 first:
+#
+# $$dX_1 = dX_2 + \operatorname{MultiHead\_backward}_2(dX_2)_X, \qquad
+# dX_0 = dX_1 + \operatorname{MultiHead\_backward}_1(dX_1)_X .$$
+#
+# Both layers run your functions (as saved, from `09_multi_head` and
+# `17_backward`) wherever their checks pass; the cell says which.
+
+# %%
+functions = learner_functions()
+attention, attention_backward, said = layer.layer_functions(functions, directory=".")
+display(HTML(said))
+
+# %% [markdown]
+# The whole model's gradient against central differences, on a tiny model
+# ($d_{model} = 4$, $T = 6$, two sequences), every parameter:
+
+# %%
+tiny = induction.init_params(seed=3, d_model=4, seq_len=6)
+x_tiny, _ = induction.sequences(2, np.random.default_rng(0), periods=(3,), seq_len=6)
+_, grads, _ = induction.loss_and_grads(tiny, x_tiny, 2, attention, attention_backward)
+numeric = induction.numerical_grads(tiny, x_tiny, 2)
+worst = max(relative_error(grads[n], numeric[n]) for n in tiny)
+print(f"{len(tiny)} parameters; largest relative error {worst:.1e}")
+
+# %% [markdown]
+# ## 3. Training
+#
+# Adam, as in 18, on fresh batches of 64 sequences; every 25 steps the
+# accuracy on the repeated half of the held-out sequences (the predictions
+# \eqref{copy}) is measured.
+
+# %%
+result = induction.train(attention=attention, attention_backward=attention_backward, bar="training")
+print(result.summary())
+
+# %% [markdown]
+# The loss of the two halves, step by step. The repeated part's stays near
+# $\log V$ for a while, then **drops**: the dashed line marks the step where,
+# averaged over 10 steps, it falls below half of $\log V$. The first period's
+# does the opposite: it climbs **above** chance, $\log V$, and stays there. No
+# model can do better there than $\log(V - t - 1)$ (after $t + 1$ distinct
+# tokens the next is one of the $V - t - 1$ not yet seen: the dotted line, the
+# mean of these). But the copying machinery also runs where there is nothing
+# to copy: its heads must put their weight somewhere, and the model bets on
+# tokens it has already seen, which in the first period, whose tokens are all
+# different, are certainly wrong. The last line below measures that bet.
+
+# %%
+drop = induction.drop_step(result.loss_repeated, np.log(V) / 2)
+best = induction.best_first_loss()
+print(f"the repeated part's loss drops below log(V)/2 = {np.log(V) / 2:.2f} at step {drop}")
+print(f"first period at the end: {result.loss_first[-50:].mean():.3f} "
+      f"(chance log V = {np.log(V):.3f}, best possible {best:.3f})")
+probs = mh.softmax(induction.forward(result.params, x_test, attention=attention).logits)
+seen = [np.take_along_axis(probs[:, t], x_test[:, : t + 1], axis=1).sum(1).mean() for t in range(L - 1)]
+print(f"held-out, first period: probability put on tokens already seen, t = 0..{L - 2}: "
+      f"{np.round(seen, 2)}")
+halves_curves(result.loss_first, result.loss_repeated, np.log(V), best, drop);
+
+# %% [markdown]
+# ## 4. Seeing the circuit
+#
+# Every head of both layers on one held-out sequence. The circuit to look for:
+#
+# * in **layer 1**, a *previous-token head*: query $t$ attends to key $t-1$,
+#   the stripe just below the diagonal (outlined on layer 1). Its output writes
+#   into position $t$ which token came before it;
+# * in **layer 2**, an *induction head*: query $t$ of the second half attends
+#   to key $t - L + 1$, the stripe $L - 1$ below the diagonal (outlined on
+#   layer 2). That key is the one whose **previous** token is the current
+#   token, which layer 1 wrote there; its own token is the one to copy.
+
+# %%
+seq = x_test[0]
+labels = induction.tokens(seq)
+acts = induction.forward(result.params, seq, attention=attention)
+A = np.concatenate([acts.A1, acts.A2])  # (2 * n_heads, T, T): layer 1's heads, then layer 2's
+h = induction.N_HEADS
+titles = [f"layer {layer} head {k + 1}" for layer in (1, 2) for k in range(h)]
+previous = [(t, t - 1) for t in range(1, T)]
+copying = [(t, t - L + 1) for t in range(L, T)]
+fig = heads_figure(A, labels, labels, "attention on a held-out sequence", titles=titles,
+                   mask=mh.causal_mask(T), vmin=0, vmax=1, columns=2)  # fmt: skip
+mark_cells(fig, [previous] * h + [copying] * h);
+
+# %% [markdown]
+# ## 5. Cutting a head off
+#
+# As in 18, zeroing head $k$'s rows of a layer's $W_O$ removes that head and
+# keeps the rest. If layer 2 copies with the help of layer 1's previous-token
+# head, cutting that head should break the copying even though layer 2 is
+# untouched. The held-out accuracy on the repeated half, without each head in
+# turn:
+
+# %%
+cut = induction.ablation(result.params, x_test, attention=attention)
+for key, acc in cut.items():
+    name = "every head" if key is None else f"without layer {key[0]} head {key[1]}"
+    print(f"{name:24} {acc:.1%}")
+
+# %% [markdown]
+# ## What to try
+#
+# - `induction.train(periods=(8,), attention=attention, attention_backward=attention_backward)`:
+#   the fixed-period task. It reaches the goal too; draw its heads. Is there
+#   an induction head, or a head that looks 7 back? Cut layer 2 off.
+# - Another `seed=`: which head of layer 1 becomes the previous-token head?
+# - `d_model=8`: is there room for the circuit?
