@@ -15,14 +15,15 @@
 # 2. The model: two layers of your attention.
 # 3. Training: the loss of each half, and the moment the second one drops.
 # 4. Seeing the circuit: every head of both layers.
-# 5. Cutting a head off.
+# 5. The scores over training: the phase change.
+# 6. Cutting a head off.
 
 # %% setup
 from IPython.display import HTML, display
 
 from mhsa_helpers.execution.saved import learner_functions
 from mhsa_helpers.gradcheck import relative_error
-from mhsa_helpers.line_plots import halves_curves
+from mhsa_helpers.line_plots import halves_curves, scores_over_training
 from mhsa_helpers.plots import heads_figure, mark_cells
 from mhsa_helpers.training import induction, layer
 
@@ -159,7 +160,40 @@ fig = heads_figure(A, labels, labels, "attention on a held-out sequence", titles
 mark_cells(fig, [previous] * h + [copying] * h);
 
 # %% [markdown]
-# ## 5. Cutting a head off
+# One sequence could be luck. Over all the held-out sequences, a score per
+# head: its **previous-token score**, the mean weight of query $t$ on key
+# $t - 1$ over $t = 1, \ldots, L$ (the keys an induction head reads from),
+# and its **induction score**, the mean weight of query $t$ on key $t - L + 1$
+# over the repeated half $t = L, \ldots, T - 1$:
+#
+# $$\text{prev}_k = \frac{1}{L} \sum_{t=1}^{L} A^{(k)}_{t,\,t-1}, \qquad
+# \text{ind}_k = \frac{1}{T - L} \sum_{t=L}^{T-1} A^{(k)}_{t,\,t-L+1},$$
+#
+# each averaged over the sequences too.
+
+# %%
+everything = induction.forward(result.params, x_test, attention=attention)
+for lay, A_all in ((1, everything.A1), (2, everything.A2)):
+    prev, ind = induction.head_scores(A_all, L)
+    for k in range(h):
+        print(f"layer {lay} head {k + 1}: previous-token {prev[k]:.2f}, induction {ind[k]:.2f}")
+
+# %% [markdown]
+# ## 5. The scores over training: the phase change
+#
+# Every 5 steps, training kept each head's attention on 32 held-out probe
+# sequences. The same two scores, step by step, with the drop of the
+# repeated part's loss (the dashed line, as above): the heads do not improve
+# slowly together. The previous-token head and the induction heads grow
+# around the same steps, the moment the loss drops: one circuit, formed at
+# once.
+
+# %%
+prev_t, ind_t = induction.scores_over_training(result, L)
+scores_over_training(result.probe_steps, prev_t, ind_t, drop);
+
+# %% [markdown]
+# ## 6. Cutting a head off
 #
 # As in 18, zeroing head $k$'s rows of a layer's $W_O$ removes that head and
 # keeps the rest. If layer 2 copies with the help of layer 1's previous-token

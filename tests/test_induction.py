@@ -120,3 +120,26 @@ def test_cutting_the_previous_token_head_breaks_the_copying(trained):
     head = int(np.argmax(on_previous))
     assert on_previous[head] > 0.8
     assert induction.ablation(trained.params, x)[(1, head + 1)] < 0.5
+
+
+def test_the_scores_read_the_stripes_of_made_up_heads():
+    T, L = 8, 4
+    previous = np.eye(T, k=-1)
+    previous[0, 0] = 1.0  # query 0 has no previous token: it keeps itself
+    copying = np.zeros((T, T))
+    t = np.arange(T)
+    copying[t, np.where(t >= L - 1, t - L + 1, t)] = 1.0  # key t - L + 1, else itself
+    half = 0.5 * previous + 0.5 * copying
+    A = np.stack([previous, copying, half])[None]  # (1, 3 heads, T, T)
+    prev, ind = induction.head_scores(np.repeat(A, 2, axis=0), L)
+    np.testing.assert_allclose(prev, [1.0, 0.0, 0.5])
+    np.testing.assert_allclose(ind, [0.0, 1.0, 0.5])
+
+
+def test_the_previous_token_score_counts_the_first_period_and_one_more_query():
+    T, L = 8, 4
+    A = np.zeros((1, T, T))
+    A[0, 4, 3] = 1.0  # query L on key L - 1: counted
+    A[0, 5, 4] = 1.0  # query L + 1: not counted
+    prev, _ = induction.head_scores(A, L)
+    assert prev[0] == pytest.approx(1 / L)

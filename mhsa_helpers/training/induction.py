@@ -67,6 +67,7 @@ __all__ = [
     "best_first_loss",
     "drop_step",
     "forward",
+    "head_scores",
     "held_out",
     "init_params",
     "load_induction",
@@ -76,6 +77,7 @@ __all__ = [
     "parse_tokens",
     "period_masks",
     "save_induction",
+    "scores_over_training",
     "sequences",
     "tokens",
     "train",
@@ -374,6 +376,54 @@ def accuracy(params: dict, x, n_heads: int = N_HEADS, attention=ref.multi_head_s
     L = x.shape[-1] // 2
     right = forward(params, x, n_heads, attention).logits[..., :-1, :].argmax(-1) == x[..., 1:]
     return float(right[..., L:].mean())
+
+
+def head_scores(A, period: int = PERIOD) -> tuple:
+    """Each head's previous-token and induction score, from its attention weights.
+
+    For a sequence of ``period`` tokens repeated (``T >= period + 1`` positions):
+
+    * previous-token score: the mean weight of query ``t`` on key ``t - 1``
+      over ``t = 1 .. period``, the keys an induction head reads from (key
+      ``t - period + 1`` of the queries ``t = period .. 2 period - 1``);
+    * induction score: the mean weight of query ``t`` on key ``t - period + 1``
+      (the token after the earlier occurrence of the current one) over the
+      repeated part, ``t = period .. T - 1``.
+
+    Parameters
+    ----------
+    A : ndarray of shape (..., h, T, T)
+        Attention weights, any number of leading axes (sequences, steps).
+    period : int
+
+    Returns
+    -------
+    previous, induction : ndarray of shape (h,)
+        Averaged over the queries and every leading axis.
+    """
+    A = np.asarray(A)
+    h, T = A.shape[-3], A.shape[-1]
+    t = np.arange(1, period + 1)
+    previous = A[..., t, t - 1].reshape(-1, h, len(t)).mean(axis=(0, 2))
+    t = np.arange(period, T)
+    induction = A[..., t, t - period + 1].reshape(-1, h, len(t)).mean(axis=(0, 2))
+    return previous, induction
+
+
+def scores_over_training(result, period: int = PERIOD) -> tuple:
+    """Every head's two scores at every kept step of ``result`` (its probe's attention).
+
+    Returns
+    -------
+    previous, induction : dict
+        Layer (1, 2) to an ndarray of shape (n_probes, n_heads).
+    """
+    previous, induction = {}, {}
+    for layer, probe in ((1, result.probe_A1), (2, result.probe_A2)):
+        scores = [head_scores(A, period) for A in probe]
+        previous[layer] = np.array([s[0] for s in scores])
+        induction[layer] = np.array([s[1] for s in scores])
+    return previous, induction
 
 
 def without_head(params: dict, layer: int, head: int, n_heads: int = N_HEADS) -> dict:
