@@ -143,3 +143,19 @@ def test_the_previous_token_score_counts_the_first_period_and_one_more_query():
     A[0, 5, 4] = 1.0  # query L + 1: not counted
     prev, _ = induction.head_scores(A, L)
     assert prev[0] == pytest.approx(1 / L)
+
+
+def test_the_shipped_model_copies_the_repeated_half_of_unseen_sequences():
+    shipped = induction.load_induction()
+    params = {name: shipped[name] for name in induction.init_params()}
+    x, _ = induction.sequences(500, np.random.default_rng(20240917))  # neither seed's
+    assert induction.accuracy(params, x, shipped["n_heads"]) >= induction.GOAL
+    assert (shipped["sequence"] == induction.held_out()[0]).all()
+    assert shipped["seed"] == induction.SEED and shipped["steps"] == induction.STEPS
+
+
+@pytest.mark.slow
+def test_the_command_rebuilds_the_shipped_file_byte_for_byte(tmp_path):
+    out = tmp_path / "induction.npz"
+    assert induction.main(["--out", str(out)]) == 0
+    assert out.read_bytes() == induction.DATA.read_bytes()

@@ -30,5 +30,8 @@ One module a job:
 - :mod:`~mhsa_helpers.training.heads`: reading what each head learned;
 - :mod:`~mhsa_helpers.training.saved`: the shipped worked example ``trained``, written and read;
 - :mod:`~mhsa_helpers.training.__main__`: the command line, ``python -m mhsa_helpers.training``,
-  which trains with the fixed seed and writes ``mhsa_helpers/data/trained.npz``.
+  which trains with the fixed seed and writes ``mhsa_helpers/data/trained.npz``;
+- :mod:`~mhsa_helpers.training.induction`: notebook 19's two-layer model that learns to copy
+  (an induction head), its training, head scores and ablation, and its shipped weights
+  ``mhsa_helpers/data/induction.npz`` (``python -m mhsa_helpers.training.induction``).
 """
