@@ -14,7 +14,8 @@
 # 1. The task: a random sequence that repeats.
 # 2. The model: two layers of your attention.
 # 3. Training: the loss of each half, and the moment the second one drops.
-# 4. Seeing the circuit: every head of both layers.
+# 4. Seeing the circuit: every head of both layers, its scores (your
+#    exercise, `induction_scores`), and your own sequence.
 # 5. The scores over training: the phase change.
 # 6. Cutting a head off.
 
@@ -23,6 +24,7 @@ from IPython.display import HTML, display
 
 from mhsa_helpers.execution.saved import learner_functions
 from mhsa_helpers.gradcheck import relative_error
+from mhsa_helpers.learner import learner_or_reference
 from mhsa_helpers.line_plots import halves_curves, scores_over_training
 from mhsa_helpers.plots import heads_figure, mark_cells
 from mhsa_helpers.training import induction, layer
@@ -162,21 +164,91 @@ mark_cells(fig, [previous] * h + [copying] * h);
 # %% [markdown]
 # One sequence could be luck. Over all the held-out sequences, a score per
 # head: its **previous-token score**, the mean weight of query $t$ on key
-# $t - 1$ over $t = 1, \ldots, L$ (the keys an induction head reads from),
-# and its **induction score**, the mean weight of query $t$ on key $t - L + 1$
-# over the repeated half $t = L, \ldots, T - 1$:
+# $t - 1$ over $t = 1, \ldots, L$ (the first period and query $L$: the keys
+# an induction head reads from; later queries of a trained model look
+# elsewhere), and its **induction score**, the mean weight of query $t$ on
+# key $t - L + 1$ over the repeated half $t = L, \ldots, T - 1$:
 #
 # $$\text{prev}_k = \frac{1}{L} \sum_{t=1}^{L} A^{(k)}_{t,\,t-1}, \qquad
-# \text{ind}_k = \frac{1}{T - L} \sum_{t=L}^{T-1} A^{(k)}_{t,\,t-L+1},$$
+# \text{ind}_k = \frac{1}{T - L} \sum_{t=L}^{T-1} A^{(k)}_{t,\,t-L+1}, \label{scores}$$
 #
 # each averaged over the sequences too.
+#
+# ### Exercise 19.1 — `induction_scores`
+#
+# Write `induction_scores(A, period)`: `A` holds the attention weights of
+# $h$ heads, shape `(..., h, T, T)` (rows are queries, columns keys), with
+# any number of leading axes (the sequences); `period` is $L$. Return the
+# pair `(previous, induction)`, each of shape `(h,)`: one score per head,
+# averaged over its queries and every leading axis. Query 0 has no previous
+# token, and the first period's queries have no earlier occurrence to copy.
+
+
+# %% answer="induction_scores"
+def induction_scores(A, period):
+    ### BEGIN SOLUTION
+    A = np.asarray(A)
+    h, T = A.shape[-3], A.shape[-1]
+    t = np.arange(1, period + 1)
+    previous = A[..., t, t - 1].reshape(-1, h, period).mean(axis=(0, 2))
+    t = np.arange(period, T)
+    induction = A[..., t, t - period + 1].reshape(-1, h, T - period).mean(axis=(0, 2))
+    return previous, induction
+    ### END SOLUTION
+
+
+# %% tests="induction_scores"
+
+# %% [markdown]
+# The scores of every head on the 1000 held-out sequences, with your
+# `induction_scores` once its check passes (the course's until then; the line
+# says which). A head is named by the score it stands out on.
 
 # %%
+scores, said = learner_or_reference("induction_scores", globals(), {})
+display(HTML(said.replace("Drawn with", "Computed with")))
 everything = induction.forward(result.params, x_test, attention=attention)
 for lay, A_all in ((1, everything.A1), (2, everything.A2)):
-    prev, ind = induction.head_scores(A_all, L)
+    prev, ind = scores(A_all, L)
     for k in range(h):
-        print(f"layer {lay} head {k + 1}: previous-token {prev[k]:.2f}, induction {ind[k]:.2f}")
+        role = ("previous-token head" if prev[k] > 0.5 else
+                "induction head" if ind[k] > 0.5 else "")  # fmt: skip
+        print(f"layer {lay} head {k + 1}: previous-token {prev[k]:.2f}, "
+              f"induction {ind[k]:.2f}  {role}")
+
+# %% [markdown]
+# ### Try it: your own sequence
+#
+# Type up to $L = 8$ letters A–X (spaces and commas are ignored); the model
+# reads them repeated once, $2n$ tokens. Its heads on your sequence, the
+# stripes outlined for your period $n$, what it predicts in the repeated
+# half, and the two scores of every head on this one sequence. (Letters that
+# occur twice make the earlier occurrence ambiguous: try it.)
+
+# %%
+typed = "HELPMIND"  # your letters
+try:
+    mine = induction.parse_tokens(typed)
+except ValueError as why:
+    print(why)
+else:
+    n = len(mine)
+    x_mine = np.concatenate([mine, mine])
+    acts_mine = induction.forward(result.params, x_mine, attention=attention)
+    letters = induction.tokens(x_mine)
+    guess = induction.tokens(acts_mine.logits.argmax(-1))
+    right = [guess[t] == letters[t + 1] for t in range(n, 2 * n - 1)]
+    print(f"your sequence, repeated: {' '.join(letters)}")
+    print(f"after each of {' '.join(letters[n : 2 * n - 1])} the model predicts "
+          f"{' '.join(guess[n : 2 * n - 1])}: {sum(right)} of {len(right)} right")
+    A_mine = np.concatenate([acts_mine.A1, acts_mine.A2])  # (2 * n_heads, 2n, 2n)
+    prev, ind = scores(A_mine, n)
+    for i, title in enumerate(titles):
+        print(f"{title}: previous-token {prev[i]:.2f}, induction {ind[i]:.2f}")
+    fig = heads_figure(A_mine, letters, letters, f"attention on {typed!r}, repeated",
+                       titles=titles, mask=mh.causal_mask(2 * n), vmin=0, vmax=1, columns=2)
+    mark_cells(fig, [[(t, t - 1) for t in range(1, 2 * n)]] * h
+               + [[(t, t - n + 1) for t in range(n, 2 * n)]] * h);
 
 # %% [markdown]
 # ## 5. The scores over training: the phase change
@@ -189,7 +261,7 @@ for lay, A_all in ((1, everything.A1), (2, everything.A2)):
 # once.
 
 # %%
-prev_t, ind_t = induction.scores_over_training(result, L)
+prev_t, ind_t = induction.scores_over_training(result, L, scores)
 scores_over_training(result.probe_steps, prev_t, ind_t, drop);
 
 # %% [markdown]

@@ -399,19 +399,17 @@ def head_scores(A, period: int = PERIOD) -> tuple:
     Returns
     -------
     previous, induction : ndarray of shape (h,)
-        Averaged over the queries and every leading axis.
+        Averaged over the queries and every leading axis (the course's
+        ``induction_scores``, the notebook's exercise).
     """
-    A = np.asarray(A)
-    h, T = A.shape[-3], A.shape[-1]
-    t = np.arange(1, period + 1)
-    previous = A[..., t, t - 1].reshape(-1, h, len(t)).mean(axis=(0, 2))
-    t = np.arange(period, T)
-    induction = A[..., t, t - period + 1].reshape(-1, h, len(t)).mean(axis=(0, 2))
-    return previous, induction
+    return ref.induction_scores(A, period)
 
 
-def scores_over_training(result, period: int = PERIOD) -> tuple:
+def scores_over_training(result, period: int = PERIOD, scores=head_scores) -> tuple:
     """Every head's two scores at every kept step of ``result`` (its probe's attention).
+
+    ``scores`` computes them from one step's weights (:func:`head_scores` by
+    default; the notebook passes the learner's ``induction_scores``).
 
     Returns
     -------
@@ -420,9 +418,9 @@ def scores_over_training(result, period: int = PERIOD) -> tuple:
     """
     previous, induction = {}, {}
     for layer, probe in ((1, result.probe_A1), (2, result.probe_A2)):
-        scores = [head_scores(A, period) for A in probe]
-        previous[layer] = np.array([s[0] for s in scores])
-        induction[layer] = np.array([s[1] for s in scores])
+        pairs = [scores(A, period) for A in probe]
+        previous[layer] = np.array([s[0] for s in pairs])
+        induction[layer] = np.array([s[1] for s in pairs])
     return previous, induction
 
 
