@@ -480,7 +480,7 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
         """def attention_scores(Q, K):
     return np.dot(Q, np.swapaxes(K, -1, -2)) / np.sqrt(Q.shape[-1])
 """,
-        "np.dot is not a batched product",
+        "np.dot (like np.tensordot) is not a batched product",
     ),
     # loop starts at i - window + 1 even when that is negative: numpy's negative indices open
     # keys at the end of the row
