@@ -42,6 +42,7 @@ from .masks import (
     batched_mask_error,
     head_axis_reshaped,
     mask_has_head_axis,
+    no_head_axis_in,
 )
 from .relayed import broadcast_shapes
 
@@ -325,11 +326,12 @@ class Check:
                 f"{self.name}: {slip} ({error})", public=public, named=("hint", self.name, slip)
             )
         if code == "raised:ValueError" and batched_mask_error(call.args, error):
-            said = HEAD_AXIS_TWICE if self.mask_rule and mask_has_head_axis(call.args) else None
+            said = NO_HEAD_AXIS
+            if self.mask_rule:  # X is the first array: a mask with fewer axes is said so
+                twice = mask_has_head_axis(call.args)
+                said = HEAD_AXIS_TWICE if twice else no_head_axis_in(call.args)
             return CheckFailed(
-                f"{self.name}: {said or NO_HEAD_AXIS} ({error})",
-                public=public,
-                named=("hint", self.name, said or NO_HEAD_AXIS),
+                f"{self.name}: {said} ({error})", public=public, named=("hint", self.name, said)
             )
         reshaped = head_axis_reshaped(call.args, said) if code == "raised:ValueError" else None
         if reshaped is not None and self.mask_rule:  # the mask's heads times the layer's
