@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .hints import EINSUM_SCORES
+
 __all__ = [
     "SHAPE_ERRORS",
     "batch_axes",
@@ -22,7 +24,7 @@ SHAPE_ERRORS = (_CORE_MISMATCH, "could not be broadcast", "cannot reshape")
 #: An einsum with '...' for the batch axes: one batched operand (X times a weight), and two
 #: (queries against keys, both with batch axes).
 _EINSUM_ONE = "np.einsum('...td,de->...te', X, W), with '...' for the batch axes"
-_EINSUM_TWO = "np.einsum('...qd,...kd->...qk', Q, K), with '...' for the batch axes of each operand"
+_EINSUM_TWO = f"{EINSUM_SCORES}, with '...' for the batch axes of each operand"
 
 #: The advice for a shape error on an input with batch axes, by the words of the error.
 _BATCH_TIPS = (

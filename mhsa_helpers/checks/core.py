@@ -34,7 +34,7 @@ from ..exercises import exercise, forbidden
 from .batches import batch_axes, batch_axes_error, one_batch_axis
 from .comparison import JUDGED_ARGS, guard_numpy, precision, same
 from .failures import AmbiguousMistake, CheckFailed, NotYet, blind, mistake_key, said_publicly
-from .hints import INT_CANNOT_HOLD_INFINITY, warned_on_the_way
+from .hints import EINSUM_SCORES, INT_CANNOT_HOLD_INFINITY, warned_on_the_way
 from .masks import (
     HEAD_AXIS_TWICE,
     NO_HEAD_AXIS,
@@ -382,8 +382,8 @@ class Check:
             return CheckFailed(
                 f"{self.name}: an np.einsum names fewer axes than its array has: an array of "
                 "heads (..., h, T, d_k) or with batch axes has more axes than one sequence's "
-                "(T, d). Write '...' for the leading axes, e.g. np.einsum('...qd,...kd->...qk', "
-                f"Q, K), or use @ with np.swapaxes(K, -1, -2) ({error})",
+                f"(T, d). Write '...' for the leading axes, e.g. {EINSUM_SCORES}, or use @ "
+                f"with np.swapaxes(K, -1, -2) ({error})",
                 public=public,
                 named=("relayed", "einsum_without_ellipsis"),
             )

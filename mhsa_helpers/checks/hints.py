@@ -19,6 +19,7 @@ __all__ = [
     "AXIS_IGNORED",
     "BOOLEAN_MASK",
     "CHAIN_RULE",
+    "EINSUM_SCORES",
     "FINITE_MASK",
     "FULLY_BLOCKED_QUERY",
     "FULLY_BLOCKED_SEQUENCE",
@@ -202,6 +203,9 @@ ZERO_TIMES_INF = (
     "the allowed positions are NaN, not 0: 0 · (−∞) is NaN. Build the mask with "
     "np.where(blocked, -np.inf, 0.0) instead of multiplying 0s and 1s by −∞."
 )
+
+#: The scores as an einsum over any batch axes (Q against K), as an example to write.
+EINSUM_SCORES = "np.einsum('...qd,...kd->...qk', Q, K)"
 
 #: A mask that blocks with +∞ instead of −∞ (causal, padding, sliding-window masks).
 PLUS_INFINITY = (
