@@ -159,3 +159,73 @@ def test_the_command_rebuilds_the_shipped_file_byte_for_byte(tmp_path):
     out = tmp_path / "induction.npz"
     assert induction.main(["--out", str(out)]) == 0
     assert out.read_bytes() == induction.DATA.read_bytes()
+
+
+# ---------------------------------------------------------------------------
+# the exercise induction_scores: its check beyond the catalogue (tests/test_catalogue.py
+# proves each catalogued slip; tests/support/slips51.py holds them as learners write them)
+# ---------------------------------------------------------------------------
+def _solution(A, period):
+    A = np.asarray(A)
+    h, T = A.shape[-3], A.shape[-1]
+    t = np.arange(1, period + 1)
+    previous = A[..., t, t - 1].reshape(-1, h, period).mean(axis=(0, 2))
+    t = np.arange(period, T)
+    induction_ = A[..., t, t - period + 1].reshape(-1, h, T - period).mean(axis=(0, 2))
+    return previous, induction_
+
+
+def _said(fn, seed=None):
+    from tests.support.oracles import failure
+
+    failed = failure("induction_scores", fn, seed)
+    return None if failed is None else failed
+
+
+def test_the_notebook_uses_the_exercise_s_reference_for_its_scores():
+    import mhsa_helpers as mh
+
+    A = np.random.default_rng(0).dirichlet(np.ones(9), size=(3, 2, 9))
+    for got, want in zip(induction.head_scores(A, 4), mh.induction_scores(A, 4), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_two_slips_at_once_one_in_each_score_are_both_named():
+    from mhsa_helpers.checks import step19_induction_scores as s19
+
+    def both(A, period):
+        T, h = A.shape[-1], A.shape[-3]
+        t = np.arange(period, T)
+        return np.diagonal(A, -1, -2, -1).reshape(-1, h, T - 1).mean((0, 2)), A[
+            ..., t, t - period
+        ].reshape(-1, h, T - period).mean((0, 2))
+
+    said = _said(both)
+    assert said is not None and s19.PREVIOUS_ALL in str(said) and s19.SAME_TOKEN in str(said)
+
+
+def test_an_unknown_wrong_score_is_located_and_the_hidden_sentence_quotes_no_value():
+    def off(A, period):
+        prev, ind = _solution(A, period)
+        return prev, ind + 0.01 * np.arange(len(ind))
+
+    said = _said(off)
+    assert said is not None and "induction score differs" in str(said), said
+    assert "(head index 3: got" in str(said)
+    hidden = _said(off, seed=12345)
+    assert hidden is not None and "got" not in hidden.public and "0." not in hidden.public
+
+
+def test_a_single_score_or_a_wrong_shape_is_refused_with_a_sentence():
+    said = _said(lambda A, period: _solution(A, period)[0])
+    assert said is not None and "return a tuple (previous, induction)" in str(said), said
+    said = _said(lambda A, period: tuple(np.append(s, 0.0) for s in _solution(A, period)))
+    assert said is not None and "should have shape" in str(said), said
+    assert "(h,)" in said.public
+
+
+def test_the_check_s_visible_inputs_include_the_trained_model_on_a_batch():
+    from mhsa_helpers.checks import CHECKS
+
+    shapes = [call.args[0].shape for call in CHECKS["induction_scores"].calls()]
+    assert (5, 4, 16, 16) in shapes and any(len(s) == 3 for s in shapes)

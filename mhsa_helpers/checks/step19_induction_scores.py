@@ -238,7 +238,7 @@ class InductionScores(Check):
             k = int(np.argmax(np.abs(got_part - exp_part)))
             stripe = "key t − 1 over t = 1 … L" if part == 0 else "key t − L + 1 over t = L … T − 1"
             said.append(
-                f"the {what} differs from the mean weight on {stripe} (head {k}: got "
+                f"the {what} differs from the mean weight on {stripe} (head index {k}: got "
                 f"{float(got_part[k]):.4g}, expected {float(exp_part[k]):.4g})."
             )
         if len(said) == 1 and said[0] in (hint for hint, _ in known):

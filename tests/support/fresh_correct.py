@@ -7,6 +7,7 @@ way), with issue 33's (:mod:`tests.support.named_slips`); the format of
 """
 
 from tests.support.named_slips import NAMED_CORRECT
+from tests.support.slips51 import SLIPS51_CORRECT
 
 CORRECT = {
     # Double Python loop with math.sin/math.cos instead of vectorised numpy; handles odd d_model
@@ -469,3 +470,5 @@ def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=Non
 """,
     ),
 }
+
+CORRECT |= SLIPS51_CORRECT  # issue 51's (19_induction)

@@ -7,8 +7,8 @@ actual slip. Used in-process by tests/test_checks.py and through real nbgrader a
 grading kernels by tests/test_course.py. ``FRESH`` holds them all: the course's here,
 the extensions' (:mod:`tests.support.fresh_extensions`), the backward pass's
 (:mod:`tests.support.fresh_backward`) and issue 33's (:mod:`tests.support.named_slips`,
-:mod:`tests.support.round2_slips`); the right answers are in
-:mod:`tests.support.fresh_correct`.
+:mod:`tests.support.round2_slips`), issue 47's and issue 51's
+(:mod:`tests.support.slips51`); the right answers are in :mod:`tests.support.fresh_correct`.
 """
 
 from tests.support.answer_parts import HELPERS, SOFTMAX_ROWS
@@ -20,6 +20,7 @@ from tests.support.slips47_back import SLIPS47_BACK
 from tests.support.slips47_core import SLIPS47_CORE
 from tests.support.slips47_ext import SLIPS47_EXT
 from tests.support.slips47_real import SLIPS47_REAL
+from tests.support.slips51 import SLIPS51
 
 FRESH = {
     # Concatenates each next head on the left of the result instead of the right, so the heads
@@ -513,6 +514,7 @@ FRESH |= FRESH_BACKWARD  # the backward pass (17_backward)
 FRESH |= NAMED  # issue 33's misnamed, wrongly failed and uncaught slips
 FRESH |= ROUND2  # issue 33's second fresh round
 FRESH |= SLIPS47_CORE | SLIPS47_EXT | SLIPS47_BACK | SLIPS47_REAL  # issue 47's
+FRESH |= SLIPS51  # issue 51's (19_induction)
 
 #: Those that also go through real nbgrader and grading kernels (tests/test_course.py): the
 #: cases issue 23 lists and one slip per backward function; all of them are judged
