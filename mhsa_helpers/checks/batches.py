@@ -54,9 +54,11 @@ _FIXED_AXES = (
     ),
     (
         ("too many subscripts for operand",),
-        "np.einsum's subscripts name a fixed set of axes ('BTNH': one batch axis, then a head "
-        "axis after the tokens)",
-        "write '...' for the batch axes, np.einsum('...td,...sd->...ts', Q, K)",
+        "np.einsum's subscripts name a fixed set of axes (one letter per axis, so subscripts "
+        "written for one batch axis fit no input with zero or two)",
+        "write '...' for the batch axes in every operand and in the output (e.g. '...td' for "
+        "an array (..., T, d)); to sum over them (a weight's gradient), flatten them first, "
+        "A.reshape(-1, A.shape[-1])",
     ),
     (
         ("axes don't match array",),

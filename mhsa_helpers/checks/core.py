@@ -436,6 +436,7 @@ class Check:
         plain_passed = batched_passed = double_passed = False
         for call, outcome in zip(calls, outcomes, strict=False):
             batched = batch_axes(call.args, self.core_ndim)
+            undecided = False  # this call failed with mistakes it cannot tell apart
             try:
                 JUDGED_ARGS.set(call.args)
                 if outcome.error is not None:
@@ -449,6 +450,7 @@ class Check:
                     self.judge(call, outcome.value)
             except AmbiguousMistake as exc:  # the mistakes that this call, too, cannot tell apart
                 ambiguous = self.both(ambiguous, exc)
+                undecided = True
             except CheckFailed as exc:
                 said = mistake_key(str(exc))
                 if ambiguous is None or any(mistake_key(h) in said for h in ambiguous.hints):
@@ -482,7 +484,8 @@ class Check:
             double_passed = double_passed or (
                 precision(call.args) == "float64" and outcome.error is None
             )
-            if ambiguous is not None and outcome.error is None and call.raises is None:
+            passed = outcome.error is None and call.raises is None and not undecided
+            if ambiguous is not None and passed:  # a call it failed rules out nothing
                 ambiguous = self.narrow(ambiguous, call)
             results.append(outcome.value)
         if _OPEN_ENDED.get():

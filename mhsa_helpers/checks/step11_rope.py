@@ -140,6 +140,54 @@ def theta_over_T(T: int, d: int) -> str:
     )
 
 
+#: Per-batch positions given their feature axis in front of the last (positions[:, None]).
+POSITIONS_AXIS_MISPLACED = (
+    "per-batch positions get their new axis in the wrong place (positions[:, None], right "
+    "only for positions of shape (T,)): add the feature axis last, positions[..., None] · θ, "
+    "of shape (..., T, d/2), lined up with X's pairs."
+)
+
+
+def positions_axis_misplaced(shape: tuple, at: int, half: int) -> str:
+    """The hint for positions of ``shape`` given a new axis at ``at`` instead of at the end."""
+    moved = (*shape[:at], 1, *shape[at:])
+    return (
+        f"the positions of shape {shape} get their new axis at {at} (positions[:, None] gives "
+        f"{moved}), which is right only for positions of shape (T,): per-batch positions keep "
+        "their batch axes in front, so add the feature axis last, positions[..., None] · θ, of "
+        f"shape {shape} + (d/2,) = {(*shape, half)}, lined up with X's pairs."
+    )
+
+
+def default_positions_from_front(first: int, T: int) -> str:
+    """The hint for default positions counted along X's first axis (len(X), X.shape[0])."""
+    return (
+        f"the default positions count X's first axis (np.arange(len(X)) or X.shape[0]), which "
+        f"is the batch ({first}) once X has batch axes, not the T = {T} tokens: take T from the "
+        "end, np.arange(X.shape[-2])."
+    )
+
+
+#: :func:`default_positions_from_front` without the case's numbers (a hidden test's).
+DEFAULT_POSITIONS_FROM_FRONT = (
+    "the default positions count X's first axis (np.arange(len(X)) or X.shape[0]), which is "
+    "the batch once X has batch axes, not the tokens: take T from the end, X.shape[-2]."
+)
+
+
+def _axis_inserted(positions, said: str) -> int | None:
+    """Where numpy's broadcast error shows ``positions`` with a new axis of size 1 put in
+    before its last axis (positions[:, None] on per-batch positions), or None."""
+    shape = np.shape(positions)
+    if len(shape) < 2:
+        return None
+    for at in range(len(shape)):
+        moved = (*shape[:at], 1, *shape[at:])
+        if moved[-1] != 1 and "(" + ",".join(str(n) for n in moved) + ")" in said:
+            return at
+    return None
+
+
 def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
     """RoPE in float64 with one mistake switched on by ``how`` (none: the contract's result)."""
     X = np.asarray(X, dtype=np.float64)
@@ -356,6 +404,22 @@ class RotaryEmbedding(Check):
                 "inputs): use positions[..., None] * θ.",
             )
         half = np.shape(X)[-1] // 2
+        said = "".join(error.split()).replace(",)", ")")
+        is_broadcast = (outcome.code or "") == "raised:ValueError" and "broadcast" in error
+        lead = np.shape(X)[:-2]
+        if is_broadcast and positions is None and lead and lead[0] != T:
+            if f"({lead[0]},{half})" in said:  # arange(len(X)): the batch size, not T
+                return CheckFailed(
+                    f"{self.name}: {default_positions_from_front(lead[0], T)} ({error})",
+                    public=f"{self.name}: {DEFAULT_POSITIONS_FROM_FRONT}",
+                )
+        moved = _axis_inserted(positions, said)
+        if is_broadcast and moved is not None:
+            hint = positions_axis_misplaced(np.shape(positions), moved, half)
+            return CheckFailed(
+                f"{self.name}: {hint} ({error})",
+                public=f"{self.name}: {POSITIONS_AXIS_MISPLACED}",
+            )
         shape = np.shape(positions)
         bare_shape = "".join(str(shape).split()).replace(",)", ")")
         no_axis = (bare_shape + f"({half})", f"({half})" + bare_shape)  # p·θ or θ·p

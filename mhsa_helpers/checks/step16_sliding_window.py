@@ -132,7 +132,9 @@ class SlidingWindowMask(Check):
         # first, window ≥ T (the causal mask): the shorter windows after it tell no mask there
         # from a symmetric band
         calls = [Call((T, T + int(rng.integers(0, 3))))]
-        for _ in range(5):
+        T = int(rng.integers(3, 40))  # then 1 < window < T, which tells them apart
+        calls.append(Call((T, int(rng.integers(2, T)))))
+        for _ in range(4):
             T = int(rng.integers(2, 40))
             calls.append(Call((T, int(rng.integers(1, T + 4)))))
         calls.append(
