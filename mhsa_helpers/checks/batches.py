@@ -57,7 +57,7 @@ _FIXED_AXES = (
         "np.einsum's subscripts name a fixed set of axes (one letter per axis, so subscripts "
         "written for one batch axis fit no input with zero or two)",
         "write '...' for the batch axes in every operand and in the output (e.g. '...td' for "
-        "an array (..., T, d)); to sum over them (a weight's gradient), flatten them first, "
+        "an array (..., T, d)); to sum them away, as for a weight's gradient, reshape first, "
         "A.reshape(-1, A.shape[-1])",
     ),
     (
