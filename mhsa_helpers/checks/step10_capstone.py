@@ -339,9 +339,12 @@ class KVCacheSize(Check):
 
     def hidden(self, rng):
         sizes = []
-        for _ in range(4):
+        for k in range(4):
             h, d_k = (int(n) for n in rng.integers(1, 17, size=2))
-            sizes.append((int(rng.integers(1, 5000)), h * d_k, h))
+            T = int(rng.integers(1, 5000))
+            if k == 0:  # n_heads and T no byte size (2, 4, 8) and unequal: one reading each
+                h, T = int(rng.choice([3, 5, 6, 7])), int(rng.integers(9, 5000))
+            sizes.append((T, h * d_k, h))
         return self._calls(sizes)
 
     @staticmethod
