@@ -4,14 +4,15 @@ Two figures the README states: the quick loop (``pytest -n auto -m "not
 slow"``, pytest-xdist's workers on every core; also timed in one process)
 and the whole suite, each as wall time and CPU time (the CPU time of pytest
 and every process it starts: a loaded machine changes the first, hardly the
-second). Beside them, what the suite checks, counted two ways so that a
+second), with the machine's load (1-minute average) before and after. Beside them,
+what the suite checks, counted two ways so that a
 change that speeds the loop can show it lost nothing:
 
 * test items collected (each parametrization one item);
 * assertions written in ``tests/`` (``assert`` statements and
   ``pytest.raises`` / ``pytest.warns`` blocks, in test and support modules).
 
-Run: python benchmarks/bench_test_loop.py [--whole] [--count-only] [--tree PATH]
+Run: python benchmarks/bench_test_loop.py [--whole] [--quick-only] [--count-only] [--tree PATH]
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--whole", action="store_true", help="also time the whole suite")
     parser.add_argument("--count-only", action="store_true", help="only count, time nothing")
+    parser.add_argument(
+        "--quick-only", action="store_true", help="time the quick loop on every core only"
+    )
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout to measure")
     args = parser.parse_args()
     tree = args.tree.resolve()
@@ -98,13 +102,15 @@ def main() -> None:
         return
     runs = [
         ("quick loop (-n auto, the README's)", ("-n", "auto", "-m", "not slow")),
-        ("quick loop, one process", ("-m", "not slow")),
+        *([] if args.quick_only else [("quick loop, one process", ("-m", "not slow"))]),
     ] + (
         [("whole suite (the README's test command)", whole_suite_args(tree))] if args.whole else []
     )
     for label, extra in runs:
+        before = os.getloadavg()[0]
         wall, cpu, summary = timed(tree, *extra)
-        print(f"{label}: {wall:.0f} s wall, {cpu:.0f} s CPU: {summary}")
+        load = f"load {before:.1f} before, {os.getloadavg()[0]:.1f} after, {os.cpu_count()} cores"
+        print(f"{label}: {wall:.0f} s wall, {cpu:.0f} s CPU ({load}): {summary}")
 
 
 if __name__ == "__main__":

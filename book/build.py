@@ -45,6 +45,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # run as the build: this checkout's package, here and in every
+    # process it starts (kernels, nbgrader); another's stops them in one sentence
+    os.environ["MHSA_CHECKOUT"] = str(ROOT)  # (mhsa_helpers/checkout.py)
 #: The full site, and where ``--only`` writes a partial one unless told otherwise.
 SITE = ROOT / "build" / "site"
 PARTIAL = ROOT / "build" / "site-partial"

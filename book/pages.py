@@ -166,7 +166,7 @@ async def _run_all(
         nb.cells.append(nbformat.v4.new_code_cell(EMBED.format(path=str(embedded))))
         client = NotebookClient(
             nb,
-            km=kernel_manager(sockets and sockets / stem[:2]),
+            km=kernel_manager(sockets and sockets / stem.split("_")[0]),
             timeout=600,
             kernel_name="python3",
             resources={"metadata": {"path": str(tmp)}},

@@ -50,8 +50,11 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # run as the build: this checkout's package, here and in every
+    # process it starts (kernels, nbgrader); another's stops them in one sentence
+    os.environ["MHSA_CHECKOUT"] = str(ROOT)  # (mhsa_helpers/checkout.py)
 
-from mhsa_helpers.exercises import NOTEBOOKS, exercise, exercise_table  # noqa: E402
+from mhsa_helpers.exercises import NOTEBOOKS, exercise, exercise_table, stem_number  # noqa: E402
 
 SOURCES = Path(__file__).resolve().parent
 ASSIGNMENT = "mhsa"
@@ -93,8 +96,9 @@ def equation_numbers(texts: dict) -> dict:
     Returns
     -------
     dict of str to str
-        The label's notebook number (``int(stem[:2])``), a dot, and its
-        equation's place among that notebook's display equations, from 1.
+        The label's notebook number (``16`` for ``16_sliding_window``, ``16a`` for
+        ``16a_alibi``), a dot, and its equation's place among that notebook's display
+        equations, from 1.
 
     Raises
     ------
@@ -114,7 +118,7 @@ def equation_numbers(texts: dict) -> dict:
                         f"{stem}: the label {label!r} is taken by equation {numbers[label]}; "
                         "a label names one equation of the course."
                     )
-                numbers[label] = f"{int(stem[:2])}.{n}"
+                numbers[label] = f"{stem_number(stem)}.{n}"
     return numbers
 
 
@@ -156,7 +160,7 @@ def number_equations(text: str, stem: str, first: int, numbers: dict) -> tuple[s
     def tag(match: re.Match) -> str:
         nonlocal count
         body = LABEL.sub("", match.group(1)).rstrip()
-        number = f"{int(stem[:2])}.{count}"
+        number = f"{stem_number(stem)}.{count}"
         count += 1
         return f"$${body} \\tag{{{number}}}$$"
 

@@ -1,22 +1,25 @@
-"""The course's exercises: the one list that everything else reads.
+"""The course's notebooks and exercises: the one list that everything else reads.
 
-Every exercise is one function the learner writes. Its contract (signature,
-parameters and returns with their shapes, a one-line meaning) and how it is
-graded are written once, in ``exercises.toml`` next to this module, and read
-into :data:`EXERCISES`. From there come the reference's exports and
+The notebooks, in course order, with what each must bring (its kind, widgets and
+test modules), and every exercise, one function the learner writes, are written
+once, in ``exercises.toml`` next to this module, and read into :data:`NOTEBOOKS`
+and :data:`EXERCISES` (what each kind of notebook must bring: :data:`KINDS`). An
+exercise's contract (signature, parameters and returns with their shapes, a
+one-line meaning) and how it is graded are its entry. From there come the reference's exports and
 docstrings (:mod:`mhsa_helpers.reference`), the answer stubs' docstrings and
 the test cells of the notebooks (``course/build.py``), the checks, the
 progress report, the explorer, the grading (which test cell grades which
 function, for how many points) and the tables of the README and of the
 start-here notebook; ``tests/test_registry.py`` proves that they agree.
 
-Adding an exercise means: an entry in ``exercises.toml``, a reference
-function, a check (``mhsa_helpers/checks/``) and its cells in a notebook
-source (``course/``).
+Adding an exercise: ``python -m course new-exercise NAME --after STEM`` writes
+its entry, a reference stub, a check and a notebook source to fill in (the
+README's "Add your own exercise").
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +27,10 @@ from pathlib import Path
 __all__ = [
     "CONTRACTS",
     "EXERCISES",
+    "KINDS",
     "NOTEBOOKS",
     "Exercise",
+    "Kind",
     "Notebook",
     "by_grade_id",
     "exercise",
@@ -33,11 +38,61 @@ __all__ = [
     "forbidden",
     "function_table",
     "names",
+    "notebook",
     "of_notebook",
+    "stem_key",
+    "stem_number",
 ]
 
 #: The data file every exercise is written in, once.
 CONTRACTS = Path(__file__).resolve().parent / "exercises.toml"
+
+
+#: A notebook's stem: two digits, an optional letter (one added between two), ``_``, a name.
+STEM = re.compile(r"(\d\d)([a-z]?)_([a-z0-9_]+)")
+
+
+def stem_key(stem: str) -> tuple[int, str]:
+    """The place of ``stem`` in course order: ``"16a_alibi"`` → ``(16, "a")``.
+
+    Raises
+    ------
+    ValueError
+        A stem that is not two digits, an optional letter, ``_`` and a name.
+    """
+    match = STEM.fullmatch(stem)
+    if match is None:
+        raise ValueError(
+            f"a notebook's stem is two digits, an optional letter, '_' and a lowercase name "
+            f"(e.g. '16_sliding_window', '16a_alibi'), but got {stem!r}."
+        )
+    return int(match.group(1)), match.group(2)
+
+
+def stem_number(stem: str) -> str:
+    """The notebook's number as the text says it: ``"5"`` (``05_scores``), ``"16a"``."""
+    n, letter = stem_key(stem)
+    return f"{n}{letter}"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a notebook of one kind must bring.
+
+    Attributes
+    ----------
+    name : str
+        The kind, e.g. ``"extension"``.
+    label : str
+        How the README's route names a run of such notebooks (``{n}``: their count).
+    brings : tuple of str
+        What each must bring: ``"tests"`` (its own test modules), ``"catalogue"``
+        (every exercise judged by a catalogue of mistakes), ``"widgets"``.
+    """
+
+    name: str
+    label: str
+    brings: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -48,12 +103,35 @@ class Notebook:
     ----------
     stem : str
         File name without ``.ipynb``, e.g. ``"07_softmax"``.
-    step : str
+    title : str
         What the notebook teaches, as the tables list it.
+    kind : str
+        Its kind, a key of :data:`KINDS` (what it must bring).
+    widgets : tuple of str
+        The modules of ``mhsa_helpers/widgets/`` it shows.
+    tests : tuple of str
+        Its own test modules, ``tests/<name>.py``.
+    answers : str
+        ``tests/support/<answers>.py``: an extension's answers as a learner writes
+        them (``tests/test_ext_checks.py`` runs them), or ``""``.
     """
 
     stem: str
-    step: str
+    title: str
+    kind: str = "step"
+    widgets: tuple[str, ...] = ()
+    tests: tuple[str, ...] = ()
+    answers: str = ""
+
+    @property
+    def step(self) -> str:
+        """The title (the name the tables have long used)."""
+        return self.title
+
+    @property
+    def number(self) -> str:
+        """Its number as the text says it: ``"5"`` (``05_scores``), ``"16a"`` (``16a_alibi``)."""
+        return stem_number(self.stem)
 
 
 @dataclass(frozen=True)
@@ -66,6 +144,8 @@ class Exercise:
         The function's name, as the learner defines it and ``mh`` exports it.
     notebook : str
         Stem of the notebook that asks for it.
+    reference : str
+        The module of :mod:`mhsa_helpers.reference` holding its reference function.
     signature : str
         Its parameter list, exactly as the answer cell's ``def`` line has it,
         e.g. ``"(Z, axis=-1)"``.
@@ -84,6 +164,8 @@ class Exercise:
         The test cell's docstring: ``"Check that …"``.
     details : str
         One more paragraph of the docstring, or ``""``.
+    catalogue : bool
+        Whether its check judges by a catalogue of ``(hint, wrong output)`` mistakes.
 
     The hidden tests' inputs are not here: they come from a key that only
     the instructor's course directory holds
@@ -92,6 +174,7 @@ class Exercise:
 
     name: str
     notebook: str
+    reference: str
     signature: str
     meaning: str
     parameters: str
@@ -100,6 +183,7 @@ class Exercise:
     points: int
     checks: str
     details: str = ""
+    catalogue: bool = True
 
     @property
     def answer_id(self) -> str:
@@ -165,6 +249,7 @@ def _entry_names(section: str) -> tuple[str, ...]:
 _REQUIRED = (
     "name",
     "notebook",
+    "reference",
     "signature",
     "meaning",
     "parameters",
@@ -173,52 +258,98 @@ _REQUIRED = (
     "points",
     "checks",
 )
+_OPTIONAL = ("details", "catalogue")
+_NOTEBOOK_REQUIRED = ("stem", "title", "kind", "widgets", "tests")
+_NOTEBOOK_OPTIONAL = ("answers",)
+_BRINGS = ("tests", "catalogue", "widgets")
+
+
+def _fields(path: Path, what: str, entry: dict, required: tuple, optional: tuple) -> None:
+    missing = [f for f in required if f not in entry]
+    unknown = sorted(set(entry) - set(required) - set(optional))
+    if missing or unknown:
+        name = entry.get("name", entry.get("stem", "?"))
+        also = f" (and optionally {', '.join(optional)})" if optional else ""
+        raise ValueError(
+            f"{path.name}: {what} ({name}) must have the fields {', '.join(required)}{also}, "
+            f"but it misses {missing or 'none'} and has unknown {unknown or 'none'}."
+        )
+
+
+def _read(path: Path = CONTRACTS) -> tuple[dict, tuple, tuple]:
+    """The kinds, notebooks and exercises of ``path`` (``exercises.toml``), in file order.
+
+    Raises
+    ------
+    ValueError
+        An entry with a missing or unknown field, a notebook of no kind, stems out of
+        course order, an exercise of no notebook or out of its notebook's order.
+    """
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    kinds = {}
+    for name, entry in data.get("kinds", {}).items():
+        _fields(path, f"kind {name}", {"name": name, **entry}, ("name", "label", "brings"), ())
+        wrong = sorted(set(entry["brings"]) - set(_BRINGS))
+        if wrong:
+            raise ValueError(f"{path.name}: kind {name} brings {wrong}; each is one of {_BRINGS}.")
+        kinds[name] = Kind(name, entry["label"], tuple(entry["brings"]))
+    notebooks = []
+    for k, entry in enumerate(data.get("notebook", [])):
+        _fields(path, f"notebook {k + 1}", entry, _NOTEBOOK_REQUIRED, _NOTEBOOK_OPTIONAL)
+        if entry["kind"] not in kinds:
+            raise ValueError(
+                f"{path.name}: notebook {entry['stem']} is of kind {entry['kind']!r}; the kinds "
+                f"are {', '.join(kinds) or 'none'} ([kinds.NAME] tables)."
+            )
+        stem_key(entry["stem"])
+        lists = {f: tuple(entry[f]) for f in ("widgets", "tests")}
+        notebooks.append(Notebook(**{**entry, **lists}))
+    stems = [nb.stem for nb in notebooks]
+    if stems != sorted(stems, key=stem_key) or len(set(stems)) != len(stems):
+        raise ValueError(
+            f"{path.name}: the notebooks must be listed once each, in the order of their "
+            f"numbers, but are listed {stems}."
+        )
+    exercises = []
+    for k, entry in enumerate(data.get("exercise", [])):
+        _fields(path, f"exercise {k + 1}", entry, _REQUIRED, _OPTIONAL)
+        if entry["notebook"] not in stems:
+            raise ValueError(
+                f"{path.name}: exercise {entry['name']} is of notebook {entry['notebook']!r}, "
+                "which no [[notebook]] entry names."
+            )
+        if exercises and stems.index(entry["notebook"]) < stems.index(exercises[-1].notebook):
+            raise ValueError(
+                f"{path.name}: exercise {entry['name']} (notebook {entry['notebook']}) comes "
+                f"after {exercises[-1].name} (notebook {exercises[-1].notebook}); list each "
+                "exercise under its notebook, in course order."
+            )
+        text = {f: v.strip() for f, v in entry.items() if isinstance(v, str)}
+        exercises.append(Exercise(**{**entry, **text}))
+    return kinds, tuple(notebooks), tuple(exercises)
 
 
 def _load(path: Path = CONTRACTS) -> tuple[Exercise, ...]:
     """The exercises of ``path`` (``exercises.toml``), in file order."""
-    entries = tomllib.loads(path.read_text(encoding="utf-8"))["exercise"]
-    exercises = []
-    for k, entry in enumerate(entries):
-        missing = [f for f in _REQUIRED if f not in entry]
-        unknown = sorted(set(entry) - set(_REQUIRED) - {"details"})
-        if missing or unknown:
-            raise ValueError(
-                f"{path.name}: exercise {k + 1} ({entry.get('name', '?')}) must have the "
-                f"fields {', '.join(_REQUIRED)} (and optionally details), but it misses "
-                f"{missing or 'none'} and has unknown {unknown or 'none'}."
-            )
-        text = {f: v.strip() for f, v in entry.items() if isinstance(v, str)}
-        exercises.append(Exercise(**{**entry, **text}))
-    return tuple(exercises)
+    return _read(path)[2]
 
 
-NOTEBOOKS: tuple[Notebook, ...] = (
-    Notebook("00_start_here", "what the course is, how to check your work, your progress"),
-    Notebook("01_input", "1. the input: token vectors + positional encoding"),
-    Notebook("02_parameters", "2. the learnable parameters $W_Q, W_K, W_V, W_O$"),
-    Notebook("03_qkv", "3. queries, keys and values"),
-    Notebook("04_heads", "4. dividing into heads"),
-    Notebook("05_scores", "5. the score matrix $Z = QK^\\top/\\sqrt{d_k}$"),
-    Notebook("06_masking", "6. masking"),
-    Notebook("07_softmax", "7. the attention matrix"),
-    Notebook("08_head_output", "8. the output of a head"),
-    Notebook("09_multi_head", "9. concatenating the heads, output projection"),
-    Notebook("10_capstone", "the whole layer, an explorer, multi-query attention"),
-    Notebook("11_rope", "extension: rotary position embeddings (RoPE)"),
-    Notebook("12_gqa", "extension: grouped-query attention"),
-    Notebook("13_kv_cache", "extension: decoding with a KV cache"),
-    Notebook("14_tiled", "extension: tiled attention with an online softmax"),
-    Notebook("15_cross", "extension: cross-attention"),
-    Notebook("16_sliding_window", "extension: sliding-window masks"),
-    Notebook("17_backward", "the backward pass: gradients of the softmax, a head, the layer"),
-    Notebook(
-        "18_training", "training a tiny transformer with your backward pass: what its heads learn"
-    ),
-)
-
+#: What each kind of notebook must bring, by kind.
+KINDS: dict[str, Kind]
+#: Every notebook of the course, in course order, as ``exercises.toml`` lists them.
+NOTEBOOKS: tuple[Notebook, ...]
 #: Every exercise of the course, in course order, as ``exercises.toml`` writes it.
-EXERCISES: tuple[Exercise, ...] = _load()
+EXERCISES: tuple[Exercise, ...]
+KINDS, NOTEBOOKS, EXERCISES = _read()
+
+
+def notebook(stem: str) -> Notebook:
+    """The notebook ``stem``."""
+    for nb in NOTEBOOKS:
+        if nb.stem == stem:
+            return nb
+    stems = ", ".join(n.stem for n in NOTEBOOKS)
+    raise KeyError(f"no notebook {stem!r}; the notebooks are {stems}.")
 
 
 def names() -> list[str]:

@@ -28,10 +28,44 @@ if _BLAS_THREADS is None:
 else:
     os.environ["OPENBLAS_NUM_THREADS"] = _BLAS_THREADS
 
+from pathlib import Path  # noqa: E402
+
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
-from mhsa_helpers.checks import KEY_VARIABLE  # noqa: E402
+
+def _wrong_checkout() -> str | None:
+    """Why these tests would run another checkout's course package, or None.
+
+    This process imports this checkout's (pytest puts it first on ``sys.path``); the
+    processes the tests start (kernels, children, nbgrader) in a folder of their own import
+    the environment's, which an editable install may have taken from another clone.
+    """
+    root = Path(__file__).resolve().parents[1]
+    try:
+        from mhsa_helpers import checkout
+    except RuntimeError as exc:  # the package's own guard, on import
+        if type(exc).__name__ == "WrongCheckout":
+            return str(exc)
+        raise
+    return checkout.wrong(checkout.PACKAGE, root) or checkout.wrong(
+        checkout.environment_package(skip=(root,)) or root, root
+    )
+
+
+#: Set where the tests would run another checkout's package: they stop before collecting.
+WRONG_CHECKOUT = _wrong_checkout()
+if WRONG_CHECKOUT is None:
+    from mhsa_helpers.checks import KEY_VARIABLE
+else:
+    KEY_VARIABLE = "MHSA_HIDDEN_KEY"  # unused: pytest_configure stops the run
+
+
+def pytest_configure(config):
+    """Stop with one sentence where the tests would run another checkout's package."""
+    if WRONG_CHECKOUT is not None:
+        raise pytest.UsageError(WRONG_CHECKOUT)
+
 
 settings.register_profile("course", derandomize=True, deadline=None)
 settings.load_profile("course")

@@ -13,7 +13,7 @@ import re
 import nbformat
 import pytest
 
-from mhsa_helpers.exercises import NOTEBOOKS
+from mhsa_helpers.exercises import NOTEBOOKS, stem_number
 from tests.support import nbgrader_course as nc
 
 STEMS = [nb.stem for nb in NOTEBOOKS]
@@ -38,7 +38,7 @@ def _text(stem: str) -> str:
 
 def _equation(number: str) -> str:
     """The display equation tagged ``number`` in its notebook (``"13.1"``: 13's first)."""
-    stem = next(s for s in STEMS if int(s[:2]) == int(number.split(".")[0]))
+    stem = next(s for s in STEMS if stem_number(s) == number.split(".")[0])
     found = [d for d in DISPLAY.findall(_text(stem)) if d.rstrip().endswith(f"\\tag{{{number}}}")]
     assert len(found) == 1, f"{stem}: {len(found)} equations tagged {number}"
     return found[0]
@@ -51,7 +51,7 @@ def test_every_display_equation_is_numbered_in_order_per_notebook(folder):
         displays = [d for text in _markdown(stem, folder) for d in DISPLAY.findall(text)]
         tags = [re.search(r"\\tag\{([^}]*)\}\s*$", d) for d in displays]
         assert all(tags), f"{stem}: an untagged equation: {displays[tags.index(None)]!r}"
-        want = [f"{int(stem[:2])}.{n}" for n in range(1, len(displays) + 1)]
+        want = [f"{stem_number(stem)}.{n}" for n in range(1, len(displays) + 1)]
         assert [t.group(1) for t in tags] == want, stem
         text = "\n".join(_markdown(stem, folder))
         assert "\\label{" not in text and "\\eqref{" not in text, stem

@@ -7,17 +7,26 @@ The answers are in ``tests/support/ext_*.py``; each extension's own properties a
 its ``tests/test_ext_*.py``.
 """
 
+import importlib
+
 import pytest
 
 from mhsa_helpers import checks
-from tests.support import ext_cross, ext_gqa, ext_kv_cache, ext_rope, ext_sliding_window, ext_tiled
+from mhsa_helpers.exercises import NOTEBOOKS, of_notebook
 from tests.support.extensions import fails, load
 from tests.support.marks import right_answer
 
-EXTENSIONS = {
-    e.EXTENSION.name: e.EXTENSION
-    for e in (ext_rope, ext_gqa, ext_kv_cache, ext_tiled, ext_cross, ext_sliding_window)
-}
+#: Each extension's answers, from the modules the registry names (a notebook's ``answers``).
+ANSWERS = [importlib.import_module(f"tests.support.{nb.answers}") for nb in NOTEBOOKS if nb.answers]
+EXTENSIONS = {e.EXTENSION.name: e.EXTENSION for e in ANSWERS}
+
+
+def test_each_answers_module_holds_its_notebook_s_exercise():
+    """A notebook's ``answers`` module (the registry's) holds its exercise's answers."""
+    for nb in NOTEBOOKS:
+        if nb.answers:
+            module = importlib.import_module(f"tests.support.{nb.answers}")
+            assert [module.EXTENSION.name] == [e.name for e in of_notebook(nb.stem)], nb.stem
 
 
 def cases(part: str, right: bool = False) -> list:

@@ -7,7 +7,6 @@ student has can compute them, and what a failed hidden test says names the
 property, never the inputs, shapes or values.
 """
 
-import re
 import stat
 
 import numpy as np
@@ -15,11 +14,13 @@ import pytest
 
 from autograders import secret
 from mhsa_helpers import checks
-from mhsa_helpers.checks import CHECKS, hidden_seed, job, judge
+from mhsa_helpers.checks import CHECKS, CheckFailed, hidden_seed, job, judge
 from mhsa_helpers.checks.core import call_in_notebook
 from mhsa_helpers.checks.failures import RAISED_HIDDEN
 from mhsa_helpers.execution.in_child import run_in_child
 from mhsa_helpers.exercises import EXERCISES, names
+from tests.support.answers import load
+from tests.support.leaks import leaked
 from tests.support.mistakes import MISTAKES
 
 
@@ -106,19 +107,65 @@ EXFILTRATE = {
 }
 
 
-def _leaks(text: str) -> list:
-    """What in ``text`` could come from a hidden input: numbers (but 0 and 1) and LEAK."""
-    numbers = re.findall(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?!\w)", text)
-    return [n for n in numbers if n not in ("0", "1")] + re.findall(r"LEAK\w*", text)
+def _sources(name: str) -> dict:
+    """Answers for ``name`` that try to leak (:data:`EXFILTRATE`) and the listed wrong ones."""
+    sources = {kind: f"def {name}(*args, **kwargs):\n{body}" for kind, body in EXFILTRATE.items()}
+    sources.update({k: v[2] for k, v in MISTAKES.items() if v[1] == name})
+    return sources
+
+
+def hidden_sentences(name: str, seed: int) -> dict:
+    """What the hidden test of ``name`` says of each of :func:`_sources`, run here.
+
+    The kernel's way (:func:`call_in_notebook`, the call contract the child
+    process runs too, and the same :func:`~mhsa_helpers.execution.outcomes.outcomes_of`),
+    judged as the grader judges (:func:`judge`).
+    """
+    said = {}
+    for kind, source in _sources(name).items():
+        calls = CHECKS[name].calls(seed)
+        with np.errstate(all="ignore"):
+            outcomes = call_in_notebook(name, load(source, name), calls, hidden=True)
+        said[kind] = judge(name, seed, outcomes, hidden=True)
+    return said
+
+
+#: The course directory's key the leak tests draw the hidden inputs from.
+LEAK_KEY = b"a key of some course directory"
+
+
+@pytest.mark.parametrize("name", names())
+def test_hidden_feedback_names_the_property_never_the_inputs(name):
+    """Wrong answers and deliberate leaks: the hidden test's sentence carries no input.
+
+    (The catalogue's mistakes on hidden inputs: ``tests/test_catalogue.py``.)
+    """
+    said = hidden_sentences(name, hidden_seed(LEAK_KEY, name))
+    assert not leaked(name, said), leaked(name, said)
+    assert said["message"] == f"{name} {RAISED_HIDDEN}"
+
+
+def test_a_check_whose_public_sentence_quotes_a_hidden_shape_is_caught(monkeypatch):
+    """The test above fails on a planted leak: a verdict whose ``public`` says the shape."""
+    name = "softmax"
+    check = type(CHECKS[name])
+
+    def verdict(self, calls, outcomes):
+        shape = np.shape(calls[0].args[0])
+        raise CheckFailed(f"{name} is wrong on Z of shape {shape}.", public=f"{name}: {shape}")
+
+    monkeypatch.setattr(check, "verdict", verdict)
+    said = hidden_sentences(name, hidden_seed(LEAK_KEY, name))
+    assert set(leaked(name, said)) == set(said), said
 
 
 @pytest.mark.slow  # a real child process
-@pytest.mark.parametrize("name", names())
-def test_hidden_feedback_names_the_property_never_the_inputs(name):
-    """Wrong answers and deliberate leaks: the hidden test's sentence carries no input."""
-    seed = hidden_seed(b"a key of some course directory", name)
-    sources = {kind: f"def {name}(*args, **kwargs):\n{body}" for kind, body in EXFILTRATE.items()}
-    sources.update({k: v[2] for k, v in MISTAKES.items() if v[1] == name})
+def test_the_grader_s_child_says_what_the_kernel_says_on_a_hidden_input():
+    """The leak test above runs here; the grader runs answers in a child process: the same
+    sentences (the child's values come back through the same decoding)."""
+    name = "attention_scores"
+    seed = hidden_seed(LEAK_KEY, name)
+    sources = _sources(name)
     kinds = list(sources)  # one child for them all, each answer in a notebook process of its own
     jobs = [job(f"nb{i}", [sources[k]], [(name, seed)]) for i, k in enumerate(kinds)]
     results = run_in_child(jobs)
@@ -127,11 +174,7 @@ def test_hidden_feedback_names_the_property_never_the_inputs(name):
         result = results[f"nb{i}"]
         assert result.error is None, (kind, result.error)
         said[kind] = judge(name, seed, result.outcomes[(name, seed)], hidden=True)
-    for kind, sentence in said.items():
-        if sentence is None:
-            continue
-        assert sentence.startswith(name) and not _leaks(sentence), (kind, sentence)
-    assert said["message"] == f"{name} {RAISED_HIDDEN}"
+    assert said == hidden_sentences(name, seed)
 
 
 @pytest.mark.slow  # a real child process

@@ -10,7 +10,6 @@ import io
 
 import pytest
 
-from mhsa_helpers import checks
 from mhsa_helpers.checks import CHECKS, hidden_seed
 from tests.support.answers import load
 from tests.support.fresh_mistakes import FRESH
@@ -39,8 +38,7 @@ def passes_hidden(name: str, fn) -> bool:
 
 @pytest.mark.parametrize("slip", sorted(SLIPS))
 def test_the_hidden_test_catches_what_the_visible_one_catches(slip):
+    """(That the visible check fails each of them, naming its slip, ``tests/test_checks.py``
+    proves.)"""
     _, name, source, _ = SLIPS[slip]
-    fn = load(source, name)
-    with pytest.raises(AssertionError):
-        checks.check(name, fn)
-    assert passes_hidden(name, fn) == (slip in KNOWN_GAPS)
+    assert passes_hidden(name, load(source, name)) == (slip in KNOWN_GAPS)

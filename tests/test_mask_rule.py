@@ -17,6 +17,7 @@ from mhsa_helpers import checks
 from mhsa_helpers import reference as ref
 from mhsa_helpers.checks.masks import HEAD_AXIS_TWICE, NO_HEAD_AXIS, per_head_mask
 from mhsa_helpers.execution.saved import answer_namespace, answer_sources
+from mhsa_helpers.exercises import exercise
 from mhsa_helpers.reference.inputs import heads_mask
 from tests.support.nbgrader_course import SOLUTIONS
 
@@ -127,13 +128,8 @@ def test_a_mask_whose_axes_fit_neither_form_is_refused_clearly(layer):
 # without a head axis only is told that the mask has one already
 # --------------------------------------------------------------------------
 NEW_RULE = ("2 < np.ndim(mask) <= np.ndim(X)", "2 < np.ndim(mask) <= max(np.ndim(X), np.ndim(C))")
-NOTEBOOKS = {
-    "multi_head_self_attention": "09_multi_head",
-    "multi_query_attention": "10_capstone",
-    "grouped_query_attention": "12_gqa",
-    "cross_attention": "15_cross",
-    "multi_head_self_attention_backward": "17_backward",
-}
+#: The layers that take a mask by the layer's rule (their checks say so), and their notebooks.
+NOTEBOOKS = {n: exercise(n).notebook for n, c in checks.CHECKS.items() if c.mask_rule}
 
 
 def _solution(name: str, old_rule: bool = False):

@@ -126,7 +126,7 @@ def test_every_contract_documents_each_parameter_and_return_with_its_shape():
 def test_the_registry_refuses_an_entry_with_a_missing_or_unknown_field(tmp_path):
     path = tmp_path / "exercises.toml"
     path.write_text('[[exercise]]\nname = "f"\nnotebook = "01_input"\nshape = "(T,)"\n')
-    with pytest.raises(ValueError, match=r"misses \['signature'.*unknown \['shape'\]"):
+    with pytest.raises(ValueError, match=r"misses \['reference', 'signature'.*unknown \['shape'\]"):
         _load(path)
 
 

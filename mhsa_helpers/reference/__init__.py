@@ -6,9 +6,11 @@ Weights act on the right, as in the course articles: ``Q = X @ W_q`` with
 ``W_q`` of shape ``(d_model, d_model)``; the head at index ``i`` owns the
 columns ``i*d_k:(i+1)*d_k``. Leading batch axes (``...``) are allowed throughout.
 
-One module a job: the nine steps (:mod:`.steps`), the capstone's variant and
+One module a job: the steps (:mod:`.steps`), the capstone's variant and
 the extensions (:mod:`.extensions`), the backward pass (:mod:`.backward`), and
-the input checks and the layers' mask rule they share (:mod:`.inputs`).
+the input checks and the layers' mask rule they share (:mod:`.inputs`); each
+exercise's entry in the registry names its module (``reference = "steps"``), and
+this package exports the function under the exercise's name.
 
 Each function's docstring is its contract from the registry
 (:class:`mhsa_helpers.exercises.Exercise`, written in ``exercises.toml``):
@@ -19,62 +21,18 @@ parameters and returns with their shapes. It is set here, at import, so that
 
 from __future__ import annotations
 
+import importlib
 import inspect
 
-from ..exercises import exercise
-from .backward import attention_head_backward, multi_head_self_attention_backward, softmax_backward
-from .extensions import (
-    cross_attention,
-    decode_step,
-    grouped_query_attention,
-    kv_cache_size,
-    multi_query_attention,
-    rotary_embedding,
-    sliding_window_mask,
-    tiled_attention,
-)
-from .steps import (
-    attention_head,
-    attention_scores,
-    causal_mask,
-    init_weights,
-    merge_heads,
-    multi_head_self_attention,
-    padding_mask,
-    positional_encoding,
-    project_qkv,
-    softmax,
-    split_heads,
-)
+from ..exercises import EXERCISES
 
-#: One function per exercise of the course, in course order, named as in the registry
-#: (``tests/test_registry.py`` proves that it is the registry's list).
-__all__ = [  # noqa: RUF022 (course order, as the registry lists them)
-    "positional_encoding",
-    "init_weights",
-    "project_qkv",
-    "split_heads",
-    "merge_heads",
-    "attention_scores",
-    "causal_mask",
-    "padding_mask",
-    "softmax",
-    "attention_head",
-    "multi_head_self_attention",
-    "multi_query_attention",
-    "kv_cache_size",
-    "rotary_embedding",
-    "grouped_query_attention",
-    "decode_step",
-    "tiled_attention",
-    "cross_attention",
-    "sliding_window_mask",
-    "softmax_backward",
-    "attention_head_backward",
-    "multi_head_self_attention_backward",
-]
+#: One function per exercise of the course, in course order, named as in the registry.
+__all__ = [e.name for e in EXERCISES]
 
-for _name in __all__:
-    _function = globals()[_name]
-    _function.__doc__ = exercise(_name).docstring(notes=inspect.cleandoc(_function.__doc__ or ""))
-del _name, _function
+# Each exercise's function, from the module of this package its entry names
+# (``reference = "steps"``): a real attribute of this module, ``help()`` showing its contract.
+for _e in EXERCISES:
+    _function = getattr(importlib.import_module(f".{_e.reference}", __name__), _e.name)
+    _function.__doc__ = _e.docstring(notes=inspect.cleandoc(_function.__doc__ or ""))
+    globals()[_e.name] = _function
+del _e, _function

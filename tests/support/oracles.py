@@ -13,7 +13,7 @@ import numpy as np
 
 from mhsa_helpers.checks import CHECKS, KEY_VARIABLE, CheckFailed, hidden_seed
 from mhsa_helpers.checks.core import call_in_notebook
-from mhsa_helpers.checks.failures import mistake_key
+from mhsa_helpers.checks.failures import blind, mistake_key
 
 #: The exercises whose checks judge by a catalogue of wrong results.
 CATALOGUED = [n for n, c in CHECKS.items() if c.catalogue(c.calls()[0]) is not None]
@@ -93,12 +93,20 @@ def oracle(name: str, key: str):
     return answer
 
 
-def verdict(name: str, fn, seed=None) -> str | None:
-    """The check's message for ``fn`` (None when it passes)."""
+def failure(name: str, fn, seed=None) -> CheckFailed | None:
+    """The check's failure for ``fn`` (None when it passes); with a ``seed``, the hidden test's,
+    judged as the grader judges it (on the outcomes a hidden test may read, :func:`blind`)."""
     calls = CHECKS[name].calls(seed)
     try:
         with np.errstate(all="ignore"):
-            CHECKS[name].verdict(calls, call_in_notebook(name, fn, calls))
+            outcomes = call_in_notebook(name, fn, calls, hidden=seed is not None)
+            CHECKS[name].verdict(calls, outcomes if seed is None else [blind(o) for o in outcomes])
     except CheckFailed as exc:
-        return str(exc)
+        return exc
     return None
+
+
+def verdict(name: str, fn, seed=None) -> str | None:
+    """The check's message for ``fn`` (None when it passes)."""
+    failed = failure(name, fn, seed)
+    return None if failed is None else str(failed)

@@ -1,0 +1,153 @@
+"""The README's parts written from the registry, between markers.
+
+Each part sits between ``<!-- BEGIN registry: NAME -->`` and ``<!-- END registry:
+NAME -->``; :func:`render` rewrites what is between them from
+``mhsa_helpers/exercises.toml`` and leaves every other line as it is.
+``python -m course readme`` writes the README so; ``tests/test_readme.py`` fails
+when the README differs from what it writes, or when its prose outside the parts
+counts notebooks or names a range of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from mhsa_helpers.exercises import EXERCISES, KINDS, NOTEBOOKS, function_table, of_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
+#: What each piece a kind may bring asks of an instructor (``[kinds]``' ``brings``).
+PIECES = {
+    "tests": "its own test module (`tests` in its `[[notebook]]` entry; the scaffold writes it)",
+    "catalogue": (
+        "a catalogue of mistakes for each exercise (`catalogue = true`, the default: "
+        "at least one `(hint, wrong output)` entry that tests/test_catalogue.py proves)"
+    ),
+    "widgets": "a widget (`widgets` in its entry: a module of `mhsa_helpers/widgets/`)",
+}
+
+
+def number_words(n: int) -> str:
+    """``n`` as the prose says it: a word up to twelve, digits beyond."""
+    return WORDS[n] if n < len(WORDS) else str(n)
+
+
+def _runs() -> list[tuple[str, list]]:
+    """The notebooks after the start, in runs of one kind: ``[(kind, [notebook, ...]), ...]``."""
+    runs: list[tuple[str, list]] = []
+    for nb in NOTEBOOKS:
+        if nb.kind == "start":
+            continue
+        if runs and runs[-1][0] == nb.kind:
+            runs[-1][1].append(nb)
+        else:
+            runs.append((nb.kind, [nb]))
+    return runs
+
+
+def _short(title: str) -> str:
+    """A notebook's title without its step number or kind: ``"1. the input"`` → ``"the input"``."""
+    return re.sub(r"^(\d+[a-z]?\. |extension: )", "", title)
+
+
+def _number(nb) -> str:
+    """The notebook's number as its file name begins: ``"05"``, ``"16a"``."""
+    return nb.stem.split("_")[0]
+
+
+def route() -> str:
+    """The route through the course: each run of notebooks of one kind, its range and titles."""
+    lines = []
+    for kind, nbs in _runs():
+        label = KINDS[kind].label.format(n=number_words(len(nbs)))
+        if len(nbs) == 1:
+            title = _short(nbs[0].title)
+            also = "" if title.startswith(label) else f" ({label})"
+            lines.append(f"* `{_number(nbs[0])}`: {title}{also}.")
+            continue
+        titles = "; ".join(_short(nb.title) for nb in nbs)
+        lines.append(f"* `{_number(nbs[0])}` → `{_number(nbs[-1])}`, {label}: {titles}.")
+    return "\n".join(lines)
+
+
+def brings() -> str:
+    """What a notebook of each kind must bring, besides its exercises, with its notebooks."""
+    rows = ["| kind | notebooks | must bring besides its exercises |", "|---|---|---|"]
+    for kind in KINDS.values():
+        nbs = [nb for nb in NOTEBOOKS if nb.kind == kind.name]
+        where = ", ".join(f"`{nb.stem}`" for nb in nbs) or "none yet"
+        pieces = [PIECES[p] for p in kind.brings] or ["nothing more"]
+        if kind.brings and "widgets" not in kind.brings:
+            pieces.append("a widget is welcome, not required")
+        rows.append(f"| {kind.name} | {where} | {'; '.join(pieces)} |")
+    return "\n".join(rows)
+
+
+def counts() -> str:
+    """How many notebooks and exercises the course has."""
+    graded = sum(e.points for e in EXERCISES)
+    with_exercises = sum(1 for nb in NOTEBOOKS if of_notebook(nb.stem))
+    return (
+        f"{number_words(len(NOTEBOOKS)).capitalize()} notebooks, {len(EXERCISES)} exercises in "
+        f"{number_words(with_exercises)} of them, {graded} points in all."
+    )
+
+
+#: Each part of the README written from the registry, by its marker's name.
+PARTS: dict[str, Callable[[], str]] = {
+    "route": route,
+    "counts": counts,
+    "functions": function_table,
+    "brings": brings,
+}
+BLOCK = re.compile(
+    r"(<!-- BEGIN registry: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- END registry: (?P=name) -->)",
+    re.S,
+)
+
+
+def render(text: str) -> str:
+    """``text`` (the README) with every part between markers written from the registry.
+
+    Raises
+    ------
+    ValueError
+        A part of :data:`PARTS` without its markers, or markers naming no part.
+    """
+    found = [m.group("name") for m in BLOCK.finditer(text)]
+    unknown = sorted(set(found) - set(PARTS))
+    missing = [name for name in PARTS if name not in found]
+    if unknown or missing:
+        raise ValueError(
+            f"the README must hold each part {', '.join(PARTS)} once between "
+            "'<!-- BEGIN registry: NAME -->' and '<!-- END registry: NAME -->', but misses "
+            f"{missing or 'none'} and has unknown {unknown or 'none'}."
+        )
+    return BLOCK.sub(lambda m: f"{m.group(1)}{PARTS[m.group('name')]()}\n{m.group(4)}", text)
+
+
+def outside_parts(text: str) -> str:
+    """The README's prose outside the registry's parts (what a person writes)."""
+    return BLOCK.sub("", text)
+
+
+def main(check: bool = False, path: Path = README) -> int:
+    """Write the README's parts from the registry (with ``check``: only say whether it would)."""
+    text = path.read_text(encoding="utf-8")
+    new = render(text)
+    if check:
+        if new != text:
+            print(f"{path} differs from the registry: run `python -m course readme`.")
+            return 1
+        print(f"{path} agrees with the registry.")
+        return 0
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+        print(f"wrote {path}'s parts from the registry.")
+    else:
+        print(f"{path} already agrees with the registry.")
+    return 0
