@@ -170,10 +170,10 @@ class SlidingWindowMask(Check):
             return
         finite_for_infinity(f"{self.name}({T}, {w})", got, expected, "the window mask")
         if w >= T > 1 and _array_equal(got, np.zeros((T, T))):
-            # no mask, or a symmetric band (or, at window = T, a loop whose negative key index
-            # wraps around): alike here; a shorter window (which the check narrows with,
-            # Check.narrow) tells them apart
-            wraps = [wraps_around(T, w)] if w == T else []
+            # no mask, or a symmetric band (or, at window T or T + 1, a loop whose negative key
+            # index wraps around, which fills every row): alike here; a shorter window (which
+            # the check narrows with, Check.narrow) tells them apart
+            wraps = [wraps_around(T, min(w, T))] if w <= T + 1 else []
             raise AmbiguousMistake(self.name, [LONG_WINDOW_NO_MASK, NOT_CAUSAL, *wraps])
         hints = []  # the mistakes whose mask this is, each once
         for hint, wrong in known:
