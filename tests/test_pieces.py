@@ -36,19 +36,9 @@ class Pieces:
 
 
 def brought(nb) -> Pieces:
-    """What notebook ``nb`` of the registry must bring: the one place reading those fields.
-
-    (A registry without kinds, as before issue 49, asks nothing more.)
-    """
-    kind = getattr(nb, "kind", "")
-    brings = getattr(getattr(exercises, "KINDS", {}).get(kind), "brings", ())
+    """What notebook ``nb`` of the registry must bring: the one place reading those fields."""
     return Pieces(
-        nb.stem,
-        kind,
-        tuple(brings),
-        tuple(getattr(nb, "widgets", ())),
-        tuple(getattr(nb, "tests", ())),
-        getattr(nb, "answers", ""),
+        nb.stem, nb.kind, tuple(exercises.KINDS[nb.kind].brings), nb.widgets, nb.tests, nb.answers
     )
 
 
