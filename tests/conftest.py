@@ -70,11 +70,17 @@ def pytest_configure(config):
 settings.register_profile("course", derandomize=True, deadline=None)
 settings.load_profile("course")
 
-#: Matplotlib's font cache, private to this test run and every process it starts: the
-#: shared one in ~/.cache can be rebuilt by another environment's matplotlib while that
-#: environment is being deleted (seen: a list without matplotlib's own fonts, and a
-#: notebook's figure cell then writes findfont warnings).
-os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mhsa-tests-mpl-"))
+#: Matplotlib's font cache, private to this environment (inside it, built by the first run
+#: and kept): the shared one in ~/.cache can be rebuilt by another environment's matplotlib
+#: while that environment is being deleted (seen: a list without matplotlib's own fonts, and
+#: a notebook's figure cell then writes findfont warnings). A fresh folder per run cost each
+#: worker about 1.6 s of CPU to rebuild the list.
+_MPL = Path(sys.prefix) / "mhsa-tests-mpl"
+try:
+    _MPL.mkdir(mode=0o700, exist_ok=True)
+except OSError:  # a read-only environment: a folder of this run's own
+    _MPL = Path(tempfile.mkdtemp(prefix="mhsa-tests-mpl-"))
+os.environ.setdefault("MPLCONFIGDIR", str(_MPL))
 
 #: The tests' own hidden-test key: check_hidden draws the same inputs on every run.
 TEST_KEY = b"the test suite's hidden-test key"

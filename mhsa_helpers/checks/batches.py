@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .hints import EINSUM_SCORES
+
 __all__ = [
     "SHAPE_ERRORS",
     "batch_axes",
@@ -19,6 +21,11 @@ _CORE_MISMATCH = "mismatch in its core dimension"
 #: numpy's words for the shape errors an input of the wrong shape gives (products, sums, reshapes).
 SHAPE_ERRORS = (_CORE_MISMATCH, "could not be broadcast", "cannot reshape")
 
+#: An einsum with '...' for the batch axes: one batched operand (X times a weight), and two
+#: (queries against keys, both with batch axes).
+_EINSUM_ONE = "np.einsum('...td,de->...te', X, W), with '...' for the batch axes"
+_EINSUM_TWO = f"{EINSUM_SCORES}, with '...' for the batch axes of each operand"
+
 #: The advice for a shape error on an input with batch axes, by the words of the error.
 _BATCH_TIPS = (
     (
@@ -29,7 +36,7 @@ _BATCH_TIPS = (
     (("axes don't match",), "M.swapaxes(-2, -3), not M.transpose(1, 0, 2)"),
     (("cannot reshape",), "reshape(*M.shape[:-1], h, d_k), not reshape(T, h, d_k)"),
     (("values to unpack",), "T, d = X.shape[-2:], not T, d = X.shape"),
-    (("ellipsis",), "np.einsum('...td,de->...te', X, W), with '...' for the batch axes"),
+    (("ellipsis",), _EINSUM_ONE),
     (("concatenation axis",), "concatenate along axis=-2 (the token axis), not axis=1"),
     (
         ("could not be broadcast", "out of bounds for array of dimension", "index out of range"),
@@ -112,6 +119,9 @@ def batch_axes_error(call_args, error: str, core_ndim: int) -> str | None:
     tips = [tip for words, tip in _BATCH_TIPS if any(w in said for w in words)]
     if not tips:
         return None
+    batched = [a for a in call_args if isinstance(a, np.ndarray) and a.ndim > core_ndim]
+    if tips[0] == _EINSUM_ONE and len(batched) > 1:  # two batched operands: Q against K
+        tips[0] = _EINSUM_TWO
     lead = first.ndim - core_ndim
     one_axis = ("axes don't match", "cannot reshape", "values to unpack")
     if lead > 1 and any(w in said for w in one_axis):  # B, T, d = X.shape, transpose(0, 2, …)

@@ -34,7 +34,7 @@ from ..exercises import exercise, forbidden
 from .batches import batch_axes, batch_axes_error, one_batch_axis
 from .comparison import JUDGED_ARGS, guard_numpy, precision, same
 from .failures import AmbiguousMistake, CheckFailed, NotYet, blind, mistake_key, said_publicly
-from .hints import INT_CANNOT_HOLD_INFINITY, warned_on_the_way
+from .hints import EINSUM_SCORES, INT_CANNOT_HOLD_INFINITY, warned_on_the_way
 from .masks import (
     HEAD_AXIS_TWICE,
     NO_HEAD_AXIS,
@@ -42,6 +42,7 @@ from .masks import (
     batched_mask_error,
     head_axis_reshaped,
     mask_has_head_axis,
+    no_head_axis_in,
 )
 from .relayed import broadcast_shapes
 
@@ -325,11 +326,12 @@ class Check:
                 f"{self.name}: {slip} ({error})", public=public, named=("hint", self.name, slip)
             )
         if code == "raised:ValueError" and batched_mask_error(call.args, error):
-            said = HEAD_AXIS_TWICE if self.mask_rule and mask_has_head_axis(call.args) else None
+            said = NO_HEAD_AXIS
+            if self.mask_rule:  # X is the first array: a mask with fewer axes is said so
+                twice = mask_has_head_axis(call.args)
+                said = HEAD_AXIS_TWICE if twice else no_head_axis_in(call.args)
             return CheckFailed(
-                f"{self.name}: {said or NO_HEAD_AXIS} ({error})",
-                public=public,
-                named=("hint", self.name, said or NO_HEAD_AXIS),
+                f"{self.name}: {said} ({error})", public=public, named=("hint", self.name, said)
             )
         reshaped = head_axis_reshaped(call.args, said) if code == "raised:ValueError" else None
         if reshaped is not None and self.mask_rule:  # the mask's heads times the layer's
@@ -380,8 +382,8 @@ class Check:
             return CheckFailed(
                 f"{self.name}: an np.einsum names fewer axes than its array has: an array of "
                 "heads (..., h, T, d_k) or with batch axes has more axes than one sequence's "
-                "(T, d). Write '...' for the leading axes, e.g. np.einsum('...qd,...kd->...qk', "
-                f"Q, K), or use @ with np.swapaxes(K, -1, -2) ({error})",
+                f"(T, d). Write '...' for the leading axes, e.g. {EINSUM_SCORES}, or use @ "
+                f"with np.swapaxes(K, -1, -2) ({error})",
                 public=public,
                 named=("relayed", "einsum_without_ellipsis"),
             )

@@ -19,6 +19,7 @@ __all__ = [
     "AXIS_IGNORED",
     "BOOLEAN_MASK",
     "CHAIN_RULE",
+    "EINSUM_SCORES",
     "FINITE_MASK",
     "FULLY_BLOCKED_QUERY",
     "FULLY_BLOCKED_SEQUENCE",
@@ -37,6 +38,7 @@ __all__ = [
     "NOT_SCALED",
     "NO_CAUSAL_ASKED",
     "PER_SEQUENCE",
+    "PLUS_INFINITY",
     "QK_WIDTH",
     "QUERY_HEADS_STRIDED",
     "RESIDUAL_OUTSIDE",
@@ -200,6 +202,16 @@ MASK_ARGUMENT_ONLY = "the mask argument only (none when it is None)"
 ZERO_TIMES_INF = (
     "the allowed positions are NaN, not 0: 0 · (−∞) is NaN. Build the mask with "
     "np.where(blocked, -np.inf, 0.0) instead of multiplying 0s and 1s by −∞."
+)
+
+#: The scores as an einsum over any batch axes (Q against K), as an example to write.
+EINSUM_SCORES = "np.einsum('...qd,...kd->...qk', Q, K)"
+
+#: A mask that blocks with +∞ instead of −∞ (causal, padding, sliding-window masks).
+PLUS_INFINITY = (
+    "the blocked positions hold +∞ (np.inf), not −∞: added to the scores, a +∞ score takes "
+    "all the weight of its row in the softmax (or makes it NaN), so a query attends to "
+    "exactly the keys it should not see. Block with -np.inf."
 )
 
 #: An error assigning −∞ into an array of integers (OverflowError), as a mask built in one gives.

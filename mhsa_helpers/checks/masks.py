@@ -32,7 +32,9 @@ __all__ = [
     "head_axis_reshaped",
     "head_axis_twice",
     "hidden_mask",
+    "lacks_head_axis",
     "mask_has_head_axis",
+    "no_head_axis_in",
     "per_head",
     "per_head_mask",
     "per_sequence_mask",
@@ -118,12 +120,30 @@ def per_head(mask, x_ndim: int, n_heads: int):
 
 
 #: The mistake of adding a batched mask (..., T, T) to scores (..., h, T, T) as it is.
-NO_HEAD_AXIS = (
-    "the mask has batch axes but no head axis: numpy lines its batch axis up with the heads "
-    "(wrong when the batch size equals the number of heads, an error otherwise). A mask with "
-    "at most as many axes as X is the same for every head: give it a head axis before adding "
-    "it, np.expand_dims(mask, -3), shape (..., 1, T, T)."
+_LINED_UP = (
+    "numpy lines its batch axis up with the heads (wrong when the batch size equals the "
+    "number of heads, an error otherwise)"
 )
+_EXPAND = "give it a head axis before adding it, np.expand_dims(mask, -3), shape (..., 1, T, T)"
+NO_HEAD_AXIS = (
+    f"the mask has batch axes but no head axis: {_LINED_UP}. A mask with at most as many axes "
+    f"as X is the same for every head: {_EXPAND}."
+)
+
+
+def lacks_head_axis(mask, x_shape) -> str:
+    """:data:`NO_HEAD_AXIS`, said of a mask with fewer axes than ``X`` (of ``x_shape``) where
+    it has them: such a mask (one per sequence of X's last batch axis) has no head axis either.
+    """
+    shape = np.shape(mask)
+    if len(shape) >= len(x_shape):
+        return NO_HEAD_AXIS
+    return (
+        f"the mask {shape} has fewer axes than X {tuple(x_shape)}, and no head axis: "
+        f"{_LINED_UP}. Every mask with at most as many axes as X, fewer too (not only "
+        f"exactly as many), is the same for every head: {_EXPAND}."
+    )
+
 
 #: The mistake of giving a head axis to a mask that already has one.
 HEAD_AXIS_TWICE = (
@@ -211,6 +231,14 @@ def mask_has_head_axis(call_args) -> bool:
     arrays = [a for a in call_args if isinstance(a, np.ndarray)]
     masks = [a for a in arrays[1:] if a.ndim > 2 and np.isin(a, (0.0, -np.inf)).all()]
     return bool(arrays) and bool(masks) and masks[-1].ndim == arrays[0].ndim + 1
+
+
+def no_head_axis_in(call_args) -> str:
+    """:func:`lacks_head_axis` for a layer call's mask (its last additive mask of more than 2
+    axes) and input ``X`` (its first array); :data:`NO_HEAD_AXIS` where there is none."""
+    arrays = [a for a in call_args if isinstance(a, np.ndarray)]
+    masks = [a for a in arrays[1:] if a.ndim > 2 and np.isin(a, (0.0, -np.inf)).all()]
+    return lacks_head_axis(masks[-1], arrays[0].shape) if masks else NO_HEAD_AXIS
 
 
 def batched_mask_error(call_args, error: str) -> bool:

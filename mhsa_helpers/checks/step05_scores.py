@@ -70,15 +70,17 @@ def mistakes(Q, K, d_model: int | None = None) -> list:
 
 
 def np_dot_batch(Q, K):
-    """``[(hint, wrong scores)]`` for np.dot on stacked Q and Kᵀ; none without batch axes."""
+    """``[(hint, wrong scores)]`` for np.dot on stacked Q and Kᵀ (np.tensordot over the last
+    axes gives the same); none without batch axes."""
     if Q.ndim < 3:
         return []
     wrong = np.dot(Q, np.swapaxes(K, -1, -2)) / math.sqrt(Q.shape[-1])
     right = (*np.broadcast_shapes(Q.shape[:-2], K.shape[:-2]), Q.shape[-2], K.shape[-2])
     return [
         (
-            "np.dot is not a batched product: on arrays with batch axes it pairs every query "
-            f"matrix of the batch with every key matrix, shape {wrong.shape} instead of {right}; "
+            "np.dot (like np.tensordot) is not a batched product: on arrays with batch axes it "
+            "pairs every query matrix of the batch with every key matrix, shape "
+            f"{wrong.shape} instead of {right}; "
             "use Q @ np.swapaxes(K, -1, -2) (np.matmul), which pairs sequence b's queries with "
             "sequence b's keys.",
             wrong,

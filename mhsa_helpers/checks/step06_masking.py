@@ -11,7 +11,7 @@ from .batches import random_shape
 from .comparison import compare
 from .core import Call, Check
 from .failures import CheckFailed, said_publicly
-from .hints import BOOLEAN_MASK, ZERO_TIMES_INF, additive
+from .hints import BOOLEAN_MASK, PLUS_INFINITY, ZERO_TIMES_INF, additive
 
 
 def finite_for_infinity(name: str, got, expected, what: str) -> None:
@@ -74,6 +74,7 @@ def causal_mistakes(T: int) -> list:
             (j > i).astype(float),
         ),
         (ZERO_TIMES_INF, np.where(j > i, -np.inf, np.nan)),
+        (PLUS_INFINITY, np.where(j > i, np.inf, 0.0) if T > 1 else None),
         (
             "off by one: −∞ starts at key j = i + 2, so the key right after each query "
             "(j = i + 1) stays visible; the future starts at j = i + 1 (range(i + 1, seq_len), "
@@ -123,6 +124,8 @@ def padding_mistakes(lengths, T: int) -> list:
             np.where(j >= L[..., None], -np.inf, 0.0),
         ),
         (ZERO_TIMES_INF, np.where(j >= L[..., None, None], -np.inf, np.nan)),
+        (PLUS_INFINITY, np.where(j >= L[..., None, None], np.inf, 0.0)),
+        (left_padding(L, T), np.where(j < T - L[..., None, None], -np.inf, 0.0)),
         (
             f"the mask is (seq_len, seq_len) = ({T}, {T}) and also blocks the padded queries "
             "(rows i ≥ length): a padding mask blocks only key columns, so its shape is "
@@ -131,6 +134,25 @@ def padding_mistakes(lengths, T: int) -> list:
             np.where((j >= L[..., None, None]) | (j[:, None] >= L[..., None, None]), -np.inf, 0.0),
         ),
     ]
+
+
+def left_padding(lengths, T: int) -> str:
+    """The hint for a padding mask that blocks the first ``T - length`` keys (left padding)."""
+    here = ""
+    if np.ndim(lengths) == 0 and 0 < int(lengths) < T:
+        L = int(lengths)
+
+        def keys(a: int, b: int) -> str:
+            return f"key {a}" if a == b else f"keys {a}{' and ' if b == a + 1 else ' … '}{b}"
+
+        first, last = keys(0, T - L - 1), keys(L, T - 1)
+        here = f" (here length = {L}, seq_len = {T}: −∞ on {first} instead of {last})"
+    return (
+        "the padding is blocked at the start (left padding): −∞ on the first seq_len − length "
+        f"keys, j < seq_len − length{here}. In this course a sequence's real tokens come "
+        "first, positions 0 … length − 1, and its padding after them: block the keys "
+        "j ≥ length."
+    )
 
 
 #: numpy's and Python's words when an array of lengths is used where one int is expected.

@@ -24,7 +24,13 @@ from .hints import (
 from .hints import (
     MASK_ON_KEYS as MASK_ON_KEYS_START,
 )
-from .masks import FINITE_WHEN_ALL_BLOCKED, fully_blocked, fully_blocked_rows, two_batch_axes_mask
+from .masks import (
+    FINITE_WHEN_ALL_BLOCKED,
+    WARNED,
+    fully_blocked,
+    fully_blocked_rows,
+    two_batch_axes_mask,
+)
 from .wording import number
 
 #: The scores returned where the weights are asked for.
@@ -75,6 +81,23 @@ def keys_masked(K, mask):
     ignored, and a later mask that blocks a key for every query tells the two apart)."""
     blocked = np.isneginf(np.asarray(mask)).all(axis=-2)  # (..., T_k): blocked for every query
     return np.where(blocked[..., :, None], -1e9, K)
+
+
+#: The scores multiplied by the course's additive mask (0 allowed, −∞ blocked), Z * M.
+SCORES_TIMES_MASK = (
+    "the scores are multiplied by the mask, Z * M, but the mask is additive (0 where a key is "
+    "allowed, −∞ where it is blocked): Z · 0 sets every allowed score to 0, and Z · (−∞) is "
+    "+∞ for a negative score (NaN for a zero one), which the softmax turns into NaN. Add the "
+    "mask to the scores, Z + M."
+)
+
+
+def _times_mask(Q, K, mask, A) -> bool:
+    """Whether the weights ``A`` are the softmax of the scores multiplied by the additive
+    mask, Z * M (NaN where the softmax met +∞ or NaN)."""
+    with np.errstate(all="ignore"):
+        wrong = ref.softmax(ref.attention_scores(Q, K) * np.asarray(mask))
+        return A.shape == wrong.shape and bool(np.allclose(A, wrong, equal_nan=True))
 
 
 def _read_as_boolean(Q, K, mask, A) -> bool:
@@ -267,6 +290,8 @@ class AttentionHead(Check):
                 raise CheckFailed(f"{self.name}: {MASK_AFTER} (The weights hold −∞.)")
             if _read_as_boolean(Q, K, mask, A):
                 raise CheckFailed(f"{self.name}: {BOOLEAN_MASK}")
+            if _times_mask(Q, K, mask, A) or "encountered in multiply" in WARNED.get():
+                raise CheckFailed(f"{self.name}: the output has NaN: {SCORES_TIMES_MASK}")
             raise CheckFailed(
                 f"{self.name}: the output has NaN: −∞ went into K or V (or was multiplied); "
                 "the mask is added to the scores Z, never to K or V."

@@ -35,9 +35,9 @@ from .hints import (
 )
 from .masks import (
     HEAD_AXIS_TWICE,
-    NO_HEAD_AXIS,
     head_axis_twice,
     hidden_mask,
+    lacks_head_axis,
     per_head,
     per_head_mask,
     two_batch_axes_mask,
@@ -159,7 +159,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
             )
         raw = without_head_axis(mask, (*Qh.shape[:-1], Kh.shape[-2]))  # scores: (..., h, T, T)
         if raw is not None:
-            out.append((NO_HEAD_AXIS, *run(Qh, Kh, Vh, raw_mask=raw)))
+            out.append((lacks_head_axis(mask, X.shape), *run(Qh, Kh, Vh, raw_mask=raw)))
         twice = head_axis_twice(mask, (*Qh.shape[:-1], Kh.shape[-2]))  # (..., h, 1, T, T)
         if twice is not None:
             out.append((HEAD_AXIS_TWICE, *run(Qh, Kh, Vh, raw_mask=twice)))
@@ -258,7 +258,8 @@ def hidden_mask_forms(rng) -> list:
     Without a head axis (B, T, T), where a mask added as it is lines the batch up with the
     heads, silently; with one, (B, 1, 1, T), (B, 1, T, T) and a per-head (B, h, T, T) whose
     heads differ. One sequence has no real token: each of its queries has every key blocked.
-    Then one sequence with its per-head mask (h, T, T), and a batch of shape (2, B).
+    Then one sequence with its per-head mask (h, T, T), and a batch of shape (2, B) with a mask
+    (2, B, T, T), and with the mask (B, T, T) of fewer axes than X.
     """
     h, d_k, T = (int(n) for n in rng.integers(2, 5, size=3))
     T, d, B = T + 1, h * d_k, h
@@ -275,6 +276,8 @@ def hidden_mask_forms(rng) -> list:
     calls.append(Call((rng.normal(size=(T, d)), *Ws, h, heads[0])))
     two = np.broadcast_to(causal, (2, B, T, T)).copy()
     calls.append(Call((rng.normal(size=(2, B, T, d)), *Ws, h, two)))
+    # the batch's mask (B, T, T) on X (2, B, T, d): fewer axes than X, and no head axis either
+    calls.append(Call((rng.normal(size=(2, B, T, d)), *Ws, h, causal)))
     return calls
 
 
@@ -283,7 +286,8 @@ class MultiHeadSelfAttention(Check):
     mask_rule = True
     passed = (
         f"the layer matches on {song_and_question('1, 2, 4')}, {PER_SEQUENCE}, "
-        f"{MASKS_WITH_HEAD_AXIS}, an odd d_model = 5, float32, and {TWO_AXES_FULLY_BLOCKED}."
+        f"{MASKS_WITH_HEAD_AXIS}, an odd d_model = 5, float32, {TWO_AXES_FULLY_BLOCKED}, and "
+        "a mask (B, T, T) with fewer axes than X (2, B, T, d_model)."
     )
     passed_hidden = matches_on_random("batch axes and heads")
 
@@ -322,6 +326,9 @@ class MultiHeadSelfAttention(Check):
             ),
             # two leading batch axes, one sequence with every key blocked (weights 0, output 0)
             Call((rng.normal(size=(2, 2, 5, 6)), *Ws, 2, two_batch_axes_mask(5))),
+            # a mask with fewer axes than X: one per sequence of the last batch axis, (3, T, T)
+            # on X (2, 3, T, d_model), no head axis either; 3 heads meet its 3 sequences
+            Call((rng.normal(size=(2, 3, 5, 6)), *Ws, 3, _per_sequence(5, 3))),
         ]
 
     def hidden(self, rng):

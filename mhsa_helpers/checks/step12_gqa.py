@@ -37,10 +37,10 @@ from .hints import (
 )
 from .masks import (
     HEAD_AXIS_TWICE,
-    NO_HEAD_AXIS,
     batched_mask_error,
     fully_blocked_rows,
     head_axis_twice,
+    lacks_head_axis,
     per_head,
     per_head_mask,
     per_sequence_mask,
@@ -288,7 +288,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
         out.append((mask_per_group(group), run(M=by_group)))
     raw = without_head_axis(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # scores: (..., h, T, T)
     if raw is not None:
-        out.append((NO_HEAD_AXIS, run(M=raw)))
+        out.append((lacks_head_axis(mask, X.shape), run(M=raw)))
     twice = head_axis_twice(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # (..., h, 1, T, T)
     if twice is not None:
         out.append((HEAD_AXIS_TWICE, run(M=twice)))

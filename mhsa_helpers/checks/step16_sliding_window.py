@@ -7,7 +7,7 @@ import numpy as np
 from .. import reference as ref
 from .core import Call, Check, Opaque
 from .failures import AmbiguousMistake, CheckFailed
-from .hints import BOOLEAN_MASK, ZERO_TIMES_INF, additive
+from .hints import BOOLEAN_MASK, PLUS_INFINITY, ZERO_TIMES_INF, additive
 from .step06_masking import finite_for_infinity
 
 #: numpy's own, as imported before any learner code ran (see core.guard_numpy).
@@ -97,6 +97,7 @@ def mistakes(T: int, w: int) -> list:
         (BOOLEAN, allowed.copy()),
         (ZERO_ONE, (~allowed).astype(float)),
         (ZERO_TIMES_INF, np.where(allowed, np.nan, -np.inf)),
+        (PLUS_INFINITY, np.where(allowed, 0.0, np.inf) if not allowed.all() else None),
     ]
 
 

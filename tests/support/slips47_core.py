@@ -480,7 +480,7 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
         """def attention_scores(Q, K):
     return np.dot(Q, np.swapaxes(K, -1, -2)) / np.sqrt(Q.shape[-1])
 """,
-        "np.dot is not a batched product",
+        "np.dot (like np.tensordot) is not a batched product",
     ),
     # loop starts at i - window + 1 even when that is negative: numpy's negative indices open
     # keys at the end of the row
@@ -1153,5 +1153,73 @@ def project_qkv(X, W_q, W_k, W_v):
     return A @ V, A
 """,
         "after the softmax, so each row sums to 1/√d_k",
+    ),
+    # Blocks the first seq_len − length keys (left padding) instead of the keys from length on
+    # (set F).
+    "padding_mask_left_padding": (
+        "06_masking",
+        "padding_mask",
+        """def padding_mask(lengths, seq_len):
+    lengths = np.asarray(lengths)
+    j = np.arange(seq_len)
+    # padding tokens come first, real tokens at the end
+    return np.where(j < seq_len - lengths[..., None, None], -np.inf, 0.0)
+""",
+        "the padding is blocked at the start (left padding)",
+    ),
+    # Fills the future with +∞ instead of −∞ (set F).
+    "causal_mask_plus_infinity": (
+        "06_masking",
+        "causal_mask",
+        """def causal_mask(seq_len):
+    return np.triu(np.full((seq_len, seq_len), np.inf), k=1)
+""",
+        "the blocked positions hold +∞ (np.inf), not −∞",
+    ),
+    # Gives a head axis only to a mask with exactly as many axes as X: a mask (B, T, T) on
+    # X (2, B, T, d) meets the heads (set F).
+    "mhsa_head_axis_only_for_as_many_axes_as_x": (
+        "09_multi_head",
+        "multi_head_self_attention",
+        """def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Q, K, V = mh.project_qkv(X, W_q, W_k, W_v)
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
+    if mask is not None and np.ndim(mask) == np.ndim(X) and np.ndim(mask) > 2:
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "has fewer axes than X",
+    ),
+    # np.tensordot over the last axes pairs every query matrix with every key matrix (set F).
+    "attention_scores_tensordot": (
+        "05_scores",
+        "attention_scores",
+        """def attention_scores(Q, K):
+    return np.tensordot(Q, K, axes=([-1], [-1])) / np.sqrt(Q.shape[-1])
+""",
+        "np.dot (like np.tensordot) is not a batched product",
+    ),
+    # An einsum 'qd,kd->qk' without '...': fails on batch axes (set F).
+    "attention_scores_einsum_without_ellipsis": (
+        "05_scores",
+        "attention_scores",
+        """def attention_scores(Q, K):
+    return np.einsum("qd,kd->qk", Q, K) / Q.shape[-1] ** 0.5
+""",
+        "np.einsum('...qd,...kd->...qk', Q, K)",
+    ),
+    # Multiplies the scores by the additive mask, Z * M (set F).
+    "attention_head_scores_times_mask": (
+        "08_head_output",
+        "attention_head",
+        """def attention_head(Q, K, V, mask=None):
+    Z = mh.attention_scores(Q, K)
+    if mask is not None:
+        Z = Z * mask
+    A = mh.softmax(Z)
+    return A @ V, A
+""",
+        "the scores are multiplied by the mask, Z * M",
     ),
 }
