@@ -46,7 +46,7 @@ def mistakes(Q, K, d_model: int | None = None) -> list:
         ),
         (
             precedence(f"d_k/2 = {number(d_k / 2)}", "d_k ** 1 / 2 is (d_k ** 1) / 2", d_k),
-            raw / (d_k / 2) if d_k not in (2, 4) else None,  # at 4, d_k/2 is √d_k; at 2, 1
+            raw / (d_k / 2) if d_k != 4 else None,  # at 4, d_k/2 is √d_k (at 2, 1)
         ),
         (
             "computed K·Qᵀ: rows must be queries and columns keys, Q·Kᵀ.",

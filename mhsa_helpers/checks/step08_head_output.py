@@ -205,13 +205,15 @@ def no_softmax(name: str, Q, K, V, mask, out, A) -> None:
 
 def mask_forced(said: str, shape: tuple, qk: tuple) -> bool:
     """Whether numpy refused to reshape (or broadcast) a mask of ``shape`` into the scores'
-    last two axes ``qk`` = (T_q, T_k)."""
+    last two axes ``qk`` = (T_q, T_k): np.broadcast_to says a mask with more axes has "more
+    dimensions than allowed"."""
     target = "(" + ",".join(str(n) for n in qk) + ")"
     said = said.replace(" ", "")
     size = int(np.prod(shape))
     reshaped = f"cannotreshapearrayofsize{size}intoshape{target}" in said
     broadcast = "requestedshape" + target in said and "(" + ",".join(map(str, shape)) in said
-    return tuple(shape) != tuple(qk) and (reshaped or broadcast)
+    fewer = "moredimensionsthanallowedbytheaxisremapping" in said and len(shape) > len(qk)
+    return tuple(shape) != tuple(qk) and (reshaped or broadcast or fewer)
 
 
 def _batch():
