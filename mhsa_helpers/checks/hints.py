@@ -414,15 +414,15 @@ def k_transposed_fixed(shape: tuple) -> str:
     return (
         "K is transposed with a fixed list of axes (np.transpose(K, (0, 2, 1)) or "
         "K.transpose(0, 2, 1)), which fits a K with exactly one batch axis, (B, T, d_k), but "
-        f"here K has shape {shape}: the contract is (..., T, d_k), zero, one or two leading "
-        "axes. Swap K's last two axes, counted from the end: np.swapaxes(K, -1, -2)."
+        f"here K has shape {shape}, and K may come with no batch axis or with two in front of "
+        "(T, d_k). Swap K's last two axes, counted from the end: np.swapaxes(K, -1, -2)."
     )
 
 
 #: A mask forced into the shape (T_q, T_k) (np.reshape(mask, Z.shape[-2:]), np.broadcast_to).
 MASK_FORCED = (
     "the mask is forced into the shape (T_q, T_k) (np.reshape(mask, Z.shape[-2:]) or "
-    "np.broadcast_to(mask, (T_q, T_k))), but a mask only has to broadcast against the scores "
-    "(..., T_q, T_k): a padding mask (1, T_k) blocks keys for every query, a mask per sequence "
-    "(B, 1, T_k) or (B, T_q, T_k) carries a batch axis. Add it as it is, Z + mask."
+    "np.broadcast_to(mask, (T_q, T_k))), yet numpy lines a mask up with Z by broadcasting: a "
+    "padding mask (1, T_k) blocks keys for every query, a mask per sequence (B, 1, T_k) or "
+    "(B, T_q, T_k) carries a batch axis. Add it as it is, Z + mask."
 )

@@ -141,7 +141,7 @@ def column_vectors(shape: tuple) -> str:
         f"X.T reverses all of X's axes, the batch axes too ({shape} becomes {shape[::-1]}), so "
         "(W.T @ X.T).T, the column-vector convention q = Wᵀx, equals X @ W for a 2-D X only. "
         "Write the product the right way round, Q = X @ W_q, which keeps every leading axis "
-        "(or swap only the last two axes, np.swapaxes(X, -1, -2), never .T)."
+        "(or np.swapaxes(X, -1, -2) in place of X.T)."
     )
 
 
