@@ -1687,4 +1687,72 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mas
 """,
         "the window is not causal",
     ),
+    # Uses exp(m_new - m) as the correction factor, the inverse of exp(m - m_new), from a start m = -1e30 (it overflows). (set G)
+    "tiled_attention_rescale_inverted_from_finite_start": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+
+    if not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size must be an integer >= 1, got {block_size!r}")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError('causal attention needs T_q == T_k')
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full((*lead, T_q, 1), -1e30)
+    l = np.zeros((*lead, T_q, 1))
+    acc = np.zeros((*lead, T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        c = np.exp(m_new - m)
+        l = c * l + P.sum(axis=-1, keepdims=True)
+        acc = c * acc + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "the rescale is inverted",
+    ),
+    # Divides the output by l after every block and resets l to 1. (set G)
+    "tiled_attention_normalised_after_every_block": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+
+    if not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size must be an integer >= 1, got {block_size!r}")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError('causal attention needs T_q == T_k')
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full((*lead, T_q, 1), -np.inf)
+    l = np.zeros((*lead, T_q, 1))
+    acc = np.zeros((*lead, T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        c = np.exp(m - m_new)
+        l = c * l + P.sum(axis=-1, keepdims=True)
+        acc = c * acc + P @ V[..., s:e, :]
+        m = m_new
+        acc = acc / l
+        l = np.ones_like(l)
+    return acc / l
+""",
+        "divided by ℓ inside the loop, after every block",
+    ),
 }
