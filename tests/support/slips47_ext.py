@@ -1755,4 +1755,74 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mas
 """,
         "divided by ℓ inside the loop, after every block",
     ),
+    # Computes dW_o from the heads flattened with a bare reshape instead of the merged heads. (set G)
+    "mhsa_backward_dW_o_from_heads_bare_reshape": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def _head_backward(Q, K, V, dOut, mask=None):
+    _, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - (dA * A).sum(-1, keepdims=True)) / s
+    return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, np.swapaxes(A, -1, -2) @ dOut
+
+def _fix_mask(mask, ndim):
+    if mask is not None and 2 < np.ndim(mask) <= ndim:
+        mask = np.expand_dims(mask, -3)
+    return mask
+
+def _flat_T(A, B):
+    return A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
+
+def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    h = n_heads
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    Qh, Kh, Vh = (mh.split_heads(M, h) for M in (Q, K, V))
+    mask = _fix_mask(mask, X.ndim)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+
+    dMerged = dOut @ W_o.T
+    dQh, dKh, dVh = _head_backward(Qh, Kh, Vh, mh.split_heads(dMerged, h), mask)
+    dQ, dK, dV = (mh.merge_heads(G) for G in (dQh, dKh, dVh))
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    return dX, (_flat_T(X, dQ), _flat_T(X, dK), _flat_T(X, dV), _flat_T(heads.reshape(X.shape), dOut))
+""",
+        "dW_O uses the heads (..., h, T, d_k) flattened with a bare reshape",
+    ),
+    # Averages the three paths into X instead of summing them. (set G)
+    "mhsa_backward_dX_paths_averaged": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def _head_backward(Q, K, V, dOut, mask=None):
+    _, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - (dA * A).sum(-1, keepdims=True)) / s
+    return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, np.swapaxes(A, -1, -2) @ dOut
+
+def _fix_mask(mask, ndim):
+    if mask is not None and 2 < np.ndim(mask) <= ndim:
+        mask = np.expand_dims(mask, -3)
+    return mask
+
+def _flat_T(A, B):
+    return A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
+
+def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    h = n_heads
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    Qh, Kh, Vh = (mh.split_heads(M, h) for M in (Q, K, V))
+    mask = _fix_mask(mask, X.ndim)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+
+    dMerged = dOut @ W_o.T
+    dQh, dKh, dVh = _head_backward(Qh, Kh, Vh, mh.split_heads(dMerged, h), mask)
+    dQ, dK, dV = (mh.merge_heads(G) for G in (dQh, dKh, dVh))
+    dX = (dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T) / 3
+    return dX, (_flat_T(X, dQ), _flat_T(X, dK), _flat_T(X, dV), _flat_T(merged, dOut))
+""",
+        "the mean of the three paths into X",
+    ),
 }
