@@ -1825,4 +1825,28 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mas
 """,
         "the mean of the three paths into X",
     ),
+    # Transposes with .T (V.T, dZ.T, A.T), which reverses every axis: right for a single 2-D head only. (set G)
+    "attention_head_backward_dot_T_on_heads": (
+        "17_backward",
+        "attention_head_backward",
+        """def _sum_to(g, shape):
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for ax, n in enumerate(shape):
+        if n == 1 and g.shape[ax] != 1:
+            g = g.sum(axis=ax, keepdims=True)
+    return g
+
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    _, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dA = dOut @ V.T
+    dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+    dQ = dZ @ K
+    dK = dZ.T @ Q
+    dV = A.T @ dOut
+    return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
+""",
+        ".T reverses every axis of an array with batch or head axes",
+    ),
 }
