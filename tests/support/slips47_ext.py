@@ -1687,4 +1687,166 @@ def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mas
 """,
         "the window is not causal",
     ),
+    # Uses exp(m_new - m) as the correction factor, the inverse of exp(m - m_new), from a start m = -1e30 (it overflows). (set G)
+    "tiled_attention_rescale_inverted_from_finite_start": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+
+    if not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size must be an integer >= 1, got {block_size!r}")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError('causal attention needs T_q == T_k')
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full((*lead, T_q, 1), -1e30)
+    l = np.zeros((*lead, T_q, 1))
+    acc = np.zeros((*lead, T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        c = np.exp(m_new - m)
+        l = c * l + P.sum(axis=-1, keepdims=True)
+        acc = c * acc + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "the rescale is inverted",
+    ),
+    # Divides the output by l after every block and resets l to 1. (set G)
+    "tiled_attention_normalised_after_every_block": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+
+    if not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size must be an integer >= 1, got {block_size!r}")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError('causal attention needs T_q == T_k')
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full((*lead, T_q, 1), -np.inf)
+    l = np.zeros((*lead, T_q, 1))
+    acc = np.zeros((*lead, T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        c = np.exp(m - m_new)
+        l = c * l + P.sum(axis=-1, keepdims=True)
+        acc = c * acc + P @ V[..., s:e, :]
+        m = m_new
+        acc = acc / l
+        l = np.ones_like(l)
+    return acc / l
+""",
+        "divided by ℓ inside the loop, after every block",
+    ),
+    # Computes dW_o from the heads flattened with a bare reshape instead of the merged heads. (set G)
+    "mhsa_backward_dW_o_from_heads_bare_reshape": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def _head_backward(Q, K, V, dOut, mask=None):
+    _, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - (dA * A).sum(-1, keepdims=True)) / s
+    return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, np.swapaxes(A, -1, -2) @ dOut
+
+def _fix_mask(mask, ndim):
+    if mask is not None and 2 < np.ndim(mask) <= ndim:
+        mask = np.expand_dims(mask, -3)
+    return mask
+
+def _flat_T(A, B):
+    return A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
+
+def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    h = n_heads
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    Qh, Kh, Vh = (mh.split_heads(M, h) for M in (Q, K, V))
+    mask = _fix_mask(mask, X.ndim)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+
+    dMerged = dOut @ W_o.T
+    dQh, dKh, dVh = _head_backward(Qh, Kh, Vh, mh.split_heads(dMerged, h), mask)
+    dQ, dK, dV = (mh.merge_heads(G) for G in (dQh, dKh, dVh))
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    return dX, (_flat_T(X, dQ), _flat_T(X, dK), _flat_T(X, dV), _flat_T(heads.reshape(X.shape), dOut))
+""",
+        "dW_O uses the heads (..., h, T, d_k) flattened with a bare reshape",
+    ),
+    # Averages the three paths into X instead of summing them. (set G)
+    "mhsa_backward_dX_paths_averaged": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def _head_backward(Q, K, V, dOut, mask=None):
+    _, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - (dA * A).sum(-1, keepdims=True)) / s
+    return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, np.swapaxes(A, -1, -2) @ dOut
+
+def _fix_mask(mask, ndim):
+    if mask is not None and 2 < np.ndim(mask) <= ndim:
+        mask = np.expand_dims(mask, -3)
+    return mask
+
+def _flat_T(A, B):
+    return A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
+
+def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    h = n_heads
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    Qh, Kh, Vh = (mh.split_heads(M, h) for M in (Q, K, V))
+    mask = _fix_mask(mask, X.ndim)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+
+    dMerged = dOut @ W_o.T
+    dQh, dKh, dVh = _head_backward(Qh, Kh, Vh, mh.split_heads(dMerged, h), mask)
+    dQ, dK, dV = (mh.merge_heads(G) for G in (dQh, dKh, dVh))
+    dX = (dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T) / 3
+    return dX, (_flat_T(X, dQ), _flat_T(X, dK), _flat_T(X, dV), _flat_T(merged, dOut))
+""",
+        "the mean of the three paths into X",
+    ),
+    # Transposes with .T (V.T, dZ.T, A.T), which reverses every axis: right for a single 2-D head only. (set G)
+    "attention_head_backward_dot_T_on_heads": (
+        "17_backward",
+        "attention_head_backward",
+        """def _sum_to(g, shape):
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for ax, n in enumerate(shape):
+        if n == 1 and g.shape[ax] != 1:
+            g = g.sum(axis=ax, keepdims=True)
+    return g
+
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    _, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dA = dOut @ V.T
+    dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+    dQ = dZ @ K
+    dK = dZ.T @ Q
+    dV = A.T @ dOut
+    return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
+""",
+        ".T reverses every axis of an array with batch or head axes",
+    ),
 }
