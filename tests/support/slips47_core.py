@@ -1383,4 +1383,15 @@ def project_qkv(X, W_q, W_k, W_v):
 """,
         "the angles are computed in float32",
     ),
+    # The bound with floor division, 6 // (d_in + d_out) = 0: every weight 0 (set H).
+    "init_weights_bound_floor_division": (
+        "02_parameters",
+        "init_weights",
+        """import math
+def init_weights(d_in, d_out, rng):
+    a = math.sqrt(6 // (d_in + d_out))
+    return rng.uniform(-a, a, size=(d_in, d_out))
+""",
+        "every weight is 0",
+    ),
 }
