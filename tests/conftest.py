@@ -48,11 +48,9 @@ def _wrong_checkout() -> str | None:
         if type(exc).__name__ == "WrongCheckout":
             return str(exc)
         raise
-    own = checkout.wrong(checkout.PACKAGE, root)
-    inherited = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-    if any(p and Path(p).resolve() == root for p in inherited):
-        return own  # the processes started inherit PYTHONPATH: they import this checkout too
-    return own or checkout.wrong(checkout.environment_package(skip=(root,)) or root, root)
+    return checkout.wrong(checkout.PACKAGE, root) or checkout.wrong(
+        checkout.environment_package(skip=(root,)) or root, root
+    )
 
 
 #: Set where the tests would run another checkout's package: they stop before collecting.
