@@ -189,7 +189,9 @@ def _class_name(name: str) -> str:
 
 
 REFERENCE = '''\
-"""The reference {name}, of notebook {stem} (its contract: ``exercises.toml``).
+"""The reference {name}, of notebook {stem}.
+
+Its contract is in ``exercises.toml``.
 
 Write the formula below; the docstring says only how it computes: the contract
 (meaning, parameters, returns) is put in front of it at import, from the registry.

@@ -100,9 +100,11 @@ def environment_package(skip: tuple = ()) -> Path | None:
     """The ``mhsa_helpers`` a process of this environment imports outside any checkout.
 
     ``sys.path`` without its working-directory entries and ``skip`` (the processes the
-    tests start in a temporary folder import this one); None where there is none.
+    tests start in a temporary folder import this one), except those on ``PYTHONPATH``,
+    which a child inherits; None where there is none.
     """
-    away = {"", ".", os.getcwd(), *map(str, skip)}
+    inherited = {p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
+    away = {"", ".", os.getcwd(), *map(str, skip)} - inherited  # children inherit PYTHONPATH
     spec = importlib.machinery.PathFinder.find_spec(
         "mhsa_helpers", [p for p in sys.path if p not in away]
     )

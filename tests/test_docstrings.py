@@ -45,7 +45,10 @@ def test_public_api_is_documented(module_name):
     module = importlib.import_module(module_name)
     assert inspect.getdoc(module), module_name
     missing = [name for name, obj in public(module) if not inspect.getdoc(obj)]
-    assert not missing, f"{module_name}: {missing}"
+    assert not missing, (
+        f"{module_name}: public functions without a docstring: {missing}; give each a "
+        "numpydoc docstring, or make it private (_name)"
+    )
 
 
 @pytest.mark.parametrize("module_name", PROGRAMS)
@@ -60,4 +63,7 @@ def test_a_programs_start_is_documented(module_name):
         and not node.name.startswith("_")
         and not ast.get_docstring(node)
     ]
-    assert not missing, f"{module_name}: {missing}"
+    assert not missing, (
+        f"{module_name}: public functions without a docstring: {missing}; give each a "
+        "numpydoc docstring, or make it private (_name)"
+    )

@@ -50,8 +50,10 @@ OUT = ROOT / "test-output" / "site"
 BINDER = "https://mybinder.org/v2/gh/mhsa-course/mhsa-course/HEAD?urlpath=lab/tree/notebooks/mhsa/"
 COLAB = "https://colab.research.google.com/github/mhsa-course/mhsa-course/blob/main/notebooks/mhsa/"
 #: Pages with the explorer, and with an extension's widget (every state computed at build time).
-EXPLORER_PAGES = ("04_heads", "06_masking", "07_softmax", "09_multi_head", "10_capstone")
-PANELS_PAGES = ("11_rope", "12_gqa", "13_kv_cache", "14_tiled", "15_cross", "16_sliding_window")
+EXPLORER_PAGES = tuple(
+    nb.stem for nb in COURSE if "explorer" in nb.widgets and nb.kind != "training"
+)  # the registry's; 18 trains a model and is checked on its own
+PANELS_PAGES = tuple(nb.stem for nb in COURSE if nb.kind == "extension" and nb.widgets)
 #: A laptop's browser window, a tablet and a phone (CSS px).
 WIDE, TABLET, PHONE = (1400, 790), (800, 1000), (390, 844)
 SCREENS = (WIDE, PHONE)

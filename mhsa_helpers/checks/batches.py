@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .hints import EINSUM_SCORES
@@ -13,6 +15,7 @@ __all__ = [
     "batch_rng",
     "one_batch_axis",
     "random_shape",
+    "reversed_by_dot_t",
 ]
 
 
@@ -61,9 +64,11 @@ _FIXED_AXES = (
     ),
     (
         ("too many subscripts for operand",),
-        "np.einsum's subscripts name a fixed set of axes ('BTNH': one batch axis, then a head "
-        "axis after the tokens)",
-        "write '...' for the batch axes, np.einsum('...td,...sd->...ts', Q, K)",
+        "np.einsum's subscripts name a fixed set of axes (one letter per axis, so subscripts "
+        "written for one batch axis fit no input with zero or two)",
+        "write '...' for the batch axes in every operand and in the output (e.g. '...td' for "
+        "an array (..., T, d)); to sum them away, as for a weight's gradient, reshape first, "
+        "A.reshape(-1, A.shape[-1])",
     ),
     (
         ("axes don't match array",),
@@ -84,6 +89,55 @@ def _reshaped_from_front(said: str, shape: tuple) -> bool:
     target = said.rsplit("into shape (", 1)[-1].split(")", 1)[0].split(",")
     sizes = [s.strip() for s in target]
     return len(sizes) > len(shape) and sizes[: len(shape)] == [str(n) for n in shape]
+
+
+#: The first operand of a matrix product whose batch axes numpy could not broadcast.
+_REMAPPED_FIRST = re.compile(r"remapped shapes \[original->remapped\]: \(([\d,\s]*)\)->")
+#: The public sentence for a .T that reversed the batch axes (no input's shape in it).
+DOT_T_REVERSES = (
+    ".T reverses every axis of an array with batch or head axes, those too: transpose only "
+    "the last two, np.swapaxes(M, -1, -2)"
+)
+
+
+def _broadcast(a: tuple, b: tuple) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+    except ValueError:
+        return False
+    return True
+
+
+def reversed_by_dot_t(call_args, said: str) -> tuple[str, str] | None:
+    """``(sentence, public sentence)`` for a matrix product refused because a ``.T`` reversed
+    an input's batch axes, or None.
+
+    numpy names the product's first operand ("remapped shapes [original->remapped]:
+    (2,3,4,3)->…"; the rest of the error may be cut). It is the slip where an input of
+    batch or head axes, reversed, is that operand, or where it is the second: transposed by
+    its last two axes it would fit the first (the same batch axes, the inner sizes equal),
+    reversed it does not.
+    """
+    found = _REMAPPED_FIRST.search(said)
+    if found is None:
+        return None
+    first = tuple(int(n) for n in found[1].replace(",", " ").split())
+    shapes = [np.shape(a) for a in call_args if isinstance(a, np.ndarray) and np.ndim(a) > 2]
+    for shape in shapes:
+        rev = shape[::-1]
+        if rev == shape or len(first) < 2:
+            continue
+        fits = first[-1] == shape[-1] and _broadcast(first[:-2], shape[:-2])
+        if first == rev or (fits and not _broadcast(first[:-2], rev[:-2])):
+            other = "" if first == rev else f" the other operand's {first[:-2]}"
+            return (
+                f"{DOT_T_REVERSES}. An input of shape {shape} becomes {rev} under .T, so its "
+                f"batch axes {rev[:-2]} no longer match{other}; np.swapaxes(M, -1, -2) gives "
+                f"{(*shape[:-2], shape[-1], shape[-2])}. The same for every .T on an array with "
+                "batch or head axes.",
+                DOT_T_REVERSES + ".",
+            )
+    return None
 
 
 def batch_axes(call_args, core_ndim: int) -> str | None:

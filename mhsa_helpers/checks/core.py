@@ -31,7 +31,7 @@ from ..budget import CHECK_LOOP, kernel_call_s, ran_long, reference_seconds_here
 from ..execution.child.contract import call_each, interrupts_said
 from ..execution.outcomes import Opaque, Outcome, outcomes_of
 from ..exercises import exercise, forbidden
-from .batches import batch_axes, batch_axes_error, one_batch_axis
+from .batches import batch_axes, batch_axes_error, one_batch_axis, reversed_by_dot_t
 from .comparison import JUDGED_ARGS, guard_numpy, precision, same
 from .failures import AmbiguousMistake, CheckFailed, NotYet, blind, mistake_key, said_publicly
 from .hints import EINSUM_SCORES, INT_CANNOT_HOLD_INFINITY, warned_on_the_way
@@ -42,6 +42,7 @@ from .masks import (
     batched_mask_error,
     head_axis_reshaped,
     mask_has_head_axis,
+    mask_lacks_head_axis,
     no_head_axis_in,
 )
 from .relayed import broadcast_shapes
@@ -325,7 +326,15 @@ class Check:
             return CheckFailed(
                 f"{self.name}: {slip} ({error})", public=public, named=("hint", self.name, slip)
             )
-        if code == "raised:ValueError" and batched_mask_error(call.args, error):
+        dot_t = reversed_by_dot_t(call.args, said) if code == "raised:ValueError" else None
+        if dot_t is not None and call.raises is None:
+            return CheckFailed(
+                f"{self.name}: {dot_t[0]} ({error})",
+                public=f"{self.name}: {dot_t[1]}",
+                named=("relayed", "dot_t_reverses_batch_axes"),
+            )
+        lacking = self.mask_rule or mask_lacks_head_axis(call.args)
+        if code == "raised:ValueError" and lacking and batched_mask_error(call.args, error):
             said = NO_HEAD_AXIS
             if self.mask_rule:  # X is the first array: a mask with fewer axes is said so
                 twice = mask_has_head_axis(call.args)
@@ -438,6 +447,7 @@ class Check:
         plain_passed = batched_passed = double_passed = False
         for call, outcome in zip(calls, outcomes, strict=False):
             batched = batch_axes(call.args, self.core_ndim)
+            undecided = False  # this call failed with mistakes it cannot tell apart
             try:
                 JUDGED_ARGS.set(call.args)
                 if outcome.error is not None:
@@ -451,6 +461,7 @@ class Check:
                     self.judge(call, outcome.value)
             except AmbiguousMistake as exc:  # the mistakes that this call, too, cannot tell apart
                 ambiguous = self.both(ambiguous, exc)
+                undecided = True
             except CheckFailed as exc:
                 said = mistake_key(str(exc))
                 if ambiguous is None or any(mistake_key(h) in said for h in ambiguous.hints):
@@ -484,7 +495,8 @@ class Check:
             double_passed = double_passed or (
                 precision(call.args) == "float64" and outcome.error is None
             )
-            if ambiguous is not None and outcome.error is None and call.raises is None:
+            passed = outcome.error is None and call.raises is None and not undecided
+            if ambiguous is not None and passed:  # a call it failed rules out nothing
                 ambiguous = self.narrow(ambiguous, call)
             results.append(outcome.value)
         if _OPEN_ENDED.get():

@@ -30,6 +30,7 @@ __all__ = [
     "LARGE_FINITE",
     "MASKS_WITH_HEAD_AXIS",
     "MASK_ARGUMENT_ONLY",
+    "MASK_FORCED",
     "MASK_IGNORED",
     "MASK_IGNORED_HEADS",
     "MERGED_HEAD_AXIS_FIRST",
@@ -63,11 +64,13 @@ __all__ = [
     "by_length",
     "every_kind_of_mask",
     "head_axis_forms",
+    "k_transposed_fixed",
     "lost_axis",
     "matches_on_random",
     "narrow_weight_transposed",
     "not_dividing",
     "not_scaled",
+    "queries_bare_reshape",
     "scaled_wrongly",
     "song_and_question",
     "values_from_W_k",
@@ -372,6 +375,16 @@ def bare_reshape(what: str) -> str:
     )
 
 
+def queries_bare_reshape(T: str = "T") -> str:
+    """The hint for the queries alone split by a bare reshape to (..., h, T, d_k) while the keys
+    and values go through split_heads; ``T`` names the queries' length."""
+    return (
+        f"the queries X·W_Q are reshaped straight to (..., n_heads, {T}, d_k), with no swap of "
+        f"the token and head axes, {MIXES_TOKENS}, while K and V are split with split_heads: "
+        f"split Q with mh.split_heads too (to {SPLIT_RESHAPE})."
+    )
+
+
 #: The heads (..., h, T, d_k) reshaped to (..., T, d_model) without moving the head axis.
 MERGED_HEAD_AXIS_FIRST = (
     "the heads (..., h, T, d_k) are reshaped to (..., T, d_model) with their head axis still "
@@ -389,4 +402,27 @@ def values_from_W_k(values: str) -> str:
 RESIDUAL_OUTSIDE = (
     "the residual connection belongs to the block around the layer (x + attention(x)), not "
     "inside it"
+)
+
+
+# -- shapes of the scores and the mask -------------------------------------------
+
+
+def k_transposed_fixed(shape: tuple) -> str:
+    """The hint for K transposed by a fixed permutation of three axes (np.transpose(K, (0, 2,
+    1))), refused by numpy for a K of another number of axes (``shape``)."""
+    return (
+        "K is transposed with a fixed list of axes (np.transpose(K, (0, 2, 1)) or "
+        "K.transpose(0, 2, 1)), which fits a K with exactly one batch axis, (B, T, d_k), but "
+        f"here K has shape {shape}, and K may come with no batch axis or with two in front of "
+        "(T, d_k). Swap K's last two axes, counted from the end: np.swapaxes(K, -1, -2)."
+    )
+
+
+#: A mask forced into the shape (T_q, T_k) (np.reshape(mask, Z.shape[-2:]), np.broadcast_to).
+MASK_FORCED = (
+    "the mask is forced into the shape (T_q, T_k) (np.reshape(mask, Z.shape[-2:]) or "
+    "np.broadcast_to(mask, (T_q, T_k))), yet numpy lines a mask up with Z by broadcasting: a "
+    "padding mask (1, T_k) blocks keys for every query, a mask per sequence (B, 1, T_k) or "
+    "(B, T_q, T_k) carries a batch axis. Add it as it is, Z + mask."
 )

@@ -34,6 +34,7 @@ __all__ = [
     "hidden_mask",
     "lacks_head_axis",
     "mask_has_head_axis",
+    "mask_lacks_head_axis",
     "no_head_axis_in",
     "per_head",
     "per_head_mask",
@@ -231,6 +232,16 @@ def mask_has_head_axis(call_args) -> bool:
     arrays = [a for a in call_args if isinstance(a, np.ndarray)]
     masks = [a for a in arrays[1:] if a.ndim > 2 and np.isin(a, (0.0, -np.inf)).all()]
     return bool(arrays) and bool(masks) and masks[-1].ndim == arrays[0].ndim + 1
+
+
+def mask_lacks_head_axis(call_args) -> bool:
+    """Whether a call's mask (its last additive mask of more than 2 axes) has fewer axes than
+    its first array, the queries or heads ``(..., h, T, d_k)``: a mask that numpy would line
+    up with other axes than its own. A mask of as many axes has its head axis (of size 1 or
+    h), or needs none."""
+    arrays = [a for a in call_args if isinstance(a, np.ndarray)]
+    masks = [a for a in arrays[1:] if a.ndim > 2 and np.isin(a, (0.0, -np.inf)).all()]
+    return bool(masks) and masks[-1].ndim < arrays[0].ndim
 
 
 def no_head_axis_in(call_args) -> str:

@@ -11,13 +11,22 @@ from .failures import CheckFailed, said_publicly
 from .wording import number
 
 
+def _interleaved(angle):
+    """sin(angle) in the even columns, cos(angle) in the odd ones; None stays None."""
+    if angle is None:
+        return None
+    even = np.arange(angle.shape[-1]) % 2 == 0  # (d,)
+    return np.where(even, np.sin(angle), np.cos(angle))
+
+
 def mistakes(T: int, d: int) -> list:
     """``(hint, wrong encoding)`` for the known mistakes at size ``(T, d)``."""
     pos = np.arange(T)[:, None]  # (T, 1)
     col = np.arange(d)[None, :]  # (1, d)
     pair = 2 * (col // 2)
     angle = pos / 10000 ** (pair / d)  # (T, d)
-    sin_even = np.where(col % 2 == 0, np.sin(angle), np.cos(angle))
+
+    sin_even = _interleaved(angle)
     by_col = pos / 10000 ** (col / d)
     by_pair = pos / 10000 ** ((col // 2) / d)  # the pair's index i, without the 2
     doubled = pos / 10000 ** (2 * pair / d)  # 2·j with j already 2i: the exponent 4i/d_model
@@ -46,68 +55,64 @@ def mistakes(T: int, d: int) -> list:
         (
             "the exponent uses the column index; columns 2i and 2i+1 share the frequency "
             "1/10000**(2i/d_model).",
-            np.where(col % 2 == 0, np.sin(by_col), np.cos(by_col)),
+            _interleaved(by_col),
         ),
         (
             "the exponent misses its factor 2: columns 2i and 2i+1 take the angle "
             "pos/10000**(2i/d_model), with i the pair's index (0, 1, 2, …), so the exponent is "
             "2i/d_model, not i/d_model.",
-            np.where(col % 2 == 0, np.sin(by_pair), np.cos(by_pair)),
+            _interleaved(by_pair),
         ),
         (
             "the exponent is doubled, 4i/d_model: a loop over the even columns "
             "(j in range(0, d_model, 2), or np.arange(0, d_model, 2)) already gives j = 2i, so "
             "the exponent is j/d_model, not 2·j/d_model; the angle of columns 2i and 2i+1 is "
             "pos/10000**(2i/d_model).",
-            np.where(col % 2 == 0, np.sin(doubled), np.cos(doubled)),
+            _interleaved(doubled),
         ),
         (
             "the exponent is 2·j/d_model with j the column index (a loop over every column j "
             "that still writes 2·j): twice too large, and every column gets its own frequency; "
             "columns 2i and 2i+1 share one angle, pos/10000**(2i/d_model), so both take the "
             "exponent of their pair's even column 2i.",
-            np.where(col % 2 == 0, np.sin(per_column), np.cos(per_column)),
+            _interleaved(per_column),
         ),
         (
             f"the exponent divides 2i by seq_len = {T}, not by d_model = {d}: the angle of "
             "columns 2i and 2i+1 is pos/10000**(2i/d_model), whatever the number of positions.",
-            None
-            if by_length is None
-            else np.where(col % 2 == 0, np.sin(by_length), np.cos(by_length)),
+            _interleaved(by_length),
         ),
         (
             "positions start at 0, not 1.",
-            np.where(col % 2 == 0, np.sin(shifted), np.cos(shifted)),
+            _interleaved(shifted),
         ),
         (
             "the exponent is 2i // d_model, an integer division, which is 0 for every pair: "
             "every column pair gets the angle pos itself (frequency 1); the exponent is the "
             "fraction 2i / d_model.",
-            np.where(col % 2 == 0, np.sin(whole), np.cos(whole)),
+            _interleaved(whole),
         ),
         (
             "the position is multiplied by 10000**(2i/d_model) instead of divided by it: the "
             "angle is pos / 10000**(2i/d_model), so the frequencies fall from 1 as i grows.",
-            np.where(col % 2 == 0, np.sin(times), np.cos(times)),
+            _interleaved(times),
         ),
         (
             f"the exponent is divided by d_model − 1 = {d - 1}, not by d_model = {d}: the angle "
             "of columns 2i and 2i+1 is pos/10000**(2i/d_model).",
-            None
-            if less_one is None
-            else np.where(col % 2 == 0, np.sin(less_one), np.cos(less_one)),
+            _interleaved(less_one),
         ),
         (
             f"the frequencies are computed with d_model + 1 = {d + 1} (an odd d_model padded to "
             f"an even width, then cut), not with d_model = {d}: the angle of columns 2i and "
             "2i+1 is pos/10000**(2i/d_model), with the real d_model.",
-            None if padded is None else np.where(col % 2 == 0, np.sin(padded), np.cos(padded)),
+            _interleaved(padded),
         ),
         (
             "the frequencies use log10(10000) = 4 where the natural log ln(10000) ≈ 9.21 "
             "belongs: exp(−2i·ln(10000)/d_model) is 10000**(−2i/d_model), and np.log is the "
             "natural log.",
-            np.where(col % 2 == 0, np.sin(log10), np.cos(log10)),
+            _interleaved(log10),
         ),
         (
             f"the last column, {d - 1}, is left at 0: with an odd d_model it is the sine of a "
@@ -144,7 +149,7 @@ def other_base(got, T: int, d: int) -> float | None:
         return None  # a base no one types (10000**(d/(d-1)): another slip than the base)
     pos, col = np.arange(T)[:, None], np.arange(d)[None, :]
     angle = pos / base ** (2 * (col // 2) / d)
-    made = np.where(col % 2 == 0, np.sin(angle), np.cos(angle))
+    made = _interleaved(angle)
     return round(base, 6) if close(got, made, atol=1e-6) else None
 
 

@@ -427,6 +427,13 @@ class InitWeights(Check):
             )
         if not np.isfinite(W).all():
             raise CheckFailed(f"{self.name}: W contains NaN or infinite values.")
+        if W.size and not W.any():
+            raise CheckFailed(
+                f"{self.name}: every weight is 0, as if the bound were 0: 6 // (d_in + d_out) is "
+                f"floor division, 6 // {d_in + d_out} = {6 // (d_in + d_out)}; the Glorot bound "
+                "is a = sqrt(6 / (d_in + d_out)), with a true division, and the values are drawn "
+                "from U(-a, a)."
+            )
 
     def judge_all(self, calls, results):
         for k in range(0, len(calls), 5):

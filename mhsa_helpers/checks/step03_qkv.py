@@ -76,6 +76,9 @@ def mistakes(X, weights: dict, name: str) -> list:
                 X.reshape(-1, d_model) @ W,
             )
         )
+    fused = X @ np.concatenate(list(weights.values()), axis=-1)  # (..., T, 3·d_model)
+    if fused.shape[0] % 3 == 0:  # np.split(X @ [W_q W_k W_v], 3, axis=0): the first axis cut
+        out.append((fused_split_axis0(fused.shape, X.ndim), np.split(fused, 3)[NAMES.index(name)]))
     square = W.shape[0] == W.shape[1] and X.shape[-2] == W.shape[1]
     out.append(
         (
@@ -84,6 +87,30 @@ def mistakes(X, weights: dict, name: str) -> list:
         )
     )
     return out
+
+
+def fused_split_axis0(shape: tuple, ndim: int) -> str:
+    """The hint for the fused product X @ [W_q W_k W_v] split into three along its first axis
+    (np.split(QKV, 3) or axis=0), which holds the tokens (a 2-D X) or a batch axis."""
+    first = "the tokens" if ndim == 2 else "a batch axis"
+    return (
+        f"the fused product X @ [W_q W_k W_v], of shape (..., T, 3·d_model) = {shape}, is split "
+        f"into three along its first axis ({first}: np.split's default axis=0), but Q's, K's and "
+        "V's columns lie side by side along its last axis: split along that one, "
+        "np.split(QKV, 3, axis=-1)."
+    )
+
+
+def fused_split_uneven(X, d_model: int) -> str:
+    """The hint for np.split(X @ [W_q W_k W_v], 3) along an axis other than the last, read off
+    numpy's refusal: that axis (a batch axis, or the tokens) does not divide by 3."""
+    shape = (*X.shape[:-1], 3 * d_model)
+    return (
+        f"the fused product X @ [W_q W_k W_v], of shape (..., T, 3·d_model) = {shape}, is split "
+        "into three along an axis other than its last (np.split's default axis=0 is a batch "
+        "axis or the tokens), which here does not divide by 3; Q's, K's and V's columns lie "
+        "side by side along the last axis: np.split(QKV, 3, axis=-1)."
+    )
 
 
 def stacked_weights(X, W, said: str) -> str | None:
@@ -105,6 +132,16 @@ def stacked_weights(X, W, said: str) -> str | None:
         f"{X.shape[:-2]}: a stack of weights is a batch to numpy. Compute X @ W_q, X @ W_k and "
         "X @ W_v one by one (or put the weights side by side, np.concatenate([W_q, W_k, W_v], "
         "axis=-1), and split the product's columns into three)."
+    )
+
+
+def column_vectors(shape: tuple) -> str:
+    """The hint for the column-vector convention, (W.T @ X.T).T, on an X with batch axes."""
+    return (
+        f"X.T reverses all of X's axes, the batch axes too ({shape} becomes {shape[::-1]}), so "
+        "(W.T @ X.T).T, the column-vector convention q = Wᵀx, equals X @ W for a 2-D X only. "
+        "Write the product the right way round, Q = X @ W_q, which keeps every leading axis "
+        "(or np.swapaxes(X, -1, -2) in place of X.T)."
     )
 
 
@@ -151,23 +188,27 @@ class ProjectQKV(Check):
         stacked = stacked_weights(X, W, said)
         if stacked:
             return stacked
+        if "array split does not result in an equal division" in said:
+            if any(n % 3 for n in X.shape[:-1]):  # an axis of X @ [W_q W_k W_v] but the last
+                return fused_split_uneven(X, W.shape[-1])
+            return None
         T, d_k = X.shape[-2], W.shape[-1]
         aligned = re.search(r"shapes \((\d+), ?(\d+)\) and \(([\d, ]+)\) not aligned", said)
         on_left = core_sizes(said) == (T, d_k) if "core dimension" in said else False
+        reversed_x = False  # np.dot(W.T, X.T): X.T is X with every axis reversed
         if aligned is not None:  # np.dot(W, X)
             first = (int(aligned[1]), int(aligned[2]))
             second = tuple(int(n) for n in aligned[3].replace(",", " ").split())
             on_left = first == W.shape and second == X.shape
+            reversed_x = X.ndim > 2 and first == W.shape and second == X.shape[::-1]
+        elif on_left and X.ndim > 2:  # right on the 2-D X before: (W.T @ X.T).T, not W @ X
+            reversed_x = True
+        if reversed_x and T != d_k:
+            return column_vectors(X.shape)
         if not on_left or T == d_k:
             return None
-        batched = (
-            " (or (W.T @ X.T).T, which is X @ W for a 2-D X only: .T reverses all of X's axes, "
-            "batch axes included)"
-            if X.ndim > 2
-            else ""
-        )
         return (
-            f"the weight is on the left, W @ X{batched}: the input comes first, Q = X @ W_q, "
+            "the weight is on the left, W @ X: the input comes first, Q = X @ W_q, "
             f"with X of shape {X.shape} and W_q of shape {W.shape} (each row of X, one token, "
             "times the weight); the weights act on the right."
         )

@@ -155,6 +155,16 @@ def _song_q():
     return e.X @ e.W_q
 
 
+def reversed_axes(shape: tuple) -> str:
+    """The hint for M.T reshaped to (n_heads, d_k, T), right for a 2-D M only."""
+    return (
+        f"M.T reverses all of M's axes, the batch axes too ({shape} becomes {shape[::-1]}), so "
+        "M.T.reshape(n_heads, d_k, T) (then swapping its last two axes) splits a 2-D M only, "
+        "and the reshape of a batch fails: drop M.T and count axes from the end, "
+        "reshape(*M.shape[:-1], n_heads, d_k), then np.swapaxes(…, -2, -3)."
+    )
+
+
 class SplitHeads(Check):
     name = "split_heads"
     passed = (
@@ -181,6 +191,24 @@ class SplitHeads(Check):
     def catalogue(self, call):
         M, h = call.args
         return ref.split_heads(M, h), split_mistakes(M, h)
+
+    def relayed(self, call, said):
+        """M.T (every axis reversed) reshaped to (h, d_k, T), read off numpy's refusal to
+        reshape a batch into it."""
+        M, h = call.args
+        found = re.search(r"cannot reshape array of size \d+ into shape \(([\d, ]+)\)", said)
+        if (
+            not isinstance(M, np.ndarray)
+            or M.ndim < 3
+            or found is None
+            or not isinstance(h, int | np.integer)
+        ):
+            return None
+        target = tuple(int(n) for n in found[1].replace(",", " ").split())
+        T, d = M.shape[-2:]
+        if h < 1 or d % h or target[-1] != T or target[:-1] not in ((h, d // h), (d // h, h)):
+            return None
+        return reversed_axes(M.shape)
 
     def judge(self, call, got):
         expected, known = self.catalogue(call)

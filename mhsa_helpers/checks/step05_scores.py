@@ -12,7 +12,18 @@ from .batches import batch_rng, random_shape
 from .comparison import close, compare
 from .core import Call, Check
 from .failures import CheckFailed
-from .hints import NOT_SCALED, by_d_k, by_d_model, by_length, matches_on_random
+from .hints import NOT_SCALED, by_d_k, by_d_model, by_length, k_transposed_fixed, matches_on_random
+from .wording import number
+
+
+def precedence(by: str, read: str, d_k: int) -> str:
+    """The hint for ``d_k ** 1 / 2`` taken for √d_k: ``by`` is what the scores are divided by,
+    ``read`` how Python reads the code."""
+    return (
+        f"the scores are divided by {by}, not by √d_k = √{d_k}: {read}, because ** binds "
+        "tighter than / (and the divisions go left to right), so ** 1 / 2 takes no square "
+        "root. Write d_k ** 0.5 or np.sqrt(d_k)."
+    )
 
 
 def mistakes(Q, K, d_model: int | None = None) -> list:
@@ -29,6 +40,14 @@ def mistakes(Q, K, d_model: int | None = None) -> list:
         (by_length(T_k, d_k), raw / math.sqrt(T_k)),
         (by_d_k(d_k), raw / d_k),
         ("the scores are multiplied by √d_k; divide by it.", raw * math.sqrt(d_k)),
+        (
+            precedence(f"2·d_k = {2 * d_k}", "Q·Kᵀ / d_k ** 1 / 2 is (Q·Kᵀ / d_k) / 2", d_k),
+            raw / (2 * d_k),
+        ),
+        (
+            precedence(f"d_k/2 = {number(d_k / 2)}", "d_k ** 1 / 2 is (d_k ** 1) / 2", d_k),
+            raw / (d_k / 2) if d_k != 4 else None,  # at 4, d_k/2 is √d_k (at 2, 1)
+        ),
         (
             "computed K·Qᵀ: rows must be queries and columns keys, Q·Kᵀ.",
             K @ Q.swapaxes(-1, -2) / math.sqrt(d_k) if T_q == T_k else None,
@@ -132,6 +151,13 @@ class AttentionScores(Check):
         Q, K = call.args
         known = [*mistakes(Q, K, call.context.get("d_model")), *np_dot_batch(Q, K)]
         return ref.attention_scores(Q, K), known
+
+    def relayed(self, call, said):
+        """K transposed by a fixed permutation of three axes, read off numpy's refusal."""
+        K = call.args[1]
+        if "axes don't match array" in said and np.ndim(K) != 3:
+            return k_transposed_fixed(np.shape(K))
+        return None
 
     def judge(self, call, got):
         expected, known = self.catalogue(call)

@@ -13,11 +13,13 @@ from .core import Call, Check
 from .failures import CheckFailed
 from .hints import (
     FULLY_BLOCKED_SEQUENCE,
+    MASK_FORCED,
     MASK_IGNORED,
     SONG_HEAD_1,
     WEIGHTS_ZEROED_AFTER,
     WRONG_AXIS,
     by_d_v,
+    k_transposed_fixed,
     matches_on_random,
     whole_array_sum,
 )
@@ -201,6 +203,19 @@ def no_softmax(name: str, Q, K, V, mask, out, A) -> None:
         raise CheckFailed(f"{name}: {NO_SOFTMAX}")
 
 
+def mask_forced(said: str, shape: tuple, qk: tuple) -> bool:
+    """Whether numpy refused to reshape (or broadcast) a mask of ``shape`` into the scores'
+    last two axes ``qk`` = (T_q, T_k): np.broadcast_to says a mask with more axes has "more
+    dimensions than allowed"."""
+    target = "(" + ",".join(str(n) for n in qk) + ")"
+    said = said.replace(" ", "")
+    size = int(np.prod(shape))
+    reshaped = f"cannotreshapearrayofsize{size}intoshape{target}" in said
+    broadcast = "requestedshape" + target in said and "(" + ",".join(map(str, shape)) in said
+    fewer = "moredimensionsthanallowedbytheaxisremapping" in said and len(shape) > len(qk)
+    return tuple(shape) != tuple(qk) and (reshaped or broadcast or fewer)
+
+
 def _batch():
     """Q, K of shape (2, 4, 3) and V of shape (2, 4, 5): a batch, and d_v ≠ d_k."""
     rng = batch_rng()
@@ -267,6 +282,17 @@ class AttentionHead(Check):
         return ref.attention_head(*call.args), [
             (h, None if o is None else (o, a)) for h, o, a in known
         ]
+
+    def relayed(self, call, said):
+        """K transposed by a fixed permutation of three axes, or the mask forced into the shape
+        (T_q, T_k), read off numpy's refusal."""
+        Q, K, _, *rest = call.args
+        if "axes don't match array" in said and np.ndim(K) != 3:
+            return k_transposed_fixed(np.shape(K))
+        mask = rest[0] if rest else call.kwargs.get("mask")
+        if mask is not None and mask_forced(said, np.shape(mask), (Q.shape[-2], K.shape[-2])):
+            return MASK_FORCED
+        return None
 
     def judge(self, call, got):
         Q, K, V, *rest = call.args

@@ -61,6 +61,21 @@ ONE_QUERY_HEAD = (
     "split_heads(X·W_Q) gives the n_heads query heads: run attention for every one of them."
 )
 
+#: The shared keys made with W_V and the shared values with W_K.
+KV_SWAPPED = (
+    "K and V are swapped: the keys are made with W_V and the values with W_K. The shared keys "
+    "are K = X·W_K (what each query is compared with) and the shared values V = X·W_V (what "
+    "the weights average)."
+)
+
+#: The query heads averaged into one, which every head then uses.
+MEAN_QUERY_HEAD = (
+    "the query heads are averaged into one (a mean over the head axis) and that one query head "
+    "is copied to every head, so every head has the same weights. In multi-query attention "
+    "only K and V are shared: each of the n_heads query heads, split_heads(X·W_Q), attends "
+    "with its own queries."
+)
+
 #: The queries split by a bare reshape to (..., h, T, d_k), and the heads merged back likewise.
 QUERIES_BARE_RESHAPE = bare_reshape("the queries X·W_Q are")
 
@@ -162,6 +177,9 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         out.append((MERGED_HEAD_AXIS_FIRST, flat @ W_o, A))
     if h > 1:  # one query head (the first) computed and copied to every head
         out.append((ONE_QUERY_HEAD, *run(Qh=np.repeat(Qh[..., :1, :, :], h, axis=-3))))
+        mean = np.broadcast_to(Qh.mean(axis=-3, keepdims=True), Qh.shape)  # averaged heads
+        out.append((MEAN_QUERY_HEAD, *run(Qh=mean)))
+    out.append((KV_SWAPPED, *run(K=V, V=K)))
     if X.ndim > 2:  # K and V (..., T, d_k) without a head axis: the batch meets the heads
         try:
             out.append((no_head_axis(), *run(K=K[..., 0, :, :], V=V[..., 0, :, :])))
@@ -321,9 +339,12 @@ class KVCacheSize(Check):
 
     def hidden(self, rng):
         sizes = []
-        for _ in range(4):
+        for k in range(4):
             h, d_k = (int(n) for n in rng.integers(1, 17, size=2))
-            sizes.append((int(rng.integers(1, 5000)), h * d_k, h))
+            T = int(rng.integers(1, 5000))
+            if k == 0:  # n_heads and T no byte size (2, 4, 8) and unequal: one reading each
+                h, T = int(rng.choice([3, 5, 6, 7])), int(rng.integers(9, 5000))
+            sizes.append((T, h * d_k, h))
         return self._calls(sizes)
 
     @staticmethod
@@ -384,22 +405,25 @@ class KVCacheSize(Check):
                 f" That is 2·T·n_heads: the shared head caches d_k = d_model // n_heads = "
                 f"{d // h} numbers per token for K and for V, not n_heads = {h}."
             )
-        elif T > 1 and got == T * expected:
-            hint = (
+        elif got % expected == 0 and (ratio := got // expected) in (T, h, 2, 4, 8) and ratio > 1:
+            readings = [  # what a result this many times too many can be, each that fits
                 f" That is T = {T} times too many (T·T positions): each token caches one row "
                 "of K and one of V."
-            )
-        elif h > 1 and got == h * expected:
-            hint = (
+                if ratio == T
+                else None,
                 f" That is n_heads = {h} times too many: each head caches d_k = d_model / "
                 "n_heads numbers per token for K and for V, not d_model."
-            )
-        elif got in (2 * expected, 4 * expected, 8 * expected):
-            hint = (
-                f" That is {got // expected} times the count: kv_cache_size counts numbers, not "
+                if ratio == h
+                else None,
+                f" That is {ratio} times the count: kv_cache_size counts numbers, not "
                 "bytes (the bytes are the count times the size of one number, outside this "
                 "function)."
-            )
+                if ratio in (2, 4, 8)
+                else None,
+            ]
+            readings = [r for r in readings if r]
+            # alike on these sizes: say only the factor, never one reading for another
+            hint = readings[0] if len(readings) == 1 else f" That is {ratio} times too many."
         elif T > 1 and got in (expected + expected // T, expected - expected // T):
             hint = _off_by_one(T, mq, got > expected)
         raise CheckFailed(

@@ -92,6 +92,43 @@ POSITIONS_NO_AXIS = (
 )
 
 
+#: The angles (θ_i and p·θ_i, or their cos and sin) computed in float32 for float64 inputs.
+FLOAT32_ANGLES = (
+    "the angles are computed in float32 (θ_i and p·θ_i, as PyTorch's RoPE code does with "
+    "dtype=float32), which keeps only about seven significant digits: an angle p·θ_i drifts "
+    "in proportion to the position p, by a thousandth of a radian near p = ten thousand. "
+    "Compute θ_i, p·θ_i and their cos and sin in float64 (positions.astype(float), no "
+    "np.float32)."
+)
+
+
+def float32_angles(X, positions, base: float) -> np.ndarray:
+    """RoPE with θ_i, p·θ_i and their cos and sin computed in float32 (the rest in float64)."""
+    X = np.asarray(X, dtype=np.float64)
+    T, d = X.shape[-2:]
+    pos = np.arange(T) if positions is None else np.asarray(positions)
+    theta = 1.0 / np.float32(base) ** (np.arange(0, d, 2, dtype=np.float32) / np.float32(d))
+    angle = pos[..., None].astype(np.float32) * theta.astype(np.float32)
+    cos, sin = np.cos(angle).astype(np.float64), np.sin(angle).astype(np.float64)
+    out = np.empty(X.shape)
+    x0, x1 = X[..., 0::2], X[..., 1::2]
+    out[..., 0::2], out[..., 1::2] = x0 * cos - x1 * sin, x0 * sin + x1 * cos
+    return out
+
+
+def within_float32_angles(X, positions, got, expected) -> bool:
+    """Whether ``got`` differs from ``expected`` no more than angles rounded to float32 make
+    it: each token by at most its length times a few float32 steps of its largest angle p."""
+    X = np.asarray(X, dtype=np.float64)
+    if got.shape != expected.shape or not np.isfinite(got).all():
+        return False
+    T = X.shape[-2]
+    pos = np.arange(T) if positions is None else np.asarray(positions, dtype=np.float64)
+    pos = np.broadcast_to(np.abs(pos), X.shape[:-1])
+    allowed = np.linalg.norm(X, axis=-1) * 4 * 2.0**-23 * (pos + 1) + 1e-12
+    return bool(np.all(np.linalg.norm(got - expected, axis=-1) <= allowed))
+
+
 def pairs_from_one(base: float, d: int) -> str:
     """The hint for the pairs counted from 1: θ_i = base^(−2(i+1)/d)."""
     first = number(float(base) ** (-2 / d))
@@ -138,6 +175,54 @@ def theta_over_T(T: int, d: int) -> str:
         f"θ_i = base^(−2i/T) divides the exponent by the sequence length T = {T}; it divides by "
         f"the size of the vectors, d = {d}: θ_i = base^(−2i/d), the same for every sequence."
     )
+
+
+#: Per-batch positions given their feature axis in front of the last (positions[:, None]).
+POSITIONS_AXIS_MISPLACED = (
+    "per-batch positions get their new axis in the wrong place (positions[:, None], right "
+    "only for positions of shape (T,)): add the feature axis last, positions[..., None] · θ, "
+    "of shape (..., T, d/2), lined up with X's pairs."
+)
+
+
+def positions_axis_misplaced(shape: tuple, at: int, half: int) -> str:
+    """The hint for positions of ``shape`` given a new axis at ``at`` instead of at the end."""
+    moved = (*shape[:at], 1, *shape[at:])
+    return (
+        f"the positions of shape {shape} get their new axis at {at} (positions[:, None] gives "
+        f"{moved}), which is right only for positions of shape (T,): per-batch positions keep "
+        "their batch axes in front, so add the feature axis last, positions[..., None] · θ, of "
+        f"shape {shape} + (d/2,) = {(*shape, half)}, lined up with X's pairs."
+    )
+
+
+def default_positions_from_front(first: int, T: int) -> str:
+    """The hint for default positions counted along X's first axis (len(X), X.shape[0])."""
+    return (
+        f"the default positions count X's first axis (np.arange(len(X)) or X.shape[0]), which "
+        f"is the batch ({first}) once X has batch axes, not the T = {T} tokens: take T from the "
+        "end, np.arange(X.shape[-2])."
+    )
+
+
+#: :func:`default_positions_from_front` without the case's numbers (a hidden test's).
+DEFAULT_POSITIONS_FROM_FRONT = (
+    "the default positions count X's first axis (np.arange(len(X)) or X.shape[0]), which is "
+    "the batch once X has batch axes, not the tokens: take T from the end, X.shape[-2]."
+)
+
+
+def _axis_inserted(positions, said: str) -> int | None:
+    """Where numpy's broadcast error shows ``positions`` with a new axis of size 1 put in
+    before its last axis (positions[:, None] on per-batch positions), or None."""
+    shape = np.shape(positions)
+    if len(shape) < 2:
+        return None
+    for at in range(len(shape)):
+        moved = (*shape[:at], 1, *shape[at:])
+        if moved[-1] != 1 and "(" + ",".join(str(n) for n in moved) + ")" in said:
+            return at
+    return None
 
 
 def rope(X, positions=None, base=10000.0, **how) -> np.ndarray:
@@ -209,6 +294,7 @@ def mistakes(X, positions=None, base=10000.0) -> list:
     )
     # positions past T that wrap around to others (p mod T) in an angle table of arange(T)
     wraps = positions is not None and not np.array_equal(np.asarray(positions) % T, positions)
+    double = np.asarray(X).dtype != np.float32  # float32 inputs: float32 angles are the contract
     return [
         (HALF_SPLIT, rope(X, positions, base, half_split=True)),
         (THETA_FROM_I, rope(X, positions, base, exponent="i")),
@@ -235,6 +321,7 @@ def mistakes(X, positions=None, base=10000.0) -> list:
         (DOUBLED_EXPONENT, rope(X, positions, base, exponent="doubled") if d > 2 else None),
         (angle_table(T), rope(X, positions, base, wrapped=True) if wraps else None),
         (LAST_PAIR, rope(X, positions, base, last_pair=True) if d > 2 else None),
+        (FLOAT32_ANGLES, float32_angles(X, positions, base) if double else None),
     ]
 
 
@@ -356,6 +443,22 @@ class RotaryEmbedding(Check):
                 "inputs): use positions[..., None] * θ.",
             )
         half = np.shape(X)[-1] // 2
+        said = "".join(error.split()).replace(",)", ")")
+        is_broadcast = (outcome.code or "") == "raised:ValueError" and "broadcast" in error
+        lead = np.shape(X)[:-2]
+        if is_broadcast and positions is None and lead and lead[0] != T:
+            if f"({lead[0]},{half})" in said:  # arange(len(X)): the batch size, not T
+                return CheckFailed(
+                    f"{self.name}: {default_positions_from_front(lead[0], T)} ({error})",
+                    public=f"{self.name}: {DEFAULT_POSITIONS_FROM_FRONT}",
+                )
+        moved = _axis_inserted(positions, said)
+        if is_broadcast and moved is not None:
+            hint = positions_axis_misplaced(np.shape(positions), moved, half)
+            return CheckFailed(
+                f"{self.name}: {hint} ({error})",
+                public=f"{self.name}: {POSITIONS_AXIS_MISPLACED}",
+            )
         shape = np.shape(positions)
         bare_shape = "".join(str(shape).split()).replace(",)", ")")
         no_axis = (bare_shape + f"({half})", f"({half})" + bare_shape)  # p·θ or θ·p
@@ -400,6 +503,11 @@ class RotaryEmbedding(Check):
         except CheckFailed as exc:
             if any(hint in str(exc) for hint, _ in known):  # a catalogued mistake
                 raise
+            double = contract == "float64" and out.dtype == np.float64  # else: the dtype said
+            if double and within_float32_angles(X, _args(call)[1], out, expected):
+                raise CheckFailed(
+                    f"{self.name}: {FLOAT32_ANGLES}", named=("hint", self.name, FLOAT32_ANGLES)
+                ) from None
             lengths = np.linalg.norm(np.asarray(X, float), axis=-1)
             if not close(np.linalg.norm(out.astype(float), axis=-1), lengths, contract=contract):
                 how = str(exc).split(": ", 1)[-1]

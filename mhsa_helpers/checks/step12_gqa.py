@@ -117,6 +117,17 @@ def mask_repeated(mask_shape: tuple, group: int, heads: int) -> str:
     )
 
 
+def mask_per_group(group: int) -> str:
+    """The hint for a per-head mask read as one mask per K/V group: each group of ``group``
+    query heads uses its first head's mask."""
+    return (
+        "each group of g = n_heads // n_kv_heads = "
+        f"{group} query heads uses its first head's mask (mask[..., ::g, :, :] repeated g times), "
+        "as if a per-head mask (..., n_heads, T, T) had one mask per K/V head: it has one per "
+        "query head, so add it as it is; only K and V are shared within a group."
+    )
+
+
 _SHAPES = r"\(([\d,\s]+)\)"
 
 #: Words of numpy's errors when arrays of different head counts or widths meet.
@@ -272,6 +283,9 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
     ]
     if mask is not None:
         out.append((MASK_IGNORED_HEADS, run(masked=False)))
+    if group > 1 and np.ndim(mask) == X.ndim + 1 and np.shape(mask)[-3] == h:  # per head
+        by_group = np.repeat(np.asarray(mask)[..., ::group, :, :], group, axis=-3)
+        out.append((mask_per_group(group), run(M=by_group)))
     raw = without_head_axis(mask, (*Qh.shape[:-1], Qh.shape[-2]))  # scores: (..., h, T, T)
     if raw is not None:
         out.append((lacks_head_axis(mask, X.shape), run(M=raw)))
@@ -418,8 +432,10 @@ class GroupedQueryAttention(Check):
         wrong = Call(
             (X, W, Wkv, Wkv, W, h, kv), raises="ValueError", context={"why": why}, own=True
         )
-        # a mask with its head axis, one entry per query head, on groups of two or more
-        kv, group, d_k, T = (int(n) for n in rng.integers(2, 4, size=4))
+        # a mask with its head axis, one entry per query head, on groups of two or more; T ≥ 3,
+        # so that the heads' masks (causal, then windows of 2, 3, …) differ within a group
+        kv, group, d_k = (int(n) for n in rng.integers(2, 4, size=3))
+        T = int(rng.integers(3, 6))
         h, lead = kv * group, random_shape(rng)
         X = rng.normal(size=(*lead, T, h * d_k))
         heads = np.broadcast_to(per_head_mask(T, h), (*lead, h, T, T)).copy()

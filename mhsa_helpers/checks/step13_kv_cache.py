@@ -11,6 +11,7 @@ multi-head self-attention over the prefix, not from the reference's
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -61,6 +62,17 @@ AS_SEQUENCE = (
     "x is read as a sequence of tokens: x[None, :] puts the new token axis in front, so a "
     f"batch of new tokens (B, d_model) becomes one sequence of B tokens. {TOKEN_AXIS_AT_MINUS_2}"
 )
+
+
+def mask_on_one_row(t1: int) -> str:
+    """The hint for a causal mask of the whole sequence (t + 1 = ``t1`` positions) given to the
+    one new query of a decoding step."""
+    return (
+        f"no mask belongs in a decoding step: a ({t1}, {t1}) mask (a causal one) is made for a "
+        f"whole sequence of {t1} queries, but the step has one query, the new token's, whose "
+        "one row of scores sees every cached position and itself (the cache holds only the "
+        "past: there is nothing after it to block). Attend without a mask."
+    )
 
 
 def at_least_2d(batch: int) -> str:
@@ -388,6 +400,18 @@ class DecodeStep(Check):
         step 1); from step 2 on, numpy's concatenate refuses t and 1 positions.
         """
         x, cache, h = call.args[0], call.args[1], call.args[6]
+        found = re.search(
+            r"mask must broadcast against the scores of shape \(([\d,\s]*)\), but got a mask "
+            r"of shape \(([\d,\s]*)\)",
+            said,
+        )
+        if found:  # a (t + 1, t + 1) mask, as for a whole sequence, against one query's row
+            scores, mask = (
+                tuple(int(n) for n in g.replace(",", " ").split()) for g in found.groups()
+            )
+            t1 = scores[-1] if scores else 0
+            if len(scores) >= 2 and scores[-2] == 1 and t1 > 1 and mask[-2:] == (t1, t1):
+                return mask_on_one_row(t1)
         if cache is None or np.ndim(x) != 1:  # with batch axes: the batch axes' sentence
             return None
         t = call.context["step"]

@@ -45,8 +45,8 @@ INVERTED = (
     "output shrink, multiply them by exp(m_old - m_new) (at most 1), not exp(m_new - m_old)."
 )
 INVERTED_FIRST = (
-    f"{INVERTED} On the first block m_old = −∞, so exp(m_new - m_old) = ∞, and the running "
-    "sum's 0·∞ is NaN in every row."
+    f"{INVERTED} On the first block m_old = −∞ (or a start such as −1e30), so "
+    "exp(m_new - m_old) = ∞, and the running sum's 0·∞ is NaN in every row."
 )
 SHIFT_BY_OLD = (
     "the block's scores are shifted by the old running maximum, exp(S - m_old): on the first "
@@ -115,6 +115,13 @@ BLOCK_OWN_SUM = (
     "sum to 1 by themselves and the row's weights add up to more than 1: the denominator is "
     "the whole row's sum. Keep a running sum ℓ (rescaled by exp(m_old - m_new) like O) and "
     "divide O by ℓ once, after the last block."
+)
+
+NORMALISED_EACH_BLOCK = (
+    "the output O is divided by ℓ inside the loop, after every block, yet the next block's "
+    "exp(S - m_new)·V is added to it undivided: the earlier blocks and the new one no longer "
+    "share one denominator. Keep O and ℓ unnormalised across the blocks (both rescaled by "
+    "exp(m_old - m_new) when m grows) and divide O by ℓ once, after the last block."
 )
 
 OLD_MAX_OUTPUT = (
@@ -218,6 +225,12 @@ def variant(Q, K, V, b, causal=False, **mistake):
             else:
                 O = (O if mistake.get("out") else O * r) + P @ V[..., s:e, :]
             m = m_new
+            if mistake.get("each_block") == "reset":  # O normalised, ℓ set back to 1
+                O, l = O / l, np.ones_like(l)
+            elif mistake.get("each_block"):  # O normalised, ℓ kept: O / ℓ returned as it is
+                O = O / l
+        if mistake.get("each_block") == "kept":
+            return O
         if mistake.get("averaged") == "seen":  # over the blocks that saw a key
             return sum(blocks) / np.maximum(sum(seen), 1)
         if mistake.get("averaged"):
@@ -425,6 +438,10 @@ class TiledAttention(Check):
             (BLOCKS_AVERAGED, variant(Q, K, V, b, causal, averaged=True) if b < T_k else None),
             (BLOCKS_AVERAGED, variant(Q, K, V, b, causal, averaged="seen") if b < T_k else None),
             (NOT_DIVIDED, variant(Q, K, V, b, causal, not_divided=True)),
+            *(
+                (NORMALISED_EACH_BLOCK, variant(Q, K, V, b, causal, each_block=e))
+                for e in (("reset", "kept") if b < T_k else ())
+            ),
             (BLOCK_OWN_SUM, variant(Q, K, V, b, causal, block_sum=True)),
             (
                 by_block_length(min(b, T_k), Q.shape[-1]),
@@ -470,8 +487,9 @@ class TiledAttention(Check):
     def verdict(self, calls, outcomes):
         """As :meth:`Check.verdict`; an overflow on scores of hundreds names the missing shift,
         unless its value is a block's own maximum taken for the running one (which overflows in
-        the rescale instead) or the output's exponentials taken against the old maximum (exp(S)
-        on the first block): :meth:`Check.judge_warned` names those from the value."""
+        the rescale instead), the output's exponentials taken against the old maximum (exp(S)
+        on the first block) or the inverted rescale exp(m_new - m_old) from a finite start:
+        :meth:`Check.judge_warned` names those from the value."""
         renamed = []
         for call, outcome in zip(calls, outcomes, strict=False):
             error = outcome.error or ""
@@ -507,8 +525,9 @@ class TiledAttention(Check):
         super().judge_warned(call, outcome)
 
     def _named_by_value(self, call, outcome) -> bool:
-        """Whether an overflowing call's value is that of :data:`BLOCK_MAXIMUM` or of
-        :data:`OLD_MAX_OUTPUT`."""
+        """Whether an overflowing call's value is that of :data:`BLOCK_MAXIMUM`, of
+        :data:`OLD_MAX_OUTPUT` or of :data:`INVERTED_FIRST` (where the missing shift gives
+        another)."""
         if outcome.value is None or call.memory or call.raises is not None:
             return False
         Q, K, V, b = call.args
@@ -517,10 +536,16 @@ class TiledAttention(Check):
             got = _floating(self.name, outcome.value, "the output")
         except CheckFailed:  # not floats: the verdict says so
             return False
-        return any(
+        if any(
             close(got, variant(Q, K, V, b, causal, **{slip: True}))
             for slip in ("block_max", "old_max")
-        )
+        ):
+            return True
+        # the inverted rescale from a finite start (m = -1e30): exp(m_new - m_old) overflows on
+        # the first block, and its ∞·0 leaves every row NaN, where the missing shift is finite
+        inverted = variant(Q, K, V, b, causal, inverted=True)
+        no_shift = variant(Q, K, V, b, causal, no_shift=True)
+        return close(got, inverted) and not close(inverted, no_shift)
 
     def judge(self, call, got):
         if call.memory:

@@ -28,6 +28,7 @@ from .hints import (
     by_d_model,
     every_kind_of_mask,
     not_dividing,
+    queries_bare_reshape,
     scaled_wrongly,
     values_from_W_k,
     wrong_axis,
@@ -82,6 +83,8 @@ def reshaped_with_X_batch(X, C) -> str:
     )
 
 
+#: The queries alone split by a bare reshape, K and V by split_heads.
+QUERIES_BARE = queries_bare_reshape("T_q")
 #: Q, K and V split by a bare reshape to (..., h, T, d_k), the heads merged back likewise.
 BARE_SPLIT = bare_reshape("X·W_Q, C·W_K and C·W_V are")
 
@@ -199,6 +202,13 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
                 A = ref.softmax(Qb @ Kb.swapaxes(-1, -2) / math.sqrt(d_k) + M)
                 out.append((BARE_SPLIT, (bare(A @ Vb) @ W_o, A)))
             except ValueError:  # C's batch axes and X's do not meet: a function raises
+                pass
+        Kh, Vh = (ref.split_heads(C @ W, h) for W in (W_k, W_v))  # only Q split bare
+        with np.errstate(all="ignore"):
+            try:
+                A = ref.softmax(Qb @ Kh.swapaxes(-1, -2) / math.sqrt(d_k) + M)
+                out.append((QUERIES_BARE, (ref.merge_heads(A @ Vh) @ W_o, A)))
+            except ValueError:
                 pass
     if mask is not None:
         out.append((MASK_IGNORED_HEADS, run(masked=False)))

@@ -133,7 +133,9 @@ class SlidingWindowMask(Check):
         # first, window ≥ T (the causal mask): the shorter windows after it tell no mask there
         # from a symmetric band
         calls = [Call((T, T + int(rng.integers(0, 3))))]
-        for _ in range(5):
+        T = int(rng.integers(3, 40))  # then 1 < window < T, which tells them apart
+        calls.append(Call((T, int(rng.integers(2, T)))))
+        for _ in range(4):
             T = int(rng.integers(2, 40))
             calls.append(Call((T, int(rng.integers(1, T + 4)))))
         calls.append(
@@ -169,9 +171,11 @@ class SlidingWindowMask(Check):
             return
         finite_for_infinity(f"{self.name}({T}, {w})", got, expected, "the window mask")
         if w >= T > 1 and _array_equal(got, np.zeros((T, T))):
-            # no mask, or a symmetric band: alike here; a shorter window (which the check
-            # narrows with, Check.narrow) tells them apart
-            raise AmbiguousMistake(self.name, [LONG_WINDOW_NO_MASK, NOT_CAUSAL])
+            # no mask, or a symmetric band (or, at window T or T + 1, a loop whose negative key
+            # index wraps around, which fills every row): alike here; a shorter window (which
+            # the check narrows with, Check.narrow) tells them apart
+            wraps = [wraps_around(T, min(w, T))] if w <= T + 1 else []
+            raise AmbiguousMistake(self.name, [LONG_WINDOW_NO_MASK, NOT_CAUSAL, *wraps])
         hints = []  # the mistakes whose mask this is, each once
         for hint, wrong in known:
             if wrong is None or wrong.dtype == bool or hint in hints:

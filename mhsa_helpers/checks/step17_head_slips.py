@@ -231,6 +231,12 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
     if shared:  # an input shared by the batch: its gradient is the sum of every sequence's
         full = [np.broadcast_to(M, (*lead, *M.shape[-2:])) for M in (Q, K, V)]
         out.append((not_summed_back(shared, lead), ref.attention_head_backward(*full, dOut, mask)))
+        # the gradient of a shared input averaged over the sequences it serves, not summed
+        counts = [math.prod(lead) // math.prod(M.shape[:-2]) for M in (Q, K, V)]
+        right = ref.attention_head_backward(Q, K, V, dOut, mask)
+        averaged = tuple(g / n for g, n in zip(right, counts, strict=True))
+        served = {n: counts["QKV".index(n)] for n in shared}
+        out.append((averaged_back(served), averaged))
     return out
 
 
@@ -248,6 +254,25 @@ def scaled_by_positions(T: int, what: str, d_k: int) -> str:
     return (
         f"dQ and dK are divided by √T = √{T}, T the number of {what} ({axis}): the scores were "
         f"divided by √d_k = √{d_k}, {QK_WIDTH} ({axis[0]}.shape[-1]), and so is dZ."
+    )
+
+
+def averaged_back(served: dict[str, int]) -> str:
+    """The hint for the gradients of shared inputs averaged over the sequences they serve
+    (``served``: input name → how many sequences share it) instead of summed."""
+    names = " and ".join(f"d{n}" for n in served)
+    counts = set(served.values())
+    if len(counts) == 1:
+        verb = "is" if len(served) == 1 else "are"
+        said = f"{names} {verb} averaged over the {counts.pop()} sequences that share "
+        said += " and ".join(served)
+    else:
+        said = "the shared inputs' gradients are averaged, " + ", ".join(
+            f"d{n} over the {c} sequences that share {n}" for n, c in served.items()
+        )
+    return (
+        f"{said} (a mean over the broadcast axes): each sequence adds its own gradient to a "
+        "shared input, so sum over those axes, not mean."
     )
 
 

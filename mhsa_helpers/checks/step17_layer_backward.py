@@ -147,6 +147,17 @@ DW_O_BY_HEADS = (
     "with no division."
 )
 
+DW_O_BARE_RESHAPE = (
+    "dW_O uses the heads (..., h, T, d_k) flattened with a bare reshape into (..., T, "
+    "d_model): each row then holds pieces of one head's rows, not one token's heads. C, the "
+    "input of W_O, is merge_heads(heads) (swap the head and token axes back, then reshape), "
+    "so dW_O = Cᵀ·dOut with that C."
+)
+DX_PATHS_AVERAGED = (
+    "dX is the mean of the three paths into X, not their sum: X makes Q, K and V, and the "
+    "gradients of its three uses add up, dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ, with no division."
+)
+
 
 class Whole(str):
     """A hint that names a mistake only where every part of the result shows it (one factor
@@ -225,6 +236,8 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
         dX = dQ @ W_q.T
     if mistake.get("residual"):
         dX = dX + dOut
+    if mistake.get("dx_averaged"):
+        dX = dX / 3
     if mistake.get("without"):  # one of the three paths left out
         paths = {"Q": dQ @ W_q.T, "K": dK @ W_k.T, "V": dV @ W_v.T}
         dX = sum(p for k, p in paths.items() if k != mistake["without"])
@@ -236,6 +249,8 @@ def layer_variant(X, W_q, W_k, W_v, W_o, h, dOut, mask=None, **mistake) -> tuple
         dW_o = total(X, dOut)
     if mistake.get("dwo_v"):
         dW_o = total(X @ W_v, dOut)
+    if mistake.get("dwo_bare"):  # the heads (..., h, T, d_k) reshaped without the swap
+        dW_o = total(heads.reshape(X.shape), dOut)
     if mistake.get("dwo_by_heads"):
         dW_o = dW_o / h
     return dX, (*dWs, dW_o)
@@ -266,6 +281,7 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
     out.append((DW_O_FROM_V, layer_variant(*args, dwo_v=True)))
     out.append((PROJECTIONS_FROM_DC, layer_variant(*args, from_dc=True)))
     out.append((RESIDUAL_BACK, layer_variant(*args, residual=True)))
+    out.append((DX_PATHS_AVERAGED, layer_variant(*args, dx_averaged=True)))
     positions = math.prod(X.shape[:-1])  # B·T
     count = "B·T" if X.ndim > 2 else "T"
     for n, label, what in (
@@ -291,6 +307,7 @@ def layer_mistakes(X, W_q, W_k, W_v, W_o, h, dOut, mask=None) -> list:
         out.append((BARE_SPLIT, layer_variant(*args, bare_split=True)))
         out.append((DH_DIAGONAL_BLOCKS, layer_variant(*args, diagonal=True)))
         out.append((DW_O_BY_HEADS.format(h=h), layer_variant(*args, dwo_by_heads=True)))
+        out.append((DW_O_BARE_RESHAPE, layer_variant(*args, dwo_bare=True)))
     if X.ndim > 2:
         out.append((DW_NOT_SUMMED, layer_variant(*args, not_summed=True)))
     if math.prod(X.shape[:-2]) > 1:

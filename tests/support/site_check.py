@@ -673,11 +673,23 @@ def contrast(page, selector: str) -> list[tuple[str, float]]:
 
 
 def picture_png(page, widget) -> bytes:
-    """A screenshot of ``widget``'s picture (animations finished)."""
-    picture = widget.locator(BOOK.picture).first
-    picture.wait_for(state="visible", timeout=10_000)
-    picture.scroll_into_view_if_needed()
-    return picture.screenshot(animations="disabled")
+    """A screenshot of ``widget``'s picture (animations finished).
+
+    A widget may draw its picture anew at any moment (a change of the colour scheme, a
+    font loaded): a picture replaced between being found and being shot is found again.
+    """
+    from playwright.sync_api import Error  # imported where a browser runs, as above
+
+    for attempt in range(5):
+        picture = widget.locator(BOOK.picture).first
+        picture.wait_for(state="visible", timeout=10_000)
+        try:
+            picture.scroll_into_view_if_needed()
+            return picture.screenshot(animations="disabled")
+        except Error as error:
+            if "not attached to the DOM" not in str(error) or attempt == 4:
+                raise
+    raise AssertionError("unreachable")
 
 
 def widgets(page, with_control: str | None = None):

@@ -1003,7 +1003,7 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
 def project_qkv(X, W_q, W_k, W_v):
     return tuple((W.T @ X.T).T for W in (W_q, W_k, W_v))
 """,
-        "which is X @ W for a 2-D X only",
+        "the column-vector convention q = Wᵀx, equals X @ W for a 2-D X only",
     ),
     # Masks the keys (K rows set to -1e9) instead of the scores.
     "multi_head_self_attention_mask_written_into_K": (
@@ -1221,5 +1221,177 @@ def project_qkv(X, W_q, W_k, W_v):
     return A @ V, A
 """,
         "the scores are multiplied by the mask, Z * M",
+    ),
+    # ---- round 7 (set G) ----
+    # The fused product X @ [W_q W_k W_v] split along axis 0 (set G).
+    "g03_qkv_fused_split_axis0": (
+        "03_qkv",
+        "project_qkv",
+        """def project_qkv(X, W_q, W_k, W_v):
+    W_qkv = np.concatenate([W_q, W_k, W_v], axis=1)
+    qkv = X @ W_qkv
+    Q, K, V = np.split(qkv, 3, axis=0)
+    return Q, K, V
+""",
+        "is split into three along its first axis",
+    ),
+    # d_k ** 1 / 2 read as (Q·Kᵀ / d_k) / 2: ** binds tighter than / (set G).
+    "g05_scores_precedence": (
+        "05_scores",
+        "attention_scores",
+        """def attention_scores(Q, K):
+    d_k = Q.shape[-1]
+    return Q @ np.swapaxes(K, -1, -2) / d_k ** 1 / 2
+""",
+        "the scores are divided by 2·d_k = 8",
+    ),
+    # The mask forced into (T_q, T_k) by a reshape (set G).
+    "g08_head_mask_reshape_2d": (
+        "08_head_output",
+        "attention_head",
+        """def attention_head(Q, K, V, mask=None):
+    Z = mh.attention_scores(Q, K)
+    if mask is not None:
+        Z = Z + np.reshape(mask, Z.shape[-2:])
+    A = mh.softmax(Z)
+    return A @ V, A
+""",
+        "the mask is forced into the shape (T_q, T_k)",
+    ),
+    # θ and p·θ computed in float32, as PyTorch code does (set G).
+    "g11_rope_float32_angles": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    d = X.shape[-1]
+    if d % 2:
+        raise ValueError("d must be even")
+    pos = np.arange(X.shape[-2]) if positions is None else np.asarray(positions)
+    inv_freq = (1.0 / base ** (np.arange(0, d, 2, dtype=np.float32) / d)).astype(np.float32)
+    ang = pos[..., None].astype(np.float32) * inv_freq
+    cos, sin = np.cos(ang).astype(X.dtype), np.sin(ang).astype(X.dtype)
+    x0, x1 = X[..., 0::2], X[..., 1::2]
+    out = np.empty(X.shape)
+    out[..., 0::2] = x0 * cos - x1 * sin
+    out[..., 1::2] = x0 * sin + x1 * cos
+    return out
+""",
+        "the angles are computed in float32",
+    ),
+    # Only the queries split by a bare reshape; K and V by split_heads (set G).
+    "g15_cross_q_not_transposed": (
+        "15_cross",
+        "cross_attention",
+        """def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    if X.shape[-1] % n_heads:
+        raise ValueError("n_heads must divide d_model")
+
+    *lead, T_q, d = X.shape
+    d_k = d // n_heads
+    Qh = (X @ W_q).reshape(*lead, n_heads, T_q, d_k)
+    Kh, Vh = (mh.split_heads(C @ Wm, n_heads) for Wm in (W_k, W_v))
+    if mask is not None and 2 < np.ndim(mask) <= max(X.ndim, C.ndim):
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "the queries X·W_Q are reshaped straight to (..., n_heads, T_q, d_k)",
+    ),
+    # K transposed by np.transpose(K, (0, 2, 1)): one batch axis only (set G).
+    "g08_head_transpose_3d": (
+        "08_head_output",
+        "attention_head",
+        """def attention_head(Q, K, V, mask=None):
+    Z = Q @ np.transpose(K, (0, 2, 1)) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        Z = Z + mask
+    A = mh.softmax(Z)
+    return A @ V, A
+""",
+        "Swap K's last two axes, counted from the end: np.swapaxes(K, -1, -2)",
+    ),
+    # M.T reverses every axis: M.T.reshape(h, d_k, T) splits a 2-D M only (set G).
+    "g04_split_transpose_all": (
+        "04_heads",
+        "split_heads",
+        """def split_heads(M, n_heads):
+    T, d = M.shape[-2], M.shape[-1]
+    d_k = d // n_heads
+    return M.T.reshape(n_heads, d_k, T).transpose(0, 2, 1)
+""",
+        "M.T reverses all of M's axes",
+    ),
+    # A scale d_k ** 1/2 = d_k/2 (set G, a variant).
+    "g05_scores_precedence_scale_variable": (
+        "05_scores",
+        "attention_scores",
+        """def attention_scores(Q, K):
+    d_k = Q.shape[-1]
+    scale = d_k ** 1/2
+    return Q @ np.swapaxes(K, -1, -2) / scale
+""",
+        "the scores are divided by d_k/2 = 3.5",
+    ),
+    # np.split's default axis 0 on the fused product (set G, a variant).
+    "g03_qkv_fused_split_default_axis": (
+        "03_qkv",
+        "project_qkv",
+        """def project_qkv(X, W_q, W_k, W_v):
+    return tuple(np.split(X @ np.hstack([W_q, W_k, W_v]), 3))
+""",
+        "is split into three along its first axis",
+    ),
+    # The mask broadcast to (T_q, T_k): a per-sequence mask fails (set G, a variant).
+    "g08_head_mask_broadcast_to_2d": (
+        "08_head_output",
+        "attention_head",
+        """def attention_head(Q, K, V, mask=None):
+    Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        Z = Z + np.broadcast_to(mask, (Q.shape[-2], K.shape[-2]))
+    A = mh.softmax(Z)
+    return A @ V, A
+""",
+        "the mask is forced into the shape (T_q, T_k)",
+    ),
+    # K.transpose(0, 2, 1) in attention_scores (set G, a variant).
+    "g05_scores_transpose_3d": (
+        "05_scores",
+        "attention_scores",
+        """def attention_scores(Q, K):
+    return Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])
+""",
+        "np.swapaxes(K, -1, -2)",
+    ),
+    # float32 angles, cos and sin then in float64 (set G, a variant).
+    "g11_rope_float32_angles_cos_float64": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    d = X.shape[-1]
+    if d % 2:
+        raise ValueError("d must be even")
+    T = X.shape[-2]
+    p = np.arange(T, dtype=np.float32) if positions is None else np.asarray(positions, np.float32)
+    theta = np.float32(base) ** (-np.arange(0, d, 2, dtype=np.float32) / np.float32(d))
+    ang = (p[..., None] * theta).astype(np.float64)
+    out = np.array(X, dtype=float)
+    x0, x1 = out[..., 0::2].copy(), out[..., 1::2].copy()
+    out[..., 0::2] = x0 * np.cos(ang) - x1 * np.sin(ang)
+    out[..., 1::2] = x0 * np.sin(ang) + x1 * np.cos(ang)
+    return out
+""",
+        "the angles are computed in float32",
+    ),
+    # The bound with floor division, 6 // (d_in + d_out) = 0: every weight 0 (set H).
+    "init_weights_bound_floor_division": (
+        "02_parameters",
+        "init_weights",
+        """import math
+def init_weights(d_in, d_out, rng):
+    a = math.sqrt(6 // (d_in + d_out))
+    return rng.uniform(-a, a, size=(d_in, d_out))
+""",
+        "every weight is 0",
     ),
 }

@@ -1496,4 +1496,357 @@ def multi_head_self_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
 """,
         "one position too many",
     ),
+    # Takes the default positions from len(X), which is T only without batch axes (with them it is the batch size). (set F)
+    "rotary_embedding_default_positions_len_X": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    d = X.shape[-1]
+    if d % 2:
+        raise ValueError("d must be even")
+    if positions is None:
+        positions = np.arange(len(X))
+    angle = np.asarray(positions)[..., None] * base ** (-np.arange(0, d, 2) / d)
+    c, s = np.cos(angle), np.sin(angle)
+    out = np.empty(X.shape)
+    out[..., 0::2] = X[..., 0::2] * c - X[..., 1::2] * s
+    out[..., 1::2] = X[..., 0::2] * s + X[..., 1::2] * c
+    return out
+""",
+        "the default positions count X's first axis",
+    ),
+    # Indexes positions[:, None], which is right for positions of shape (T,) but puts the new axis in the wrong place for (B, T) positions. (set F)
+    "rotary_embedding_positions_axis_in_front": (
+        "11_rope",
+        "rotary_embedding",
+        """def rotary_embedding(X, positions=None, base=10000.0):
+    T, d = X.shape[-2:]
+    if d % 2:
+        raise ValueError("d must be even")
+    pos = np.arange(T) if positions is None else np.asarray(positions)
+    theta = base ** (-np.arange(0, d, 2) / d)
+    angle = pos[:, None] * theta   # (T, d/2)
+    c, s = np.cos(angle), np.sin(angle)
+    out = np.empty(X.shape)
+    out[..., 0::2] = X[..., 0::2] * c - X[..., 1::2] * s
+    out[..., 1::2] = X[..., 0::2] * s + X[..., 1::2] * c
+    return out
+""",
+        "get their new axis at 1 (positions[:, None]",
+    ),
+    # Sums the weight gradients with an einsum written for exactly one batch axis, so unbatched inputs and two batch axes fail. (set F)
+    "mhsa_backward_einsum_one_batch_axis": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def _head_backward(Q, K, V, dOut, mask=None):
+    _, A = mh.attention_head(Q, K, V, mask)
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - (dA * A).sum(-1, keepdims=True)) / np.sqrt(Q.shape[-1])
+    return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, dV
+
+def _head_mask(mask, X):
+    if mask is not None and 2 < np.ndim(mask) <= np.ndim(X):
+        mask = np.expand_dims(mask, -3)
+    return mask
+
+def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    d = X.shape[-1]
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    Qh, Kh, Vh = (mh.split_heads(M, n_heads) for M in (Q, K, V))
+    mask = _head_mask(mask, X)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    C = mh.merge_heads(heads)
+    dQh, dKh, dVh = _head_backward(Qh, Kh, Vh, mh.split_heads(dOut @ W_o.T, n_heads), mask)
+    dQ, dK, dV = (mh.merge_heads(g) for g in (dQh, dKh, dVh))
+    total = lambda A, B: np.einsum("btd,bte->de", A, B)
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    return dX, (total(X, dQ), total(X, dK), total(X, dV), total(C, dOut))
+""",
+        "np.einsum's subscripts name a fixed set of axes",
+    ),
+    # Builds the keys with W_v and the values with W_k. (set F)
+    "multi_query_attention_k_v_swapped": (
+        "10_capstone",
+        "multi_query_attention",
+        """def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    K = np.expand_dims(X @ W_v, -3)
+    V = np.expand_dims(X @ W_k, -3)
+    if mask is not None and 2 < np.ndim(mask) <= np.ndim(X):
+        mask = np.expand_dims(mask, -3)
+    out, A = mh.attention_head(Qh, K, V, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "K and V are swapped",
+    ),
+    # Averages the query heads into one, sharing the queries as well as K and V, instead of keeping h query heads. (set F)
+    "multi_query_attention_query_heads_averaged": (
+        "10_capstone",
+        "multi_query_attention",
+        """def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    K = np.expand_dims(X @ W_k, -3)
+    V = np.expand_dims(X @ W_v, -3)
+    if mask is not None and 2 < np.ndim(mask) <= np.ndim(X):
+        mask = np.expand_dims(mask, -3)
+    q = Qh.mean(axis=-3, keepdims=True)  # one query head to match one K/V head
+    out, A = mh.attention_head(q, K, V, mask)
+    out = np.broadcast_to(out, Qh.shape)
+    A = np.broadcast_to(A, Qh.shape[:-1] + (A.shape[-1],))
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "the query heads are averaged into one",
+    ),
+    # Treats a per-head mask as one mask per K/V group and keeps only the first query head's mask of each group, instead of giving every query head its own. (set F)
+    "grouped_query_attention_mask_first_of_group": (
+        "12_gqa",
+        "grouped_query_attention",
+        """def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    d_model = X.shape[-1]
+    if d_model % n_heads or n_heads % n_kv_heads:
+        raise ValueError("n_heads must divide d_model and n_kv_heads must divide n_heads")
+    group = n_heads // n_kv_heads
+    Qh = mh.split_heads(X @ W_q, n_heads)
+    Kh = np.repeat(mh.split_heads(X @ W_k, n_kv_heads), group, axis=-3)
+    Vh = np.repeat(mh.split_heads(X @ W_v, n_kv_heads), group, axis=-3)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if 2 < mask.ndim <= X.ndim:
+            mask = np.expand_dims(mask, -3)
+        elif mask.ndim == X.ndim + 1 and mask.shape[-3] == n_heads:
+            # one mask per K/V head, shared by its group
+            mask = np.repeat(mask[..., ::group, :, :], group, axis=-3)
+    out, A = mh.attention_head(Qh, Kh, Vh, mask)
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "uses its first head's mask",
+    ),
+    # Adds a (t+1, t+1) causal mask although the new token's single query may see every cached key; the mask broadcasts the one query to t+1 rows and row 0 sees only key 0. (set F)
+    "decode_step_causal_mask_on_one_query": (
+        "13_kv_cache",
+        "decode_step",
+        """def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    d_model = x.shape[-1]
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} must divide d_model={d_model}")
+    row = x[..., None, :]                                  # (..., 1, d_model)
+    q, k, v = (mh.split_heads(row @ W, n_heads) for W in (W_q, W_k, W_v))
+    if cache is None:
+        K, V = k, v
+    else:
+        K = np.concatenate([cache[0], k], axis=-2)
+        V = np.concatenate([cache[1], v], axis=-2)
+    t1 = K.shape[-2]
+    out, _ = mh.attention_head(q, K, V, mh.causal_mask(t1))   # decoding is causal
+    return mh.merge_heads(out)[..., 0, :] @ W_o, (K, V)
+""",
+        "no mask belongs in a decoding step",
+    ),
+    # Averages the gradient of a broadcast input over the batch instead of summing it. (set F)
+    "attention_head_backward_shared_grads_averaged": (
+        "17_backward",
+        "attention_head_backward",
+        """def attention_head_backward(Q, K, V, dOut, mask=None):
+    out, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - (dA * A).sum(-1, keepdims=True)) / s
+    def back(g, shape):
+        while g.ndim > len(shape):
+            g = g.mean(axis=0)
+        for ax, n in enumerate(shape):
+            if n == 1 and g.shape[ax] != 1:
+                g = g.mean(axis=ax, keepdims=True)
+        return g
+    return back(dZ @ K, Q.shape), back(np.swapaxes(dZ, -1, -2) @ Q, K.shape), back(dV, V.shape)
+""",
+        "averaged over the 6 sequences that share K and V",
+    ),
+    # Returns bytes for float32 (4 per number) instead of the number of cached numbers. (set F)
+    "kv_cache_size_float32_bytes": (
+        "10_capstone",
+        "kv_cache_size",
+        """def kv_cache_size(seq_len, d_model, n_heads, multi_query=False):
+    d_k = d_model // n_heads
+    numbers = 2 * seq_len * (d_k if multi_query else d_model)
+    return numbers * 4  # float32
+""",
+        "counts numbers, not bytes",
+    ),
+    # Uses a symmetric band |i - j| < window, which also lets a query see window - 1 future keys. (set F)
+    "sliding_window_mask_symmetric_band_set_f": (
+        "16_sliding_window",
+        "sliding_window_mask",
+        """def sliding_window_mask(seq_len, window):
+    if not isinstance(window, (int, np.integer)) or isinstance(window, bool) or window < 1:
+        raise ValueError(f"window must be an integer of at least 1, got {window!r}")
+    i, j = np.indices((seq_len, seq_len))
+    return np.where(np.abs(i - j) < window, 0.0, -np.inf)
+""",
+        "the window is not causal",
+    ),
+    # Uses exp(m_new - m) as the correction factor, the inverse of exp(m - m_new), from a start m = -1e30 (it overflows). (set G)
+    "tiled_attention_rescale_inverted_from_finite_start": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+
+    if not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size must be an integer >= 1, got {block_size!r}")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError('causal attention needs T_q == T_k')
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full((*lead, T_q, 1), -1e30)
+    l = np.zeros((*lead, T_q, 1))
+    acc = np.zeros((*lead, T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        c = np.exp(m_new - m)
+        l = c * l + P.sum(axis=-1, keepdims=True)
+        acc = c * acc + P @ V[..., s:e, :]
+        m = m_new
+    return acc / l
+""",
+        "the rescale is inverted",
+    ),
+    # Divides the output by l after every block and resets l to 1. (set G)
+    "tiled_attention_normalised_after_every_block": (
+        "14_tiled",
+        "tiled_attention",
+        """def tiled_attention(Q, K, V, block_size, causal=False):
+
+    if not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size must be an integer >= 1, got {block_size!r}")
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    if causal and T_q != T_k:
+        raise ValueError('causal attention needs T_q == T_k')
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full((*lead, T_q, 1), -np.inf)
+    l = np.zeros((*lead, T_q, 1))
+    acc = np.zeros((*lead, T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+
+    for s in range(0, T_k, block_size):
+        e = min(s + block_size, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        P = np.exp(S - m_new)
+        c = np.exp(m - m_new)
+        l = c * l + P.sum(axis=-1, keepdims=True)
+        acc = c * acc + P @ V[..., s:e, :]
+        m = m_new
+        acc = acc / l
+        l = np.ones_like(l)
+    return acc / l
+""",
+        "divided by ℓ inside the loop, after every block",
+    ),
+    # Computes dW_o from the heads flattened with a bare reshape instead of the merged heads. (set G)
+    "mhsa_backward_dW_o_from_heads_bare_reshape": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def _head_backward(Q, K, V, dOut, mask=None):
+    _, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - (dA * A).sum(-1, keepdims=True)) / s
+    return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, np.swapaxes(A, -1, -2) @ dOut
+
+def _fix_mask(mask, ndim):
+    if mask is not None and 2 < np.ndim(mask) <= ndim:
+        mask = np.expand_dims(mask, -3)
+    return mask
+
+def _flat_T(A, B):
+    return A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
+
+def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    h = n_heads
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    Qh, Kh, Vh = (mh.split_heads(M, h) for M in (Q, K, V))
+    mask = _fix_mask(mask, X.ndim)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+
+    dMerged = dOut @ W_o.T
+    dQh, dKh, dVh = _head_backward(Qh, Kh, Vh, mh.split_heads(dMerged, h), mask)
+    dQ, dK, dV = (mh.merge_heads(G) for G in (dQh, dKh, dVh))
+    dX = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    return dX, (_flat_T(X, dQ), _flat_T(X, dK), _flat_T(X, dV), _flat_T(heads.reshape(X.shape), dOut))
+""",
+        "dW_O uses the heads (..., h, T, d_k) flattened with a bare reshape",
+    ),
+    # Averages the three paths into X instead of summing them. (set G)
+    "mhsa_backward_dX_paths_averaged": (
+        "17_backward",
+        "multi_head_self_attention_backward",
+        """def _head_backward(Q, K, V, dOut, mask=None):
+    _, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - (dA * A).sum(-1, keepdims=True)) / s
+    return dZ @ K, np.swapaxes(dZ, -1, -2) @ Q, np.swapaxes(A, -1, -2) @ dOut
+
+def _fix_mask(mask, ndim):
+    if mask is not None and 2 < np.ndim(mask) <= ndim:
+        mask = np.expand_dims(mask, -3)
+    return mask
+
+def _flat_T(A, B):
+    return A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
+
+def multi_head_self_attention_backward(X, W_q, W_k, W_v, W_o, n_heads, dOut, mask=None):
+    h = n_heads
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    Qh, Kh, Vh = (mh.split_heads(M, h) for M in (Q, K, V))
+    mask = _fix_mask(mask, X.ndim)
+    heads, _ = mh.attention_head(Qh, Kh, Vh, mask)
+    merged = mh.merge_heads(heads)
+
+    dMerged = dOut @ W_o.T
+    dQh, dKh, dVh = _head_backward(Qh, Kh, Vh, mh.split_heads(dMerged, h), mask)
+    dQ, dK, dV = (mh.merge_heads(G) for G in (dQh, dKh, dVh))
+    dX = (dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T) / 3
+    return dX, (_flat_T(X, dQ), _flat_T(X, dK), _flat_T(X, dV), _flat_T(merged, dOut))
+""",
+        "the mean of the three paths into X",
+    ),
+    # Transposes with .T (V.T, dZ.T, A.T), which reverses every axis: right for a single 2-D head only. (set G)
+    "attention_head_backward_dot_T_on_heads": (
+        "17_backward",
+        "attention_head_backward",
+        """def _sum_to(g, shape):
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for ax, n in enumerate(shape):
+        if n == 1 and g.shape[ax] != 1:
+            g = g.sum(axis=ax, keepdims=True)
+    return g
+
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    _, A = mh.attention_head(Q, K, V, mask)
+    s = np.sqrt(Q.shape[-1])
+    dA = dOut @ V.T
+    dZ = A * (dA - np.sum(dA * A, axis=-1, keepdims=True)) / s
+    dQ = dZ @ K
+    dK = dZ.T @ Q
+    dV = A.T @ dOut
+    return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
+""",
+        ".T reverses every axis of an array with batch or head axes",
+    ),
 }
