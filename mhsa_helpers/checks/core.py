@@ -75,7 +75,8 @@ class Call:
     own: bool = False
     #: What the check computed of this call once (its catalogue), kept with it: a check's
     #: calls are drawn once per process (:meth:`Check.calls`), so a second run judges at once.
-    memo: dict = field(default_factory=dict, compare=False, repr=False)
+    #: Never passed on: a call made from this one (``dataclasses.replace``) starts empty.
+    memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
 
 def frozen(value):
