@@ -74,6 +74,7 @@ __all__ = [
     "scaled_wrongly",
     "song_and_question",
     "values_from_W_k",
+    "w_o_transposed",
     "warned_on_the_way",
     "whole_array_sum",
     "wrong_axis",
@@ -249,11 +250,19 @@ def whole_array_sum(Z) -> str:
 
 #: The layer without its output projection.
 W_O_MISSING = "the output projection W_O is missing: multiply the concatenated heads by W_O."
+
+
+def w_o_transposed(T: str = "T") -> str:
+    """The hint for a layer's output projection applied transposed; ``T`` names the rows
+    (the positions of the queries: "T", or "T_q" where keys come from elsewhere)."""
+    return (
+        f"W_O is transposed: the merged heads (..., {T}, d_model) times W_O, not W_O.T "
+        "(a weight's rows are its inputs, as in X·W_Q)."
+    )
+
+
 #: The layer's output projection transposed.
-W_O_TRANSPOSED = (
-    "W_O is transposed: the merged heads (..., T, d_model) times W_O, not W_O.T "
-    "(a weight's rows are its inputs, as in X·W_Q)."
-)
+W_O_TRANSPOSED = w_o_transposed()
 #: Heads merged last first (a space and where the columns go follow).
 REVERSED_MERGE = "the heads are merged in reverse order: head 1 fills the first d_k columns"
 

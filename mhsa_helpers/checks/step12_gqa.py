@@ -26,6 +26,7 @@ from .hints import (
     QUERY_HEADS_STRIDED,
     SQUARE_WEIGHTS_TRANSPOSED,
     W_O_MISSING,
+    W_O_TRANSPOSED,
     WRONG_AXIS_HEADS,
     by_d_model,
     every_kind_of_mask,
@@ -253,6 +254,7 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, kv, mask) -> list:
             run(Kh=columns[0], Vh=columns[1]),
         ),
         (W_O_MISSING, run(W_out=None)),
+        (W_O_TRANSPOSED, run(W_out=W_o.T)),
         (by_d_model(d_model, d_k), run(scale=math.sqrt(d_model))),
         (
             "K/V head j takes every n_kv_heads-th column of X @ W_k (columns j, j + n_kv_heads, "

@@ -31,6 +31,7 @@ from .hints import (
     queries_bare_reshape,
     scaled_wrongly,
     values_from_W_k,
+    w_o_transposed,
     wrong_axis,
 )
 from .masks import HEAD_AXIS_TWICE, head_axis_twice, per_head, per_head_mask, per_sequence_mask
@@ -168,6 +169,7 @@ def mistakes(X, C, W_q, W_k, W_v, W_o, h, mask) -> list:
             run(k=X),
         ),
         (W_O_MISSING, run(W_out=None)),
+        (w_o_transposed("T_q"), run(W_out=W_o.T)),
         (by_d_model(d_model, d_k), run(scale=math.sqrt(d_model))),
         (NOT_SCALED, run(scale=1.0)),
         (wrong_axis("each row (one query of X)", " over the positions of C"), run(axis=-2)),
