@@ -76,6 +76,16 @@ MEAN_QUERY_HEAD = (
     "with its own queries."
 )
 
+#: W_K and W_V widened to n_heads·d_k columns by repeating each column in place (np.repeat).
+COLUMNS_REPEATED = (
+    "each column of W_K and W_V is repeated n_heads times in place (np.repeat along the "
+    "columns), so after the split each head holds copies of a few of the shared head's "
+    "columns, not the whole shared head: column c lands in columns c·n_heads to c·n_heads + "
+    "n_heads − 1. Keep K = X·W_K as one shared head and give it a head axis of size 1, "
+    "(X @ W_k)[..., None, :, :] (np.tile(W_k, n_heads), whole copies side by side, would "
+    "work too)."
+)
+
 #: The queries split by a bare reshape to (..., h, T, d_k), and the heads merged back likewise.
 QUERIES_BARE_RESHAPE = bare_reshape("the queries X·W_Q are")
 
@@ -180,6 +190,9 @@ def mistakes(X, W_q, W_k, W_v, W_o, h, mask) -> list:
         mean = np.broadcast_to(Qh.mean(axis=-3, keepdims=True), Qh.shape)  # averaged heads
         out.append((MEAN_QUERY_HEAD, *run(Qh=mean)))
     out.append((KV_SWAPPED, *run(K=V, V=K)))
+    if h > 1 and d_k > 1:  # np.repeat(W_k, h, axis=1): column c copied h times side by side
+        Kr, Vr = (ref.split_heads(np.repeat(S[..., 0, :, :], h, axis=-1), h) for S in (K, V))
+        out.append((COLUMNS_REPEATED, *run(K=Kr, V=Vr)))
     if X.ndim > 2:  # K and V (..., T, d_k) without a head axis: the batch meets the heads
         try:
             out.append((no_head_axis(), *run(K=K[..., 0, :, :], V=V[..., 0, :, :])))
