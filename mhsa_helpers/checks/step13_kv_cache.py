@@ -159,11 +159,14 @@ def old_cache(t: int) -> str:
     )
 
 
-def head_axis_grown(h: int, t: int) -> str:
-    """The hint for the new key and value concatenated along the head axis at step ``t``."""
+def head_axis_grown(h: int, t: int, returned: bool = False) -> str:
+    """The hint for the new key and value concatenated along the head axis at step ``t``;
+    ``returned`` where the function returned that cache (at step 1, where numpy can join them)
+    rather than meeting an error."""
     return (
         f"the cache grows along the head axis: the new key and value are concatenated on axis "
-        f"-3, so K' would have {2 * h} heads of {t} position{'s' * (t != 1)} instead of "
+        f"-3, so K' {'has' if returned else 'would have'} {2 * h} heads of {t} "
+        f"position{'s' * (t != 1)} instead of "
         f"n_heads = {h} heads of t + 1 = {t + 1}. Append along the positions, "
         "np.concatenate([K, k], axis=-2) (the same for V)."
     )
@@ -246,6 +249,12 @@ def mistakes(call: Call) -> list:
     read_swapped = (np.concatenate([K_old, v], axis=-2), np.concatenate([V_old, k], axis=-2))
     first = cache is None  # a cache that starts with a zero row
     K0, V0 = (np.concatenate([np.zeros_like(a), a], axis=-2) for a in (k, v))
+    # the new key and value joined on the head axis: numpy can at step 1 only (one position
+    # each); the query heads then read the newest n_heads of them, the new token alone
+    heads_grown = []
+    if t == 1:
+        grown_K, grown_V = (np.concatenate(p, axis=-3) for p in ((K_old, k), (V_old, v)))
+        heads_grown = [(head_axis_grown(h, t, returned=True), (y(k, v), (grown_K, grown_V)))]
     return [
         (PREPENDED, (right, prepended) if grown else None),
         (NOT_GROWN, (y(k, v), (k, v)) if grown else None),
@@ -263,6 +272,7 @@ def mistakes(call: Call) -> list:
         (ZEROS_FIRST, (y(K0, V0), (K0, V0)) if first else None),
         (token_axis_kept(right.shape), (right[..., None, :], (K, V))),
         (old_cache(t), (right, cache) if grown else None),
+        *heads_grown,
         (AS_SEQUENCE, as_sequence),
         (at_least_2d(x.shape[-2] if x.ndim > 1 else 1), front),
         (NO_W_O, (y(K, V, W_out=None), (K, V))),
