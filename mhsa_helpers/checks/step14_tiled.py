@@ -101,9 +101,12 @@ NOT_DIVIDED = (
     "every block, so return O / ℓ."
 )
 BLOCK_MAXIMUM = (
-    "the running maximum is replaced by each block's own maximum: when a block's scores are "
-    "lower than an earlier block's, exp(m_old - m_new) overflows. Keep the largest so far, "
-    "m_new = max(m_old, the block's maximum)."
+    "the running maximum is replaced by each block's own maximum (m_new = S.max(axis=-1, "
+    "keepdims=True)), which forgets the earlier blocks: when a block's scores are lower than "
+    "an earlier block's, exp(m_old - m_new) overflows, and after a block whose keys are all "
+    "blocked (its maximum −∞) the next rescale is exp(−∞) = 0, which wipes out the sum and "
+    "output kept so far. Keep the largest so far, m_new = np.maximum(m_old, S.max(axis=-1, "
+    "keepdims=True))."
 )
 NEW_BLOCK_RESCALED = (
     "the rescale multiplies the new block's exp(S - m_new)·V instead of the running output: "
@@ -129,6 +132,13 @@ OLD_MAX_OUTPUT = (
     "m_old, while the running sum ℓ takes it against the new one, so O and ℓ weigh the block "
     "differently (and on the first block, where m_old = −∞ is taken as 0, exp(S) itself can "
     "overflow). Rescale O by exp(m_old − m_new), then add exp(S − m_new)·V, as for ℓ."
+)
+
+
+OVERLAPPING_BLOCKS = (
+    "the blocks overlap: the slice K[..., s:s + block_size + 1] takes one key too many (a "
+    "slice's end is already excluded), so the last key of each block is also the first of the "
+    "next and is counted twice. Slice s:s + block_size (and the same rows of V)."
 )
 
 
@@ -179,7 +189,7 @@ def variant(Q, K, V, b, causal=False, **mistake):
             scale = math.sqrt(T_k)
         blocks, seen = [], []  # each block's own softmax output, and whether it saw a key
         for s in range(0, stop, b):
-            e = min(s + b, T_k)
+            e = min(s + b + 1 if mistake.get("overlap") else s + b, T_k)
             if mistake.get("by_block"):  # √ of the block's own length
                 scale = math.sqrt(e - s)
             S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / scale
@@ -205,9 +215,9 @@ def variant(Q, K, V, b, causal=False, **mistake):
                 l, O = l + P.sum(axis=-1, keepdims=True), O + P @ V[..., s:e, :]
                 continue
             m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
-            if mistake.get("block_max"):  # the block's own maximum (the old one if it has none)
-                top = S.max(axis=-1, keepdims=True)
-                m_new = np.where(np.isneginf(top), m, top)
+            if mistake.get("block_max"):  # the block's own maximum (the old one if it has none,
+                top = S.max(axis=-1, keepdims=True)  # or −∞ as it is, "raw")
+                m_new = top if mistake["block_max"] == "raw" else np.where(np.isneginf(top), m, top)
             shift = m_new if mistake.get("unguarded") else np.where(np.isneginf(m_new), 0.0, m_new)
             P = np.exp(S - shift)
             if mistake.get("block_sum"):  # each block over its own sum (0/0 where none is seen)
@@ -387,6 +397,10 @@ class TiledAttention(Check):
             Q, K = (rng.normal(size=(*lead, n, d_k)).astype(dtype) for n in (T_q, T_k))
             V = rng.normal(size=(*lead, T_k, d_v)).astype(dtype)
             calls.append(Call((Q, K, V, b), {"causal": True} if causal else {}))
+        # causal with blocks of one key: the first query meets two fully blocked blocks in a
+        # row, where a running maximum taken from each block alone (−∞) loses the sum so far
+        T, d_k = int(rng.integers(3, 7)), int(rng.integers(1, 5))
+        calls.append(Call((*(rng.normal(size=(T, d_k)) for _ in range(3)), 1), {"causal": True}))
         Q = 25 * rng.normal(size=(3, 6))  # scores of hundreds
         calls.append(Call((Q, 25 * rng.normal(size=(10, 6)), rng.normal(size=(10, 2)), 3)))
         calls.append(Call(very_negative(rng)))
@@ -432,6 +446,8 @@ class TiledAttention(Check):
             (NEW_BLOCK_RESCALED, variant(Q, K, V, b, causal, out="new")),
             (OLD_MAX_OUTPUT, variant(Q, K, V, b, causal, old_max=True)),
             (BLOCK_MAXIMUM, variant(Q, K, V, b, causal, block_max=True)),
+            (BLOCK_MAXIMUM, variant(Q, K, V, b, causal, block_max="raw") if causal else None),
+            (OVERLAPPING_BLOCKS, variant(Q, K, V, b, causal, overlap=True) if b < T_k else None),
             (INVERTED, variant(Q, K, V, b, causal, inverted="guarded")),
             (INVERTED_FIRST, None if close(first_nan, no_shift) else first_nan),
             (NO_SHIFT, no_shift),
