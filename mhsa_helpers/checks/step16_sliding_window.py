@@ -25,6 +25,12 @@ NOT_CAUSAL = (
     "the window is not causal: a symmetric band |i − j| < window lets a token see the tokens "
     "after it; keep only j ≤ i."
 )
+#: Only the keys too far back blocked (np.tril(full(−∞), −window)): the future left open.
+FUTURE_OPEN = (
+    "the future is not blocked: only the keys too far back (j ≤ i − window) are −∞, while "
+    "every later key (j > i) stays 0. The window is causal: −∞ for j > i too, 0 only where "
+    "i − window < j ≤ i."
+)
 #: A window as long as the sequence (or longer) taken for no mask at all.
 LONG_WINDOW_NO_MASK = (
     "a window as long as the sequence or longer (window ≥ seq_len) is taken for no mask "
@@ -85,6 +91,7 @@ def mistakes(T: int, w: int) -> list:
         (ONE_TOO_MANY, additive((j <= i) & (j >= i - w))),
         (ONE_TOO_FEW, additive((j <= i) & (j > i - w + 1))),
         (NOT_CAUSAL, additive(np.abs(i - j) < w)),
+        (FUTURE_OPEN, additive(j > i - w)),
         (NOT_ITSELF, additive((j < i) & (j >= i - w))),
         (NOT_ITSELF, additive((j < i) & (j > i - w))),
         (LOOKS_AHEAD, additive(allowed.T)),
@@ -171,11 +178,14 @@ class SlidingWindowMask(Check):
             return
         finite_for_infinity(f"{self.name}({T}, {w})", got, expected, "the window mask")
         if w >= T > 1 and _array_equal(got, np.zeros((T, T))):
-            # no mask, or a symmetric band (or, at window T or T + 1, a loop whose negative key
-            # index wraps around, which fills every row): alike here; a shorter window (which
+            # no mask, a symmetric band or only the keys too far back blocked (or, at window T or
+            # T + 1, a loop whose negative key index wraps around, which fills every row): alike
+            # here; a shorter window (which
             # the check narrows with, Check.narrow) tells them apart
             wraps = [wraps_around(T, min(w, T))] if w <= T + 1 else []
-            raise AmbiguousMistake(self.name, [LONG_WINDOW_NO_MASK, NOT_CAUSAL, *wraps])
+            raise AmbiguousMistake(
+                self.name, [LONG_WINDOW_NO_MASK, NOT_CAUSAL, FUTURE_OPEN, *wraps]
+            )
         hints = []  # the mistakes whose mask this is, each once
         for hint, wrong in known:
             if wrong is None or wrong.dtype == bool or hint in hints:
