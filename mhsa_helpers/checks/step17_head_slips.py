@@ -72,6 +72,13 @@ MASK_LEAKS = (
     f"{GRADIENT_LEAKS}: the backward uses weights computed without the "
     "mask; use the forward's masked A (0 where blocked), so no gradient passes there."
 )
+FORWARD_UNMASKED = (
+    "the forward pass inside the backward runs without the mask (attention_head(Q, K, V)), "
+    "so A holds the weights of unmasked attention, and dV = Aᵀ·dOut and dZ = "
+    "softmax_backward(A, dA) are taken from it; zeroing dZ where the mask blocks afterwards "
+    "does not fix A, dV or dZ's other entries. Pass the mask to the forward, "
+    "attention_head(Q, K, V, mask): its A is 0 where a key is blocked, and so is dZ there."
+)
 FINITE_BACK = (
     f"{FULLY_BLOCKED_QUERY} still passes gradient: {FINITE_MASK}, so that "
     "query's weights sum to 1 instead of being 0. With the course's −∞ mask and softmax, a "
@@ -120,7 +127,8 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
             A = ref.softmax(
                 np.where(blocked, -1e9, Z) if mistake["finite"] == "fill" else Z + finite
             )
-        A_back = ref.softmax(Z) if mistake.get("leak") and mask is not None else A
+        leak = mistake.get("leak") or mistake.get("unmasked_forward")
+        A_back = ref.softmax(Z) if leak and mask is not None else A
         dA = dOut @ V.swapaxes(-1, -2)  # (..., T_q, T_k)
         if mistake.get("da_t"):
             dA = dA.swapaxes(-1, -2)  # (..., T_k, T_q): square only
@@ -135,6 +143,8 @@ def head_variant(Q, K, V, dOut, mask=None, **mistake) -> tuple:
             dZ = ref.softmax_backward(A_back, dA, -2 if mistake.get("sm_axis") else -1)
         if mistake.get("dz_mask") and mask is not None:
             dZ = dZ + mask
+        if mistake.get("unmasked_forward") and mask is not None:  # dZ zeroed where blocked
+            dZ = np.where(np.isneginf(mask), 0.0, dZ)
         if mistake.get("times_sqrt"):
             scale = 1.0 / math.sqrt(d_k)
         dV = (A_back if mistake.get("dv") else A_back.swapaxes(-1, -2)) @ dOut
@@ -223,6 +233,7 @@ def head_mistakes(Q, K, V, dOut, mask=None) -> list:
     if mask is not None and np.isneginf(mask).any():
         out.append((ZEROED_AFTER, head_variant(Q, K, V, dOut, mask, zeroed_after=True)))
         out.append((MASK_LEAKS, head_variant(Q, K, V, dOut, mask, leak=True)))
+        out.append((FORWARD_UNMASKED, head_variant(Q, K, V, dOut, mask, unmasked_forward=True)))
     causal = with_causal(mask, Q.shape[-2], K.shape[-2])
     if causal is not None:  # code for a decoder: causal whatever the mask argument says
         out.append((ALWAYS_CAUSAL_BACK, head_variant(Q, K, V, dOut, causal)))
