@@ -1849,4 +1849,210 @@ def attention_head_backward(Q, K, V, dOut, mask=None):
 """,
         ".T reverses every axis of an array with batch or head axes",
     ),
+    # Runs the forward pass without the mask and only zeroes dZ at blocked positions, so A (and everything after) is the unmasked one. (set H)
+    "attention_head_backward_forward_without_mask_dz_zeroed": (
+        "17_backward",
+        "attention_head_backward",
+        """def _sum_to(g, shape):
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for ax, n in enumerate(shape):
+        if n == 1 and g.shape[ax] != 1:
+            g = g.sum(axis=ax, keepdims=True)
+    return g
+
+def attention_head_backward(Q, K, V, dOut, mask=None):
+    out, A = mh.attention_head(Q, K, V)
+    d_k = Q.shape[-1]
+    dV = np.swapaxes(A, -1, -2) @ dOut
+    dA = dOut @ np.swapaxes(V, -1, -2)
+    dZ = A * (dA - (dA * A).sum(axis=-1, keepdims=True))
+    dZ = dZ / np.sqrt(d_k)
+    if mask is not None:
+        dZ = np.where(np.isneginf(mask), 0.0, dZ)
+    dQ = dZ @ K
+    dK = np.swapaxes(dZ, -1, -2) @ Q
+    return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
+""",
+        "the forward pass inside the backward runs without the mask",
+    ),
+    # Applies the output projection as W_o.T. (set H)
+    "cross_attention_w_o_transposed": (
+        "15_cross",
+        "cross_attention",
+        """def _check(d_model, n_heads):
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} must divide d_model={d_model}")
+
+def _mask_rule(mask, ndim):
+    if mask is None:
+        return None
+    mask = np.asarray(mask, dtype=float)
+    if 2 < mask.ndim <= ndim:
+        mask = np.expand_dims(mask, -3)
+    return mask
+
+def cross_attention(X, C, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    _check(X.shape[-1], n_heads)
+    Q = mh.split_heads(X @ W_q, n_heads)
+    K = mh.split_heads(C @ W_k, n_heads)
+    V = mh.split_heads(C @ W_v, n_heads)
+    out, A = mh.attention_head(Q, K, V, _mask_rule(mask, max(X.ndim, C.ndim)))
+    return mh.merge_heads(out) @ W_o.T, A
+""",
+        "W_O is transposed: the merged heads (..., T_q, d_model) times W_O, not W_O.T",
+    ),
+    # Projects with W_o.T (PyTorch o_proj.weight layout) instead of W_o. (set H)
+    "grouped_query_attention_w_o_transposed": (
+        "12_gqa",
+        "grouped_query_attention",
+        """def _check(d_model, n_heads, n_kv_heads):
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} must divide d_model={d_model}")
+    if n_heads % n_kv_heads:
+        raise ValueError(f"n_kv_heads={n_kv_heads} must divide n_heads={n_heads}")
+
+def _mask_rule(mask, x_ndim):
+    if mask is None:
+        return None
+    mask = np.asarray(mask, dtype=float)
+    if 2 < mask.ndim <= x_ndim:
+        mask = np.expand_dims(mask, -3)
+    return mask
+
+def grouped_query_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
+    _check(X.shape[-1], n_heads, n_kv_heads)
+    g = n_heads // n_kv_heads
+    Q = mh.split_heads(X @ W_q, n_heads)
+    K = np.repeat(mh.split_heads(X @ W_k, n_kv_heads), g, axis=-3)
+    V = np.repeat(mh.split_heads(X @ W_v, n_kv_heads), g, axis=-3)
+    out, A = mh.attention_head(Q, K, V, _mask_rule(mask, X.ndim))
+    return mh.merge_heads(out) @ W_o.T, A
+""",
+        "W_O is transposed: the merged heads (..., T, d_model) times W_O, not W_O.T",
+    ),
+    # Concatenates the new key and value on axis -3 (heads) instead of -2 (tokens), so the cache grows in heads. (set H)
+    "decode_step_concatenates_on_the_head_axis_from_step_1": (
+        "13_kv_cache",
+        "decode_step",
+        """def _heads(d_model, n_heads):
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} must divide d_model={d_model}")
+    return d_model // n_heads
+
+def decode_step(x, cache, W_q, W_k, W_v, W_o, n_heads):
+    _heads(x.shape[-1], n_heads)
+    row = x[..., None, :]
+    q, k, v = (mh.split_heads(row @ W, n_heads) for W in (W_q, W_k, W_v))
+    K = k if cache is None else np.concatenate([cache[0], k], axis=-3)
+    V = v if cache is None else np.concatenate([cache[1], v], axis=-3)
+    reps = K.shape[-3] // n_heads
+    out, _ = mh.attention_head(q, K[..., -n_heads:, :, :], V[..., -n_heads:, :, :])
+    return mh.merge_heads(out)[..., 0, :] @ W_o, (K, V)
+""",
+        "K' has 4 heads of 1 position instead of n_heads = 2 heads",
+    ),
+    # Widens W_k and W_v with np.repeat (each column repeated h times side by side) instead of np.tile, so heads see scrambled copies of the shared head. (set H)
+    "multi_query_attention_w_k_columns_repeated_in_place": (
+        "10_capstone",
+        "multi_query_attention",
+        """def _mask_rule(mask, x_ndim):
+    if mask is None:
+        return None
+    mask = np.asarray(mask, dtype=float)
+    if 2 < mask.ndim <= x_ndim:
+        mask = np.expand_dims(mask, -3)
+    return mask
+
+def multi_query_attention(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    Wk = np.repeat(W_k, n_heads, axis=1)
+    Wv = np.repeat(W_v, n_heads, axis=1)
+    Q, K, V = (mh.split_heads(X @ W, n_heads) for W in (W_q, Wk, Wv))
+    out, A = mh.attention_head(Q, K, V, _mask_rule(mask, X.ndim))
+    return mh.merge_heads(out) @ W_o, A
+""",
+        "each column of W_K and W_V is repeated n_heads times in place",
+    ),
+    # Blocks only the keys too far in the past and forgets to block the future (j > i). (set H)
+    "sliding_window_mask_future_left_open": (
+        "16_sliding_window",
+        "sliding_window_mask",
+        """def _check(window):
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+        raise ValueError(f"window must be an integer of at least 1, got {window!r}")
+
+def sliding_window_mask(seq_len, window):
+    _check(window)
+    return np.tril(np.full((seq_len, seq_len), -np.inf), -window)
+""",
+        "the future is not blocked",
+    ),
+    # Uses the block's own maximum as the new reference instead of max(old, block), so exp(m_old - m_new) overflows when a later block has much smaller scores. (set H)
+    "tiled_attention_block_maximum_alone_with_causal_blocks": (
+        "14_tiled",
+        "tiled_attention",
+        """def _bs(block_size):
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size must be an integer of at least 1, got {block_size!r}")
+    return int(block_size)
+
+def tiled_attention(Q, K, V, block_size, causal=False):
+    b = _bs(block_size)
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full(lead + (T_q, 1), -np.inf)
+    l = np.zeros(lead + (T_q, 1))
+    acc = np.zeros(lead + (T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, b):
+        e = min(s + b, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = S.max(axis=-1, keepdims=True)
+        shift = np.where(np.isneginf(m_new), 0.0, m_new)
+        P = np.exp(S - shift)
+        r = np.exp(m - shift)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        acc = acc * r + P @ V[..., s:e, :]
+        m = m_new
+    return np.divide(acc, l, out=np.zeros_like(acc), where=l > 0)
+""",
+        "the running maximum is replaced by each block's own maximum",
+    ),
+    # Takes blocks K[s:s+b+1] (inclusive end), so the first key of every next block is counted twice. (set H)
+    "tiled_attention_blocks_overlap_by_one_key": (
+        "14_tiled",
+        "tiled_attention",
+        """def _bs(block_size):
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size must be an integer of at least 1, got {block_size!r}")
+    return int(block_size)
+
+def tiled_attention(Q, K, V, block_size, causal=False):
+    b = _bs(block_size)
+    T_q, d_k = Q.shape[-2:]
+    T_k = K.shape[-2]
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    m = np.full(lead + (T_q, 1), -np.inf)
+    l = np.zeros(lead + (T_q, 1))
+    acc = np.zeros(lead + (T_q, V.shape[-1]))
+    rows = np.arange(T_q)[:, None]
+    for s in range(0, T_k, b):
+        e = min(s + b + 1, T_k)
+        S = Q @ np.swapaxes(K[..., s:e, :], -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.arange(s, e) > rows, -np.inf, S)
+        m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
+        shift = np.where(np.isneginf(m_new), 0.0, m_new)
+        P = np.exp(S - shift)
+        r = np.exp(m - shift)
+        l = l * r + P.sum(axis=-1, keepdims=True)
+        acc = acc * r + P @ V[..., s:e, :]
+        m = m_new
+    return np.divide(acc, l, out=np.zeros_like(acc), where=l > 0)
+""",
+        "the blocks overlap",
+    ),
 }
