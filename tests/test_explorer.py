@@ -117,7 +117,8 @@ def test_the_data_names_the_example_and_offers_every_example():
     e = mh.get_example("question")
     assert ex.data["example"] == "question" and ex.data["title"] == e.title
     assert ex.data["h"] == 4 and ex.state["heads"] == 4 and ex.state["mask"] == "none"
-    assert set(ex.state) == {"example", "heads", "mask", "length"}
+    assert set(ex.state) == {"example", "layer", "heads", "mask", "length"}
+    assert ex.state["layer"] == 1 and ex.data["layer_choices"] == [1]  # one layer: nothing to choose
     assert [n for _, n in ex.data["examples"]] == list(mh.EXAMPLES)
     assert set(ex.data["meaning"]) >= {"X", "Z", "M", "A"}
     assert len(ex.texts) == 9 and all({"status", "notes", "failing"} <= set(t) for t in ex.texts)
