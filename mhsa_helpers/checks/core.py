@@ -20,6 +20,7 @@ result (:mod:`.comparison`), the failures and their public sentences
 from __future__ import annotations
 
 import contextvars
+import functools
 import sys
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -72,6 +73,44 @@ class Call:
     #: learner's code), not from a course function it calls: where no course function checks
     #: what is wrong (n_kv_heads not dividing n_heads), such an error is incidental.
     own: bool = False
+    #: What the check computed of this call once (its catalogue), kept with it: a check's
+    #: calls are drawn once per process (:meth:`Check.calls`), so a second run judges at once.
+    #: Never passed on: a call made from this one (``dataclasses.replace``) starts empty.
+    memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+
+
+def frozen(value):
+    """``value`` with every array in it (in tuples, lists and dicts too) made read-only.
+
+    A check's calls and catalogues are kept and read again: an array that something writes
+    into by mistake would change every later verdict, so writing into one raises at once.
+    """
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, tuple | list):
+        for item in value:
+            frozen(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            frozen(item)
+    return value
+
+
+def _memoized(catalogue):
+    """A check's ``catalogue`` computed once per call (kept in :attr:`Call.memo`)."""
+
+    @functools.wraps(catalogue)
+    def once(self, call):
+        key = ("catalogue", catalogue.__qualname__)
+        if key not in call.memo:
+            call.memo[key] = frozen(catalogue(self, call))
+        return call.memo[key]
+
+    return once
+
+
+#: How many draws of calls (visible, or hidden from one seed) each check keeps.
+KEPT_DRAWS = 8
 
 
 def elementwise_for_matmul(call_args, said: str) -> str | None:
@@ -139,7 +178,7 @@ def call_in_notebook(name: str, fn, calls: list[Call], hidden: bool = False) -> 
     """
     codes = {getattr(ref, n).__code__: n for n in forbidden(name)}
     requests = Check.registry[name].requests(calls)
-    timed = [reference_seconds_here(name, c.args, c.kwargs) for c in calls]
+    timed = [_reference_seconds(name, c) for c in calls]
     seconds = [kernel_call_s(t, c.memory) for t, c in zip(timed, calls, strict=True)]
 
     def said(index: int, ran_s: float, interrupted: bool) -> str:
@@ -151,6 +190,13 @@ def call_in_notebook(name: str, fn, calls: list[Call], hidden: bool = False) -> 
 
     raw = call_each(name, fn, requests, lambda: _ReferenceWatch(codes), seconds, said)
     return outcomes_of(raw)
+
+
+def _reference_seconds(name: str, call: Call) -> float:
+    """:func:`~mhsa_helpers.budget.reference_seconds_here` of ``call``, kept with it."""
+    if "reference seconds" not in call.memo:
+        call.memo["reference seconds"] = reference_seconds_here(name, call.args, call.kwargs)
+    return call.memo["reference seconds"]
 
 
 class Check:
@@ -178,6 +224,8 @@ class Check:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         exercise(cls.name)  # a check belongs to an exercise of the registry
+        if "catalogue" in cls.__dict__:
+            cls.catalogue = _memoized(cls.__dict__["catalogue"])
         Check.registry[cls.name] = cls()
 
     # -- inputs --------------------------------------------------------------
@@ -200,10 +248,22 @@ class Check:
         return out
 
     def calls(self, seed: int | None = None) -> list[Call]:
-        """The visible calls (``seed`` None) or the hidden calls drawn from ``seed``."""
-        if seed is None:
-            return self.visible()
-        return self.hidden(np.random.default_rng(seed))
+        """The visible calls (``seed`` None) or the hidden calls drawn from ``seed``.
+
+        Drawn once per process and seed (the last :data:`KEPT_DRAWS` seeds), their arrays
+        read-only: the learner's function is always given copies
+        (:func:`~mhsa_helpers.execution.child.contract.copy_inputs`).
+        """
+        drawn = self.__dict__.setdefault("_drawn", {})
+        if seed not in drawn:
+            fresh = self.visible() if seed is None else self.hidden(np.random.default_rng(seed))
+            for call in fresh:
+                frozen(call.args)
+                frozen(call.kwargs)
+            if len(drawn) >= KEPT_DRAWS:
+                drawn.pop(next(iter(drawn)))
+            drawn[seed] = fresh
+        return list(drawn[seed])
 
     # -- verdict -------------------------------------------------------------
     def catalogue(self, call: Call) -> tuple[Any, list[tuple[str, Any]]] | None:

@@ -12,6 +12,7 @@ inputs, shapes or values: :func:`redact` takes them out of a sentence,
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import re
 
@@ -81,11 +82,13 @@ def redact(text: str, bare: bool = False) -> str:
     return re.sub(r"(…[\s,]*)+…", "…", text)
 
 
+@functools.lru_cache(maxsize=4096)
 def mistake_key(hint: str) -> str:
     """The mistake a hint names, whatever numbers of its input it quotes.
 
     On another input the same mistake's hint may quote other sizes
-    ("divided by d_k = 2" on one head, "d_k = 4" on another).
+    ("divided by d_k = 2" on one head, "d_k = 4" on another). A verdict asks it of the
+    same few hints many times: each is worked out once.
     """
     return re.sub(r"\d+(\.\d+)?", "#", hint)
 

@@ -70,20 +70,41 @@ def _same(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
+def _print(x) -> tuple:
+    """A value's quick fingerprint: its type, and an array's shape, dtype and first entries."""
+    if isinstance(x, tuple | list):
+        return (type(x).__name__, *(_print(v) for v in x))
+    if isinstance(x, dict):
+        return ("dict", *((k, _print(v)) for k, v in sorted(x.items())))
+    if isinstance(x, np.ndarray):
+        return ("ndarray", x.shape, x.dtype.str, x.ravel()[:32].tobytes())
+    return (type(x).__name__, repr(x))
+
+
+@cache
+def _prints(name: str) -> tuple:
+    """:func:`_print` of the arguments of each of :func:`all_calls`."""
+    return tuple((_print(c.args), _print(c.kwargs)) for c in all_calls(name))
+
+
 def oracle(name: str, key: str):
     """The learner's ``name`` with mistake ``key``: right where the mistake changes nothing.
 
     Its answers are computed beforehand (the check catches a function that
-    calls the reference while it runs).
+    calls the reference while it runs), found again by the inputs (the check
+    passes copies): by their fingerprints, then compared whole (:func:`_same`).
     """
-    table = []
-    for call, (expected, known) in zip(all_calls(name), catalogues(name), strict=True):
+    table: dict = {}
+    for call, (expected, known), at in zip(
+        all_calls(name), catalogues(name), _prints(name), strict=True
+    ):
         wrong = [w for h, w in known if mistake(h) == key and w is not None]
-        table.append((call, wrong[0] if wrong else expected))
+        table.setdefault(at, []).append((call, wrong[0] if wrong else expected))
 
     def answer(*args, **kwargs):
+        found = table[(_print(args), _print(kwargs))]
         call, result = next(
-            (c, r) for c, r in table if _same(c.args, args) and _same(c.kwargs, kwargs)
+            (c, r) for c, r in found if _same(c.args, args) and _same(c.kwargs, kwargs)
         )
         if call.raises is not None:  # every mistake still refuses what the contract refuses
             raise getattr(builtins, call.raises)(f"{name} refuses these inputs, as it must.")
