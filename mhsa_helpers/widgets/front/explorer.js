@@ -79,6 +79,9 @@ export function queryMeasure(d, r) {
   const free = r.height - 58 - 64 - 40; // Q, K, V's title band, their column labels, the key
   let s = Math.min(44, (r.width - 20 - 3 * (SIZE.labels + SIZE.gap)) / (3 * nf));
   s = Math.max(12, Math.min(s, (free - nrow * (28 + 15 * T)) / T)); // no numbers: tooltips
+  // a long sequence (the induction model's 16 tokens): Q, K, V give way, down to 6 px cells,
+  // before the keys' lines (at least 12 px apart: their 11 px words) run off the screen
+  s = Math.min(s, Math.max(6, (free - nrow * (28 + 12 * T)) / T));
   const ls = Math.max(12, Math.min(15, ((free - T * s) / nrow - 28) / T));
   const bandH = 28 + ls * T, top = 58 + T * s + 64;
   const width = Math.max(r.width, 10 + 3 * (nf * s + SIZE.labels + SIZE.gap), ncol * 220);
