@@ -712,8 +712,9 @@ def test_the_explorer_draws_the_numbers_and_hatching_of_the_arrays(checker, page
 
 
 def test_every_control_of_the_explorer_works_without_a_kernel(checker, pages):
-    """Example, heads, mask (padding with its length), query, view, Prev / Next, step: each
-    changes what is drawn; pointing at a cell lights its query's and key's cells."""
+    """Example, layer (the induction model's), heads, mask (padding with its length), query,
+    view, Prev / Next, step: each changes what is drawn; pointing at a cell lights its
+    query's and key's cells."""
     with checker.open(pages["10_capstone"], viewport=WIDE) as (page, report):
         explorer = _explorer(page)
         picture = explorer.locator(sc.BOOK.picture)
@@ -732,8 +733,18 @@ def test_every_control_of_the_explorer_works_without_a_kernel(checker, pages):
             query = sc.control(explorer, "query")
             options = query.evaluate("(s) => [...s.options].map((o) => o.text)")
             assert len(options) == get_example(name).T, (name, options)
+        layers = explorer.locator(".mhsa-layer")
+        if name != "induction":
+            sc.choose(explorer, "example", "induction")
+            changed("induction")
+        assert layers.is_visible()  # the model of two layers: its layer control
+        sc.choose(explorer, "layer", 2)
+        changed("layer 2")
+        sc.choose(explorer, "mask", "none")  # its own mask is causal
+        changed("no mask")
         sc.choose(explorer, "example", "simple")
         changed("simple")
+        assert layers.is_hidden()  # one layer: nothing to choose
         for heads in (1, 2, 8):
             sc.choose(explorer, "heads", heads)
             changed(f"{heads} heads")
