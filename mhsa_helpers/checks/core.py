@@ -288,7 +288,8 @@ class Check:
         checks the very thing the text asks about (``mh.split_heads`` refusing
         an ``n_heads`` that does not divide ``d_model``); where no course
         function checks it, the call says ``own`` and only a ``raise`` in the
-        learner's own code counts.
+        learner's own code counts. With ``context={"names": "tau"}`` the message must
+        name that parameter (the text asks for a message naming what is wrong).
         """
         why = call.context.get("why", "these inputs")
         if outcome.raised is None:
@@ -300,6 +301,15 @@ class Check:
             raise CheckFailed(
                 f"{self.name} raises {call.raises} for {why}, but without a message: say what "
                 'is wrong, e.g. raise ValueError(f"... but got ...").'
+            )
+        names = call.context.get("names")
+        if names is not None and names not in message:
+            raise CheckFailed(
+                f"{self.name} raises {call.raises} for {why}, but its message ({message!r}) "
+                f"does not name {names}: say which argument is wrong and what came, e.g. "
+                f'raise {call.raises}(f"{names} must ..., but got {names}={{{names}!r}}").',
+                public=f"{self.name} raises {call.raises}, but its message does not name {names}.",
+                named=("relayed", "refusal_names_no_argument"),
             )
         if outcome.raised_here is False:
             where = (
