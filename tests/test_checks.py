@@ -8,6 +8,7 @@ import pytest
 from mhsa_helpers import checks
 from mhsa_helpers.checks.comparison import compare
 from mhsa_helpers.checks.core import Call, Outcome, call_in_notebook
+from mhsa_helpers.checks.failures import blind
 from mhsa_helpers.exercises import names
 from tests.support.answers import cast, load, single_precision, solution
 from tests.support.fresh_correct import CORRECT
@@ -439,6 +440,7 @@ def test_a_refusal_whose_call_says_names_must_name_that_argument():
     assert info.value.public.endswith("its message does not name window."), info.value.public
     plain = dataclasses.replace(call, context={"why": "window = 0"})  # no "names": any message
     assert check.judge_raised(plain, unnamed) is None
+    assert check.judge_raised(call, blind(unnamed)) is None  # a hidden test reads no words
 
 
 def test_compare_takes_its_axes_names_by_negative_index_and_refuses_a_tuple():

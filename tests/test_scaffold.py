@@ -117,8 +117,9 @@ def test_what_the_scaffold_writes_passes_ruff_before_any_edit(tmp_path):
         (tmp_path / folder / "__init__.py").touch()  # packages, as in the course: first-party
     for path in ("pyproject.toml", "mhsa_helpers/exercises.toml"):
         shutil.copy(ROOT / path, tmp_path / path)
+    last = tomllib.loads((ROOT / "mhsa_helpers" / "exercises.toml").read_text())["notebook"][-1]
     said = scaffold.new_exercise(
-        "grouped_temperature_softmax_backward", after="16", root=tmp_path,
+        "grouped_temperature_softmax_backward", after=last["stem"], root=tmp_path,
         signature="(Z, tau, n_heads, mask=None, axis=-1)", title="extension: a long name",
     )  # fmt: skip
     written = [ln.removeprefix("wrote ") for ln in said if ln.startswith("wrote ")]

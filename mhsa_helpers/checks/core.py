@@ -34,7 +34,15 @@ from ..execution.outcomes import Opaque, Outcome, outcomes_of
 from ..exercises import exercise, forbidden
 from .batches import batch_axes, batch_axes_error, one_batch_axis, reversed_by_dot_t
 from .comparison import JUDGED_ARGS, guard_numpy, precision, same
-from .failures import AmbiguousMistake, CheckFailed, NotYet, blind, mistake_key, said_publicly
+from .failures import (
+    A_MESSAGE,
+    AmbiguousMistake,
+    CheckFailed,
+    NotYet,
+    blind,
+    mistake_key,
+    said_publicly,
+)
 from .hints import EINSUM_SCORES, INT_CANNOT_HOLD_INFINITY, warned_on_the_way
 from .masks import (
     HEAD_AXIS_TWICE,
@@ -289,7 +297,8 @@ class Check:
         an ``n_heads`` that does not divide ``d_model``); where no course
         function checks it, the call says ``own`` and only a ``raise`` in the
         learner's own code counts. With ``context={"names": "tau"}`` the message must
-        name that parameter (the text asks for a message naming what is wrong).
+        name that parameter (the text asks for a message naming what is wrong): on the
+        visible calls only, since a hidden test never reads the learner's words (:func:`blind`).
         """
         why = call.context.get("why", "these inputs")
         if outcome.raised is None:
@@ -303,7 +312,7 @@ class Check:
                 'is wrong, e.g. raise ValueError(f"... but got ...").'
             )
         names = call.context.get("names")
-        if names is not None and names not in message:
+        if names is not None and message != A_MESSAGE and names not in message:
             raise CheckFailed(
                 f"{self.name} raises {call.raises} for {why}, but its message ({message!r}) "
                 f"does not name {names}: say which argument is wrong and what came, e.g. "
