@@ -99,16 +99,20 @@ def places() -> str:
     between = extensions[-1] if extensions and extensions[-1] != last else stems[-2]
     after = stems[stems.index(between) + 1]
 
-    def new(stem: str) -> str:
-        return new_stem(_number_of(stem), stems, "x").removesuffix("_x") + "_<name>"
+    def new(stem: str, stems: list[str]) -> str:
+        return _number_of(new_stem(_number_of(stem), stems, "x"))
 
+    first = new(between, stems)
+    then = new(
+        f"{first}_x", [*stems[: stems.index(after)], f"{first}_x", *stems[stems.index(after) :]]
+    )
     return "\n".join(
         [
             f"* after the last notebook, `{last}` (`--after {_number_of(last)}`): the next "
-            f"number, `{new(last)}`;",
+            f"number, `{new(last, stems)}_<name>`;",
             f"* between two, e.g. after `{between}` and before `{after}` "
             f"(`--after {_number_of(between)}`): the number before with the next free letter, "
-            f"`{new(between)}`, then `{_number_of(between)}b_…`.",
+            f"`{first}_<name>`, then `{then}_…`.",
         ]
     )
 
