@@ -450,3 +450,20 @@ def test_compare_takes_its_axes_names_by_negative_index_and_refuses_a_tuple():
         TypeError, match=r"by negative index, e.g. \{-2: .*but got \('query', 'key'\)"
     ):
         compare("f", A, A, "the weights", axes=("query", "key"))
+
+
+def test_a_call_that_must_raise_but_warns_is_told_to_refuse_not_of_the_warning():
+    """tau = 0 without a refusal divides by zero: the learner is told to raise, first."""
+    check = checks.CHECKS["sliding_window_mask"]
+    call = Call((5, 0), raises="ValueError", context={"why": "window = 0"})
+    warned = Outcome(
+        error="sliding_window_mask(5, 0) raised RuntimeWarning: divide by zero encountered "
+        "in divide (in these checks a warning counts as an error)",
+        code="warning",
+    )
+    failed = check.explain_error(call, warned)
+    assert str(failed).startswith(
+        "sliding_window_mask should raise ValueError for window = 0, but computed on and numpy "
+        "warned: RuntimeWarning: divide by zero encountered in divide. Check the argument first"
+    ), str(failed)
+    assert failed.public.endswith("but computed on."), failed.public

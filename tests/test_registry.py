@@ -165,6 +165,10 @@ def test_what_a_function_refuses_is_in_the_registry_and_its_check_asks_for_it():
         said = f"{e.name}: the registry's raises names {sorted(e.raised)}, but"
         assert visible == set(e.raised), f"{said} the visible calls raise {sorted(visible)}"
         assert hidden == set(e.raised), f"{said} the hidden calls raise {sorted(hidden)}"
+        for call in CHECKS[e.name].calls():  # the reference refuses them too: the rule's code
+            if call.raises is not None:
+                with pytest.raises(getattr(builtins, call.raises)):
+                    getattr(reference, e.name)(*call.args, **call.kwargs)
 
 
 def test_a_refusal_reaches_the_docstring_as_its_raises_section(tmp_path):

@@ -382,6 +382,16 @@ class Check:
             return CheckFailed(
                 self.too_many_calls(call, error), public=public, named=("contract", code)
             )
+        if call.raises is not None and code == "warning":  # it computed on: no check first
+            why = call.context.get("why", "these inputs")
+            return CheckFailed(
+                f"{self.name} should raise {call.raises} for {why}, but computed on and numpy "
+                f"warned: {said.split(' (in these checks', 1)[0]}. Check the argument first and "
+                f"raise {call.raises}(...) saying what is wrong.",
+                public=f"{self.name} should raise {call.raises} for a wrong argument, but "
+                "computed on.",
+                named=("relayed", "no_refusal"),
+            )
         if not code.startswith("raised:"):
             return CheckFailed(error, public=public, named=("contract", code) if code else None)
         if call.raises is not None and code != f"raised:{call.raises}":
