@@ -35,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mhsa_helpers.examples import EXAMPLES, get_example
+from mhsa_helpers.widgets.explorer import SUITED_MASK
 from tests.support import lab_harness as lab
 
 KINDS = ("step", "query", "view", "example", "heads", "mask", "length")
@@ -60,7 +61,7 @@ def tour(page) -> list[tuple[str, str, float, float]]:
         heads = ex.read()["heads"]
         if heads not in e.head_choices:  # as the explorer does
             heads = e.head_choices[min(1, len(e.head_choices) - 1)]
-        mask = "none" if name == "trained" else ex.read()["mask"]
+        mask = SUITED_MASK.get(name, ex.read()["mask"])  # a trained example: its own mask
         do(
             "example",
             f"example {name}",
@@ -79,7 +80,7 @@ def tour(page) -> list[tuple[str, str, float, float]]:
             while step < 9:
                 do("step", f"{name}, h={h}: next", ex.next.click)
                 step += 1
-        for m in ("causal", "padding", "none"):
+        for m in [*(m for m in ("causal", "padding", "none") if m != mask), mask]:  # each new
             do("mask", f"{name}: mask {m}", ex.button("mask", m).click, e, heads, m)
         for q in list(e.tokens[1:4]):
             do("query", f"{name}: query {q}", lambda q=q: ex.select("query").select_option(label=q))

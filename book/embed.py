@@ -7,7 +7,7 @@ redraws it with the course's functions (:data:`~mhsa_helpers.widgets.base.REFERE
 writes ``{entry, traits}`` by model id; :func:`html` makes that the page's output, which
 ``book/static/mhsa-book.js`` renders with the same module over ``front/local.js``'s
 ``localModel``, and one line for a reader without JavaScript. Nothing here knows a widget
-but the explorer, whose controls also change its data state (example, heads, mask,
+but the explorer, whose controls also change its data state (example, layer, heads, mask,
 length): its ``book`` entry (:func:`explorer_table`) is what the page computes new states
 from (``local.js`` ``explorerAnswer``).
 """
@@ -15,6 +15,7 @@ from (``local.js`` ``explorerAnswer``).
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import re
 from html import escape
@@ -59,12 +60,15 @@ def explorer_table(w: Explorer) -> dict:
     -------
     dict
         ``examples``: for each example the explorer can show (every one if its example
-        control is shown, else its own), ``X`` (T, d_model), ``W`` (W_q, W_k, W_v, W_o:
-        4 × (d_model, d_model)), its labels, ``head_choices``, ``heads`` (the default) and
-        ``T``; ``suited``: the mask an example is shown with (``SUITED_MASK``); ``texts``:
-        the distinct words of a state (each step's ``{status, notes, failing}``), and
-        ``words``: ``"example|heads|mask|reset"`` -> index in ``texts``, ``reset`` the mask
-        an example set aside (empty: none), for every state the page can reach.
+        control is shown, else its own), ``layers``: for each layer it can show (one but
+        for the induction model; every one if the layer control is shown, else its own)
+        ``{X, W}``, ``X`` (T, d_model) the layer's input and ``W`` (W_q, W_k, W_v, W_o:
+        4 × (d_model, d_model)); its labels, ``head_choices``, ``layer_choices``, ``heads``
+        (the default) and ``T``; ``suited``: the mask an example is shown with
+        (``SUITED_MASK``); ``texts``: the distinct words of a state (each step's ``{status,
+        notes, failing}``), and ``words``: ``"example|layer|heads|mask|reset"`` -> index in
+        ``texts``, ``reset`` the mask an example set aside (empty: none), for every state the
+        page can reach.
     """
     names = list(EXAMPLES) if "example" in w.controls else [w.state["example"]]
     table = {"examples": {}, "suited": SUITED_MASK, "words": {}, "texts": []}
@@ -72,25 +76,31 @@ def explorer_table(w: Explorer) -> dict:
     ex = Explorer(functions=REFERENCE, controls=())
     for name in names:
         e = get_example(name)
+        own = w.state["layer"] if name == w.state["example"] else e.layer_choices[0]
+        layers = e.layer_choices if "layer" in w.controls else [own]
+        at = {k: get_example(name, k) for k in layers}  # unreachable layers: null, not sent
         table["examples"][name] = {
-            "X": encode(e.X),
-            "W": [encode(m) for m in e.weights],
+            "layers": [
+                {"X": encode(at[k].X), "W": [encode(m) for m in at[k].weights]} if k in at else None
+                for k in e.layer_choices
+            ],
             "title": e.title,
             "tokens": list(e.tokens),
             "features": list(e.features),
             "head_choices": list(e.head_choices),
+            "layer_choices": e.layer_choices,
             "heads": default_heads(e),
             "T": e.T,
         }
-        for h in e.head_choices:
-            for mask in MASKS:
-                ex.change_state(example=name, heads=h, mask=mask)
-                ex.change_state(mask=mask)  # where the example set its own mask aside
-                resets = [m for m in MASKS if m != mask] if mask in SUITED_MASK.values() else []
-                for reset in ["", *resets]:
-                    ex._reset_mask = reset or None
-                    text = json.dumps([ex.words(s) for s in range(1, 10)])
-                    table["words"][f"{name}|{h}|{mask}|{reset}"] = seen.setdefault(text, len(seen))
+        for k, h, mask in itertools.product(layers, e.head_choices, MASKS):
+            ex.change_state(example=name, layer=k, heads=h, mask=mask)
+            ex.change_state(mask=mask)  # where the example set its own mask aside
+            resets = [m for m in MASKS if m != mask] if mask == SUITED_MASK.get(name) else []
+            for reset in ["", *resets]:
+                ex._reset_mask = reset or None
+                text = json.dumps([ex.words(s) for s in range(1, 10)])
+                key = f"{name}|{k}|{h}|{mask}|{reset}"
+                table["words"][key] = seen.setdefault(text, len(seen))
     ex.close()
     table["texts"] = [json.loads(t) for t in seen]
     return table

@@ -28,6 +28,7 @@ from mhsa_helpers.learner import learner_or_reference
 from mhsa_helpers.line_plots import halves_curves, scores_over_training
 from mhsa_helpers.plots import heads_figure, mark_cells
 from mhsa_helpers.training import induction, layer
+from mhsa_helpers.widgets.explorer import Explorer
 
 T, L, V = induction.SEQ_LEN, induction.PERIOD, len(induction.VOCAB)
 
@@ -215,6 +216,27 @@ for lay, A_all in ((1, everything.A1), (2, everything.A2)):
                 "induction head" if ind[k] > 0.5 else "")  # fmt: skip
         print(f"layer {lay} head {k + 1}: previous-token {prev[k]:.2f}, "
               f"induction {ind[k]:.2f}  {role}")
+
+# %% [markdown]
+# ### The circuit, step by step: the explorer
+#
+# The course ships the weights of this run (same seed, same steps) as the
+# worked example `induction` (`python -m mhsa_helpers.training.induction`
+# rebuilds it), on the held-out sequence drawn above. The explorer walks
+# through the nine steps of one layer at a time, with your functions where
+# their checks pass: choose **layer** 1 or 2. Layer 1's input $X$ is
+# $X_0 = E[x] + P$; layer 2's is the residual stream $X_1$, layer 1's input
+# plus its output. It opens on layer 2 at step 7: each head's induction
+# stripe, $L - 1 = 7$ below the diagonal in the second half. Layer 1 shows the
+# previous-token stripe just below the diagonal. The *query* view shows where
+# one token looks: pick a query in the second half, and follow its widest line
+# to the key after the earlier occurrence of the same letter. The mask is the
+# causal one the model learned with; choose *none* to see what the heads
+# would read if the future were not hidden.
+
+# %%
+Explorer(functions=functions, example="induction", layer=2, step=7, saved=True,
+         controls=("layer", "mask", "query", "view", "step"))  # fmt: skip
 
 # %% [markdown]
 # ### Try it: your own sequence

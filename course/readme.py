@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from course.scaffold import new_stem
 from mhsa_helpers.exercises import EXERCISES, KINDS, NOTEBOOKS, function_table, of_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,6 +88,40 @@ def brings() -> str:
     return "\n".join(rows)
 
 
+def places() -> str:
+    """Where ``new-exercise --after`` puts a notebook: after the last one, and between two.
+
+    The stems are the scaffold's own (:func:`course.scaffold.new_stem`), not typed again.
+    """
+    stems = [nb.stem for nb in NOTEBOOKS]
+    last = stems[-1]
+    extensions = [nb.stem for nb in NOTEBOOKS if nb.kind == "extension"]
+    between = extensions[-1] if extensions and extensions[-1] != last else stems[-2]
+    after = stems[stems.index(between) + 1]
+
+    def new(stem: str, stems: list[str]) -> str:
+        return _number_of(new_stem(_number_of(stem), stems, "x"))
+
+    first = new(between, stems)
+    then = new(
+        f"{first}_x", [*stems[: stems.index(after)], f"{first}_x", *stems[stems.index(after) :]]
+    )
+    return "\n".join(
+        [
+            f"* after the last notebook, `{last}` (`--after {_number_of(last)}`): the next "
+            f"number, `{new(last, stems)}_<name>`;",
+            f"* between two, e.g. after `{between}` and before `{after}` "
+            f"(`--after {_number_of(between)}`): the number before with the next free letter, "
+            f"`{first}_<name>`, then `{then}_…`.",
+        ]
+    )
+
+
+def _number_of(stem: str) -> str:
+    """The number a stem begins with: ``"16a"`` of ``"16a_alibi"``."""
+    return stem.split("_")[0]
+
+
 def counts() -> str:
     """How many notebooks and exercises the course has."""
     graded = sum(e.points for e in EXERCISES)
@@ -103,6 +138,7 @@ PARTS: dict[str, Callable[[], str]] = {
     "counts": counts,
     "functions": function_table,
     "brings": brings,
+    "places": places,
 }
 BLOCK = re.compile(
     r"(<!-- BEGIN registry: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- END registry: (?P=name) -->)",

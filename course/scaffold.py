@@ -158,6 +158,10 @@ def exercise_entry(name: str, stem: str, signature: str) -> str:
             "out : TODO type (an array says its shape)",
             "    TODO.",
             "'''",
+            "# raises = '''  (optional: what it refuses; uncomment, or delete these lines)",
+            "# ValueError",
+            "#     If TODO (the condition, e.g. tau is not positive).",
+            "# '''",
             f'grade_id = "{name}_is_right"',
             "points = 2",
             f'checks = "Check that {name} TODO."',
@@ -189,9 +193,9 @@ def _class_name(name: str) -> str:
 
 
 REFERENCE = '''\
-"""The reference {name}, of notebook {stem}.
+"""The reference {name}.
 
-Its contract is in ``exercises.toml``.
+Of notebook {stem}; its contract is in ``exercises.toml``.
 
 Write the formula below; the docstring says only how it computes: the contract
 (meaning, parameters, returns) is put in front of it at import, from the registry.
@@ -204,11 +208,14 @@ __all__ = ["{name}"]
 
 def {name}{signature}:
     """TODO: how it computes, in a sentence or two."""
-    raise NotImplementedError("{name}: its formula goes in mhsa_helpers/reference/{name}.py.")
+    raise NotImplementedError("TODO: the formula, in this file.")
 '''
 
 CHECK = '''\
-"""Notebook {number}: the check of {name} (inputs, catalogue of mistakes, verdict)."""
+"""The check of {name}, notebook {number}.
+
+Its inputs, its catalogue of mistakes and its verdict (README, "What every check expects").
+"""
 
 from __future__ import annotations
 
@@ -244,6 +251,8 @@ class {cls}(Check):
     def visible(self):
         """The visible test's calls: the worked examples and the edge cases."""
         rng = np.random.default_rng(0)
+        # A refusal of the registry's `raises` is a call that must raise, visible and hidden:
+        # Call(args, raises="ValueError", context={{"why": "tau = 0", "names": "tau"}})
         return [Call(todo_arguments(rng)) for _ in range(3)]
 
     def hidden(self, rng):
@@ -251,7 +260,10 @@ class {cls}(Check):
         return [Call(todo_arguments(rng)) for _ in range(4)]
 
     def catalogue(self, call):
-        return ref.{name}(*call.args, **call.kwargs), mistakes(*call.args, **call.kwargs)
+        if call.raises is not None:  # a call that must raise: no value to compare
+            return None, []
+        expected = ref.{name}(*call.args, **call.kwargs)
+        return expected, mistakes(*call.args, **call.kwargs)
 
     def judge(self, call, got):
         expected, known = self.catalogue(call)
@@ -259,7 +271,10 @@ class {cls}(Check):
 
 
 def todo_arguments(rng) -> tuple:
-    """TODO: one call's arguments, in the order of {signature} (replace this function)."""
+    """TODO: one call's arguments (replace this function).
+
+    In the order of the registry's signature: {signature}
+    """
     raise NotImplementedError("TODO: the check's inputs")
 '''
 
@@ -292,10 +307,12 @@ def {name}{signature}:
 """
 
 TESTS = '''\
-"""The check of {name} (notebook {stem}) on the notebook's own answer.
+"""The check of {name} on the notebook's own answer.
 
+The notebook: course/{stem}.py.
 Written by ``python -m course new-exercise``. Each catalogued mistake is proven by
-tests/test_catalogue.py with no wiring; the exercise's own properties go here.
+tests/test_catalogue.py with no wiring, and each refusal of the registry by
+tests/test_registry.py; the exercise's own properties go here.
 """
 
 from pathlib import Path
@@ -305,7 +322,8 @@ import jupytext
 from tests.support.extensions import load, verdict
 
 NAME = "{name}"
-SOURCE = Path(__file__).resolve().parents[1] / "course" / "{stem}.py"
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "course" / "{stem}.py"
 
 
 def solution() -> str:

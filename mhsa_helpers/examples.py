@@ -21,6 +21,7 @@ __all__ = [
     "STUDENT_SELECTIVE_SCALE",
     "Example",
     "get_example",
+    "induction",
     "sentence",
     "song",
     "students",
@@ -51,6 +52,10 @@ class Example:
         weights); any divisor of ``d_model`` when not given.
     head_notes : tuple of str
         What each head does, where the course measured it (trained weights).
+    layer : int
+        Which layer of the model ``X`` and the weights are (counted from 1).
+    n_layers : int
+        How many attention layers the model has: 1 but for the induction model.
     """
 
     name: str
@@ -65,6 +70,8 @@ class Example:
     source: str = ""
     n_heads: int | None = None
     head_notes: tuple = ()
+    layer: int = 1
+    n_layers: int = 1
 
     @property
     def T(self) -> int:
@@ -80,6 +87,11 @@ class Example:
         if self.n_heads is not None:
             return [self.n_heads]
         return [h for h in range(1, self.d_model + 1) if self.d_model % h == 0]
+
+    @property
+    def layer_choices(self) -> list:
+        """The layers the example can show: ``[1]`` but for a model of several layers."""
+        return list(range(1, self.n_layers + 1))
 
     @property
     def weights(self) -> tuple:
@@ -334,18 +346,103 @@ def trained() -> Example:
     )
 
 
+# --------------------------------------------------------------------------
+# The two-layer model trained to copy (19_induction)
+# --------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _induction_data() -> dict:
+    """The shipped model, each layer's input on its sequence, and what each head learned."""
+    from .training import induction as ind
+
+    data = ind.load_induction()
+    seq, L = data["sequence"], ind.PERIOD
+    acts = ind.forward(data, seq, data["n_heads"])  # the model's own forward, causal mask
+    everything = ind.forward(data, ind.held_out(), data["n_heads"])  # 1000 held-out sequences
+    notes = {}
+    for layer, A in ((1, everything.A1), (2, everything.A2)):
+        previous, copying = ind.head_scores(A, L)
+        roles = [
+            ", a previous-token head" if p > 0.5 else ", an induction head" if c > 0.5 else ""
+            for p, c in zip(previous, copying, strict=True)
+        ]
+        notes[layer] = tuple(
+            f"head {k + 1}{role}: previous-token score {previous[k]:.2f}, induction score "
+            f"{copying[k]:.2f} (over {len(everything.A1)} held-out sequences)"
+            for k, role in enumerate(roles)
+        )
+    return {**data, "inputs": {1: acts.X0, 2: acts.X1}, "notes": notes}
+
+
+def induction(layer: int = 1) -> Example:
+    """The two-layer model trained to copy (notebook 19), one of its layers, on one sequence.
+
+    Loaded from ``mhsa_helpers/data/induction.npz``, which
+    ``python -m mhsa_helpers.training.induction`` rebuilds (fixed seed).
+
+    Parameters
+    ----------
+    layer : {1, 2}
+        Layer 1's input is ``E[x] + P``; layer 2's, the residual stream after
+        layer 1 (``X0 + out1``, computed by the model's forward). Both layers
+        learned with the causal mask.
+    """
+    from .training.induction import LAYER_WEIGHTS, PERIOD, VOCAB
+
+    data = _induction_data()
+    if layer not in (1, 2):
+        raise ValueError(f"layer must be 1 or 2 (the model has 2), but got {layer!r}.")
+    h = data["n_heads"]
+    tokens = [VOCAB[int(k)] for k in data["sequence"]]
+    X = data["inputs"][layer]
+    W = (_readonly(data[f"{name}{layer}"]) for name in LAYER_WEIGHTS)
+    fed = (
+        "letter embedding + position embedding"
+        if layer == 1
+        else "layer 1's input plus its output (the residual stream), from the model's forward"
+    )
+    source = (
+        f"Learned, not chosen: a two-layer attention-only model with {h} heads a layer, "
+        f"trained by the course (notebook 19_induction, {data['steps']} steps of Adam, seed "
+        f"{data['seed']}, causal mask) to predict the next token of sequences that repeat; "
+        f"here a held-out sequence of {PERIOD} letters repeated once. X is layer {layer}'s "
+        f"input: {fed}; the weights are layer {layer}'s. Rebuilt by "
+        "`python -m mhsa_helpers.training.induction`."
+    )
+    return Example(
+        "induction",
+        f'Trained to copy (induction): "{" ".join(tokens)}"',
+        tokens,
+        _readonly(X),
+        *W,
+        features=[f"dim {i}" for i in range(X.shape[1])],
+        source=source,
+        n_heads=h,
+        head_notes=data["notes"][layer],
+        layer=layer,
+        n_layers=2,
+    )
+
+
 _BUILDERS = {
     "song": song,
     "students": students,
     "simple": lambda: sentence("simple"),
     "question": lambda: sentence("question"),
     "trained": trained,
+    "induction": induction,
 }
 EXAMPLES = tuple(_BUILDERS)
 
 
-def get_example(name: str) -> Example:
-    """Return the worked example called ``name`` (one of :data:`EXAMPLES`)."""
+def get_example(name: str, layer: int = 1) -> Example:
+    """Return the worked example called ``name`` (one of :data:`EXAMPLES`), at ``layer``.
+
+    ``layer`` is 1 but for a model of several layers (``"induction"``: 1 or 2).
+    """
     if name not in _BUILDERS:
         raise ValueError(f"name must be one of {list(EXAMPLES)}, but got {name!r}.")
+    if name == "induction":
+        return induction(layer)
+    if layer != 1:
+        raise ValueError(f"the {name} example has one layer, 1, but layer {layer!r} was asked.")
     return _BUILDERS[name]()

@@ -164,6 +164,10 @@ class Exercise:
         The test cell's docstring: ``"Check that …"``.
     details : str
         One more paragraph of the docstring, or ``""``.
+    raises : str
+        The numpydoc ``Raises`` entries: what it refuses (``ValueError`` on one line,
+        the condition indented under it), or ``""``. Its check has, for each error, a
+        visible and a hidden call that must raise it (``tests/test_registry.py``).
     catalogue : bool
         Whether its check judges by a catalogue of ``(hint, wrong output)`` mistakes.
 
@@ -183,6 +187,7 @@ class Exercise:
     points: int
     checks: str
     details: str = ""
+    raises: str = ""
     catalogue: bool = True
 
     @property
@@ -203,6 +208,11 @@ class Exercise:
         return _entry_names(self.parameters)
 
     @property
+    def raised(self) -> tuple[str, ...]:
+        """The exceptions its ``Raises`` entries name, in order (``("ValueError",)``)."""
+        return tuple(line.strip() for line in _entry_lines(self.raises))
+
+    @property
     def return_entries(self) -> tuple[tuple[str, str], ...]:
         """``(name, type)`` of each ``Returns`` entry, in order."""
         return tuple(_split_entry(line) for line in _entry_lines(self.returns))
@@ -219,12 +229,14 @@ class Exercise:
         Returns
         -------
         doc : str
-            The meaning, the details, ``notes``, then the ``Parameters`` and
-            ``Returns`` sections.
+            The meaning, the details, ``notes``, then the ``Parameters``, ``Returns``
+            and (for a function that refuses some inputs) ``Raises`` sections.
         """
         parts = [self.meaning, self.details, notes.strip()]
         parts += [f"Parameters\n----------\n{self.parameters}"]
         parts += [f"Returns\n-------\n{self.returns}"]
+        if self.raises:
+            parts += [f"Raises\n------\n{self.raises}"]
         return "\n\n".join(p for p in parts if p)
 
 
@@ -258,7 +270,7 @@ _REQUIRED = (
     "points",
     "checks",
 )
-_OPTIONAL = ("details", "catalogue")
+_OPTIONAL = ("details", "raises", "catalogue")
 _NOTEBOOK_REQUIRED = ("stem", "title", "kind", "widgets", "tests")
 _NOTEBOOK_OPTIONAL = ("answers",)
 _BRINGS = ("tests", "catalogue", "widgets")

@@ -24,6 +24,7 @@ import pytest
 
 from mhsa_helpers.examples import EXAMPLES, get_example
 from mhsa_helpers.plot_style import SEQUENTIAL
+from mhsa_helpers.widgets.explorer import SUITED_MASK
 from tests.support import lab_harness as lab
 from tests.support.pictures import drawn_wrong, layer
 
@@ -158,19 +159,36 @@ def state_tour(ex, e, heads: int, mask: str, length: int, numbers: bool = True) 
 
 
 def test_every_setting_fits_steadily_and_draws_the_arrays(page):
-    """Every example, mask and number of heads: the layer as numpy computes it, on screen."""
+    """Every example, mask, number of heads and layer: the layer as numpy computes it, on
+    screen."""
     ex = fresh(page, "10_capstone.ipynb")
     for name in EXAMPLES:
         e = get_example(name)
         heads = e.head_choices[min(1, len(e.head_choices) - 1)]  # the example's first
         if name != "song":
             ex.select("example").select_option(name)
-        ex.shows(e, heads, "none")
+        now = SUITED_MASK.get(name, "none")  # a trained example: the mask it learned with
+        ex.shows(e, heads, now)
         for mask in ("none", "causal", *(("padding",) if name == "song" else ())):
-            if mask != "none":
+            if mask != now:
                 ex.button("mask", mask).click()
                 ex.shows(e, heads, mask)
-            state_tour(ex, e, heads, mask, e.T - 2)
+                now = mask
+            # 16 columns and 16 tokens (induction): numbers where the cells leave room
+            state_tour(ex, e, heads, mask, e.T - 2, numbers=e.d_model < 16 or e.T < 16)
+        for k in e.layer_choices[1:]:  # another layer of the model: step 7 of each mask
+            ex.button("layer", str(k)).click()
+            at = get_example(name, k)
+            for mask in ("causal", "none"):
+                ex.button("mask", mask).click()
+                ex.shows(at, heads, mask)
+                ex.step_to(7)
+                checked(ex, layer(at, heads, mask, at.T - 2), f"{name} layer {k}, {mask}")
+                on_screen(ex, f"{name} layer {k}, {mask}, step 7")
+                if mask == "causal":  # the induction stripe
+                    page.screenshot(path=str(OUT / f"{name}_layer{k}_step7.png"))
+            ex.button("layer", "1").click()
+            ex.shows(e, heads, mask)
         for h in e.head_choices:  # every number of heads: step 7, the widest every step
             if h == heads:
                 continue
@@ -194,6 +212,8 @@ def test_every_setting_fits_steadily_and_draws_the_arrays(page):
         ex.button("mask", "none").click()
         ex.button("heads", str(heads)).click()
         ex.shows(e, heads, "none")
+    ex.select("example").select_option("trained")
+    ex.shows(get_example("trained"), 2, "none")
     for k in (8, 9):  # the trained example: readable cells
         ex.step_to(k)
         on_screen(ex, f"trained, step {k}")

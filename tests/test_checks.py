@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from mhsa_helpers import checks
-from mhsa_helpers.checks.core import call_in_notebook
+from mhsa_helpers.checks.comparison import compare
+from mhsa_helpers.checks.core import Call, Outcome, call_in_notebook
+from mhsa_helpers.checks.failures import blind
 from mhsa_helpers.exercises import names
 from tests.support.answers import cast, load, single_precision, solution
 from tests.support.fresh_correct import CORRECT
@@ -420,3 +422,48 @@ def test_unscaled_scores_where_q_shape_1_is_1_do_not_say_only_not_scaled():
         checks.CHECKS["attention_scores"].judge(Call((Q, K)), unscaled)
     assert any("the size of Q's axis 1 (Q.shape[1]" in h for h in info.value.hints)
     assert any("not scaled" in h for h in info.value.hints)
+
+
+def test_a_refusal_whose_call_says_names_must_name_that_argument():
+    """``Call(..., raises=..., context={"why": ..., "names": "window"})``: the message names it."""
+    check = checks.CHECKS["sliding_window_mask"]
+    context = {"why": "window = 0", "names": "window"}
+    call = Call((5, 0), raises="ValueError", context=context)
+    named = Outcome(
+        raised="ValueError: window must be at least 1, but got window=0", raised_here=True
+    )
+    assert check.judge_raised(call, named) is None
+    unnamed = Outcome(raised="ValueError: the size must be at least 1, got 0", raised_here=True)
+    with pytest.raises(checks.CheckFailed) as info:
+        check.judge_raised(call, unnamed)
+    assert "does not name window" in str(info.value), info.value
+    assert info.value.public.endswith("its message does not name window."), info.value.public
+    plain = dataclasses.replace(call, context={"why": "window = 0"})  # no "names": any message
+    assert check.judge_raised(plain, unnamed) is None
+    assert check.judge_raised(call, blind(unnamed)) is None  # a hidden test reads no words
+
+
+def test_compare_takes_its_axes_names_by_negative_index_and_refuses_a_tuple():
+    A = np.eye(3)
+    assert compare("f", A, A, "the weights", axes={-2: "row (query)", -1: "column (key)"}) is None
+    with pytest.raises(
+        TypeError, match=r"by negative index, e.g. \{-2: .*but got \('query', 'key'\)"
+    ):
+        compare("f", A, A, "the weights", axes=("query", "key"))
+
+
+def test_a_call_that_must_raise_but_warns_is_told_to_refuse_not_of_the_warning():
+    """tau = 0 without a refusal divides by zero: the learner is told to raise, first."""
+    check = checks.CHECKS["sliding_window_mask"]
+    call = Call((5, 0), raises="ValueError", context={"why": "window = 0"})
+    warned = Outcome(
+        error="sliding_window_mask(5, 0) raised RuntimeWarning: divide by zero encountered "
+        "in divide (in these checks a warning counts as an error)",
+        code="warning",
+    )
+    failed = check.explain_error(call, warned)
+    assert str(failed).startswith(
+        "sliding_window_mask should raise ValueError for window = 0, but computed on and numpy "
+        "warned: RuntimeWarning: divide by zero encountered in divide. Check the argument first"
+    ), str(failed)
+    assert failed.public.endswith("but computed on."), failed.public

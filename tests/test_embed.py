@@ -3,6 +3,7 @@ browser; the book's explorer computes every data state in the page (``local.js``
 as the kernel's explorer does. tests/test_site.py draws them in Chromium."""
 
 import gzip
+import itertools
 import json
 import re
 from html.parser import HTMLParser
@@ -112,14 +113,14 @@ def test_the_full_explorers_page_data_stays_within_its_budget():
 
 
 def tour() -> list[dict]:
-    """Changes of the data state that reach every example × heads × mask, padding at every
-    length, and the trained example's mask reset (said until the mask is changed)."""
+    """Changes of the data state that reach every example × layer × heads × mask, padding at
+    every length, and the trained examples' mask reset (said until the mask is changed)."""
     changes = []
     for name in EXAMPLES:
         e = get_example(name)
         changes.append({"example": name})
-        for h in e.head_choices:
-            changes += [{"heads": h}, {"mask": "none"}, {"mask": "causal"}]
+        for layer, h in itertools.product(e.layer_choices, e.head_choices):
+            changes += [{"layer": layer, "heads": h}, {"mask": "none"}, {"mask": "causal"}]
             changes += [{"mask": "padding", "length": n} for n in range(1, e.T + 1)]
     changes += [
         {"example": "song", "mask": "causal"},
@@ -129,6 +130,10 @@ def tour() -> list[dict]:
         {"mask": "none"},
         {"example": "trained", "mask": "padding", "length": 2},
         {"example": "question"},
+        {"example": "induction", "layer": 2},  # the causal mask it learned with, said
+        {"example": "trained"},  # layer 1, its only one; the mask set aside is none's
+        {"example": "induction", "mask": "padding"},  # layer 1 (the one kept), padding
+        {"layer": 2},  # padding kept: a layer is no new example
     ]
     return changes
 
@@ -164,10 +169,11 @@ def test_the_books_explorer_reaches_every_state_and_computes_what_the_kernel_doe
                 _floats(arrays[key]), _floats(value), rtol=1e-9, atol=1e-9, err_msg=key
             )
         length = st["length"] if st["mask"] == "padding" else None
-        reached.add((st["example"], st["heads"], st["mask"], length))
+        reached.add((st["example"], st["layer"], st["heads"], st["mask"], length))
     every = {
-        (name, h, mask, n)
+        (name, layer, h, mask, n)
         for name in EXAMPLES
+        for layer in get_example(name).layer_choices
         for h in get_example(name).head_choices
         for mask, n in [("none", None), ("causal", None)]
         + [("padding", n) for n in range(1, get_example(name).T + 1)]
@@ -175,6 +181,7 @@ def test_the_books_explorer_reaches_every_state_and_computes_what_the_kernel_doe
     assert reached == every
     notes = [t["notes"] for got in page for t in got["texts"]]
     assert any(any("Mask set to none (it was padding)" in n for n in ns) for ns in notes)
+    assert any(any("Mask set to causal (it was none)" in n for n in ns) for ns in notes)
 
 
 def test_embed_all_writes_every_picture_widget_by_its_model_id(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ numpy computation written out below, and the words of each step (:attr:`Explorer
 
 import json
 import re
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ import pytest
 import mhsa_helpers as mh
 from mhsa_helpers import reference as ref
 from mhsa_helpers.exercises import names
+from mhsa_helpers.training import induction
 from mhsa_helpers.widgets.base import REFERENCE, REFERENCE_STATUS
 from mhsa_helpers.widgets.explorer import USED, Explorer
 from mhsa_helpers.widgets.sliding_window import SlidingWindowWidget
@@ -117,7 +119,8 @@ def test_the_data_names_the_example_and_offers_every_example():
     e = mh.get_example("question")
     assert ex.data["example"] == "question" and ex.data["title"] == e.title
     assert ex.data["h"] == 4 and ex.state["heads"] == 4 and ex.state["mask"] == "none"
-    assert set(ex.state) == {"example", "heads", "mask", "length"}
+    assert set(ex.state) == {"example", "layer", "heads", "mask", "length"}
+    assert ex.state["layer"] == 1 and ex.data["layer_choices"] == [1]  # one layer only
     assert [n for _, n in ex.data["examples"]] == list(mh.EXAMPLES)
     assert set(ex.data["meaning"]) >= {"X", "Z", "M", "A"}
     assert len(ex.texts) == 9 and all({"status", "notes", "failing"} <= set(t) for t in ex.texts)
@@ -497,3 +500,63 @@ def test_viewers_without_the_widget_get_one_line_saying_where_it_lives():
     assert "application/vnd.jupyter.widget-view+json" in data
     assert "run this cell" in data["text/plain"] and "\n" not in data["text/plain"]
     assert not any(k.startswith("image/") for k in data)  # no picture drawn in the kernel
+
+
+def test_the_induction_example_is_the_models_own_forward_layer_by_layer():
+    """Both layers of the shipped two-layer model on its sequence, with the causal mask it
+    learned with: layer 1 on E[x] + P, layer 2 on the residual stream after layer 1, each
+    written out by hand; their weights are the model's own forward's (``induction.forward``),
+    and layer 2's input plus its output is the stream the readout reads."""
+    data = induction.load_induction()
+    x = data["sequence"]  # (T,) token ids: 8 letters repeated once
+    acts = induction.forward(data, x)
+    X0 = data["E"][x] + data["P"][: len(x)]  # (T, d_model)
+
+    def layer(k, X):
+        W = {f"W_{n}": data[f"W_{n}{k}"] for n in "qkvo"}
+        return by_hand(SimpleNamespace(X=X, **W), 2, "causal")
+
+    one = layer(1, X0)
+    two = layer(2, X0 + one["out"])
+    ex = Explorer(functions=REFERENCE, example="induction", step=7)
+    assert ex.state["layer"] == 1 and ex.state["mask"] == "causal"
+    assert ex.data["layer_choices"] == [1, 2] and ex.data["head_choices"] == [2]
+    assert ex.data["tokens"] == [induction.VOCAB[k] for k in x]
+    same(sent(ex), one)
+    np.testing.assert_allclose(sent(ex)["A"], acts.A1, rtol=1e-12, atol=1e-12)
+    ex.change_state(layer=2)
+    got = sent(ex)
+    same(got, two)
+    np.testing.assert_allclose(got["A"], acts.A2, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got["X"] + got["out"], acts.X2, rtol=1e-12, atol=1e-12)
+    L = len(x) // 2  # the induction stripe: query t reads key t − L + 1 in the repeated half
+    stripe = got["A"][:, np.arange(L, 2 * L), np.arange(1, L + 1)]  # (h, L)
+    assert stripe.mean() > 0.5, stripe.round(2)
+
+
+def test_the_induction_examples_notes_quote_each_layers_scores_and_its_mask():
+    """The notes of step 7 name each head by its two scores over the held-out sequences,
+    computed here from the model's weights with numpy; choosing the example sets the causal
+    mask it learned with and says so, and another mask is said not to be the learned one."""
+    data, x = induction.load_induction(), induction.held_out()
+    acts = induction.forward(data, x)
+    L, T = induction.PERIOD, induction.SEQ_LEN
+    ex = Explorer(example="song", step=7)
+    ex.change_state(example="induction")
+    assert ex.state["mask"] == "causal" and ex.state["layer"] == 1
+    for layer, A in ((1, acts.A1), (2, acts.A2)):  # (n, h, T, T)
+        ex.change_state(layer=layer)
+        notes = " ".join(ex.texts[6]["notes"])
+        assert f"Learned by layer {layer} of 2: head 1" in notes, notes
+        for k in range(2):
+            prev = A[:, k, np.arange(1, L + 1), np.arange(0, L)].mean()
+            ind = A[:, k, np.arange(L, T), np.arange(1, T - L + 1)].mean()
+            assert f"previous-token score {prev:.2f}, induction score {ind:.2f}" in notes, notes
+        assert "Mask set to causal (it was none)" in notes
+    assert "an induction head" in notes and "a previous-token head" not in notes  # layer 2
+    ex.change_state(mask="none")
+    notes = " ".join(ex.texts[6]["notes"])
+    assert "Mask set to causal" not in notes
+    assert "Drawn here with no mask: the heads learned with the causal mask." in notes
+    ex.change_state(example="song")  # the note was the induction example's: not carried over
+    assert ex.state["layer"] == 1 and "Mask set to" not in said(ex, 7)

@@ -6,9 +6,10 @@ computes every case here with the JavaScript module; each is compared with the
 numpy reference within 1e-9 (−∞ and NaN at the same places):
 
 * the layer with every intermediate the explorer draws (:meth:`Explorer.compute`), on
-  every worked example × every number of heads it allows × the masks none, causal and
-  padding at every length 1..T, and on random inputs of fixed seeds (large scores,
-  padding of length 0, which blocks whole rows);
+  every worked example × each of its layers (two for the induction model: the page gets
+  each layer's input and weights and computes the layer) × every number of heads it
+  allows × the masks none, causal and padding at every length 1..T, and on random inputs
+  of fixed seeds (large scores, padding of length 0, which blocks whole rows);
 * the trained model on letters (:func:`~mhsa_helpers.widgets.reverse.reverse_on`);
 * ``parseLetters`` against :func:`~mhsa_helpers.widgets.reverse.parse_letters`: the same
   letters, or the same sentence word for word.
@@ -94,9 +95,10 @@ def _masks(T: int) -> list:
 def example_states() -> list:
     """``(name, example, n_heads, mask)`` for every state of the explorer's controls."""
     return [
-        (f"{name} h={h} {mask}", e, h, mask)
+        (f"{name} layer {e.layer} h={h} {mask}", e, h, mask)
         for name in EXAMPLES
-        for e in [get_example(name)]
+        for layer in get_example(name).layer_choices
+        for e in [get_example(name, layer)]
         for h in e.head_choices
         for mask in _masks(e.T)
     ]
@@ -204,9 +206,10 @@ def test_reference_state_is_what_the_explorer_computes():
     ex = Explorer(controls=())
     for name, e, h, mask in example_states():
         length = mask.get("length", ex.state["length"])
-        ex.change_state(example=e.name)  # alone: the trained example resets the mask
-        ex.change_state(heads=h, mask=mask["kind"], length=length)
-        assert ex.state == dict(example=e.name, heads=h, mask=mask["kind"], length=length)
+        ex.change_state(example=e.name)  # alone: a trained example resets the mask
+        ex.change_state(layer=e.layer, heads=h, mask=mask["kind"], length=length)
+        want = dict(example=e.name, layer=e.layer, heads=h, mask=mask["kind"], length=length)
+        assert ex.state == want
         got, want = ex.compute(), reference_state(e.X, e.weights, h, mask)
         assert set(KEYS) <= set(got)
         for key in KEYS:

@@ -62,3 +62,14 @@ def test_the_route_follows_the_registry():
     first, last = (nb.stem.split("_")[0] for nb in (extensions[0], extensions[-1]))
     words = readme.number_words(len(extensions))
     assert f"`{first}` → `{last}`, {words} extensions" in route, route
+
+
+def test_where_a_new_notebook_goes_is_the_registry_s_next_number_and_letter():
+    """The README's "Where it goes" names the last notebook, the number after it, and the
+    letter after the last extension's number: what a new notebook's stem would be today."""
+    places = readme.places()
+    last = NOTEBOOKS[-1].stem
+    assert f"`{last}`" in places and f"`{int(last[:2]) + 1:02d}_<name>`" in places, places
+    number = [nb.stem for nb in NOTEBOOKS if nb.kind == "extension"][-1].split("_")[0]
+    letter = chr(ord(number[2]) + 1) if len(number) > 2 else "a"
+    assert f"`{number[:2]}{letter}_<name>`" in places, places

@@ -1,6 +1,7 @@
 """The exercise registry is the one list: exports, checks, tables and sources agree with it."""
 
 import ast
+import builtins
 import importlib.util
 import inspect
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 import mhsa_helpers as mh
 from mhsa_helpers import reference
+from mhsa_helpers.checks import CHECKS
 from mhsa_helpers.execution.saved import answer_namespace
 from mhsa_helpers.exercises import (
     EXERCISES,
@@ -147,9 +149,46 @@ def test_reference_docstrings_are_the_contracts():
     for e in EXERCISES:
         function = getattr(mh, e.name)
         assert inspect.getdoc(function) == e.docstring(notes=_own_docstring(function)), e.name
+        raises = f"\n\nRaises\n------\n{e.raises}" if e.raises else ""
         assert inspect.getdoc(function).endswith(
-            f"Parameters\n----------\n{e.parameters}\n\nReturns\n-------\n{e.returns}"
+            f"Parameters\n----------\n{e.parameters}\n\nReturns\n-------\n{e.returns}{raises}"
         ), e.name
+
+
+def test_what_a_function_refuses_is_in_the_registry_and_its_check_asks_for_it():
+    """``raises`` in the registry: each exception a builtin one, and the check has a visible and
+    a hidden call raising it; a check's call that must raise is one the registry names."""
+    for e in EXERCISES:
+        assert all(isinstance(getattr(builtins, x, None), type) for x in e.raised), e.raised
+        visible = {c.raises for c in CHECKS[e.name].calls()} - {None}
+        hidden = {c.raises for seed in (0, 1) for c in CHECKS[e.name].calls(seed)} - {None}
+        said = f"{e.name}: the registry's raises names {sorted(e.raised)}, but"
+        assert visible == set(e.raised), f"{said} the visible calls raise {sorted(visible)}"
+        assert hidden == set(e.raised), f"{said} the hidden calls raise {sorted(hidden)}"
+        for call in CHECKS[e.name].calls():  # the reference refuses them too: the rule's code
+            if call.raises is not None:
+                with pytest.raises(getattr(builtins, call.raises)):
+                    getattr(reference, e.name)(*call.args, **call.kwargs)
+
+
+def test_a_refusal_reaches_the_docstring_as_its_raises_section(tmp_path):
+    """The registry's ``raises`` becomes a numpydoc ``Raises`` section after ``Returns``."""
+    entry = dict(
+        name="f", notebook="01_input", reference="steps", signature="(tau)", meaning="F.",
+        parameters="tau : float", returns="out : float", grade_id="f_is_right", points=1,
+        checks="Check that f.",
+    )  # fmt: skip
+    text = "".join(f"{k} = {v!r}\n" for k, v in entry.items()).replace("'", '"')
+    refusal = "ValueError\n    If tau is not positive."
+    path = tmp_path / "exercises.toml"
+    path.write_text(
+        '[kinds.step]\nlabel = "s"\nbrings = []\n[[notebook]]\nstem = "01_input"\ntitle = "t"\n'
+        f'kind = "step"\nwidgets = []\ntests = []\n[[exercise]]\n{text}'
+        f"raises = '''\n{refusal}\n'''\n"
+    )
+    (e,) = _load(path)
+    assert e.raised == ("ValueError",)
+    assert e.docstring().endswith(f"Returns\n-------\nout : float\n\nRaises\n------\n{refusal}")
 
 
 def _answer_cells(directory: Path) -> dict[str, str]:

@@ -109,6 +109,33 @@ def test_an_entry_after_the_last_notebook_goes_at_the_end():
         scaffold.insert_entries(REGISTRY, "14_tiled", "")
 
 
+def test_what_the_scaffold_writes_passes_ruff_before_any_edit(tmp_path):
+    """The files as written, TODOs and all, pass ``ruff check`` and ``ruff format --check``
+    with the course's settings: the quick loop's lint never fails on the scaffold's lines."""
+    for folder in ("mhsa_helpers/reference", "mhsa_helpers/checks", "course", "tests"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "__init__.py").touch()  # packages, as in the course: first-party
+    for path in ("pyproject.toml", "mhsa_helpers/exercises.toml"):
+        shutil.copy(ROOT / path, tmp_path / path)
+    last = tomllib.loads((ROOT / "mhsa_helpers" / "exercises.toml").read_text())["notebook"][-1]
+    said = scaffold.new_exercise(
+        "grouped_temperature_softmax_backward", after=last["stem"], root=tmp_path,
+        signature="(Z, tau, n_heads, mask=None, axis=-1)", title="extension: a long name",
+    )  # fmt: skip
+    written = [ln.removeprefix("wrote ") for ln in said if ln.startswith("wrote ")]
+    python = [p for p in written if p.endswith(".py")]
+    assert len(python) == 4, said
+    for args in (["check", "--no-cache"], ["format", "--check", "--no-cache"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *args, *python],
+            cwd=tmp_path, capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, f"ruff {args[0]} on the scaffold's files:\n{done.stdout}"
+    data = tomllib.loads((tmp_path / "mhsa_helpers" / "exercises.toml").read_text())
+    (entry,) = [e for e in data["exercise"] if e["name"] == "grouped_temperature_softmax_backward"]
+    assert "raises" not in entry  # the refusal's form is there, commented out
+
+
 # --------------------------------------------------------------------------
 # the whole: an instructor's afternoon, in a copy of the repository
 # --------------------------------------------------------------------------
@@ -167,12 +194,8 @@ def alibi(root: Path) -> None:
         root / "mhsa_helpers" / "reference" / "alibi_bias.py",
         ("annotations\n", "annotations\n\nimport numpy as np\n"),
         ('"""TODO: how it computes, in a sentence or two."""', '"""Slopes times distance."""'),
-        (
-            '    raise NotImplementedError("alibi_bias: its formula goes in '
-            'mhsa_helpers/reference/alibi_bias.py.")',
-            REFERENCE,
-        ),
-    )  # fmt: skip
+        ('    raise NotImplementedError("TODO: the formula, in this file.")', REFERENCE),
+    )
     fill(
         root / "mhsa_helpers" / "checks" / "step16a_alibi_bias.py",
         ("import numpy as np\n\n", ""),
@@ -190,8 +213,8 @@ def alibi(root: Path) -> None:
         ),
         ('"TODO: what passed, on which inputs (the line under a tick)."', '"ALiBi, 1 to 8 heads."'),
         ('"TODO: what passed on random inputs."', '"ALiBi on random sizes."'),
+        ("        rng = np.random.default_rng(0)\n", ""),
         (
-            "        rng = np.random.default_rng(0)\n"
             "        return [Call(todo_arguments(rng)) for _ in range(3)]",
             "        return [Call((4, 2)), Call((6, 8)), Call((1, 1))]",
         ),

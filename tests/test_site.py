@@ -54,6 +54,8 @@ EXPLORER_PAGES = tuple(
     nb.stem for nb in COURSE if "explorer" in nb.widgets and nb.kind != "training"
 )  # the registry's; 18 trains a model and is checked on its own
 PANELS_PAGES = tuple(nb.stem for nb in COURSE if nb.kind == "extension" and nb.widgets)
+#: The training notebooks' pages with widgets (18: the reversal model; 19: the induction model).
+TRAINING_PAGES = tuple(nb.stem for nb in COURSE if nb.kind == "training" and nb.widgets)
 #: A laptop's browser window, a tablet and a phone (CSS px).
 WIDE, TABLET, PHONE = (1400, 790), (800, 1000), (390, 844)
 SCREENS = (WIDE, PHONE)
@@ -596,7 +598,7 @@ def test_every_widget_is_drawn_by_its_module_and_says_where_it_lives_without_js(
     """Each widget's module drew it (its one line for a reader without JavaScript replaced);
     the page's HTML, read without scripts, has that line for each widget."""
     drawn = {rel: r.widgets for rel, r in reports.items() if r.widgets}
-    wanted = {f"pages/{stem}.html" for stem in (*EXPLORER_PAGES, *PANELS_PAGES, "18_training")}
+    wanted = {f"pages/{stem}.html" for stem in (*EXPLORER_PAGES, *PANELS_PAGES, *TRAINING_PAGES)}
     assert wanted <= set(drawn), sorted(wanted - set(drawn))
     wrong = {rel: w for rel, w in drawn.items() if any(not x.endswith(": drawn") for x in w)}
     assert not wrong, wrong
@@ -634,13 +636,13 @@ STATES = [
 ]
 
 
-def _expected(example: str, heads: int, mask: str, length, step: int) -> list:
+def _expected(example: str, heads: int, mask: str, length, step: int, layer: int = 1) -> list:
     """``(matrix, hatched)`` of each panel step ``step`` draws, from numpy (the course's
     functions); a mask's panel ``(M, hatched, None)``: no numbers."""
     from mhsa_helpers.widgets.base import REFERENCE
     from mhsa_helpers.widgets.explorer import Explorer
 
-    ex = Explorer(functions=REFERENCE, example=example, n_heads=heads, mask=mask)
+    ex = Explorer(functions=REFERENCE, example=example, n_heads=heads, mask=mask, layer=layer)
     if length is not None:
         ex.change_state(length=length)
     a = ex.compute()
@@ -655,19 +657,25 @@ def _expected(example: str, heads: int, mask: str, length, step: int) -> list:
     return [(H, np.zeros(H.shape, bool)) for H in a["heads"]]
 
 
-def _same_numbers(drawn: list, expected: list, where: str) -> None:
+def _same_numbers(drawn: list, expected: list, where: str, labels: bool = False) -> None:
     """The panels' cells against the arrays: hatched exactly where blocked, every number shown
-    within half a unit of its last decimal, one number format for the whole picture."""
+    within half a unit of its last decimal, one number format for the whole picture.
+    ``labels``: the numbers are read from each cell's label (4 decimals), for a picture whose
+    cells may be too small to hold their numbers."""
     assert len(drawn) == len(expected), (where, [p["title"] for p in drawn])
     decimals = set()
     for p, (M, hatched, *neutral) in zip(drawn, expected, strict=True):
         cells = p["cells"]
         assert len(cells) == M.size, (where, p["title"])
-        for (text, fill), v, h in zip(cells, M.ravel(), hatched.ravel(), strict=True):
+        for (text, fill, label), v, h in zip(cells, M.ravel(), hatched.ravel(), strict=True):
             assert ("-blocked)" in fill) == bool(h), (where, p["title"], v, fill)
             if h or neutral:
                 assert text is None, (where, p["title"], text)
                 continue
+            if labels:
+                said = re.search(r" = ([^ .]*\d(?:\.\d+)?)(?:\. |$)", label)
+                assert said, (where, p["title"], label)
+                text = said.group(1)
             assert text is not None, (where, p["title"], v)
             d = len(text.split(".")[1]) if "." in text else 0
             decimals.add(d)
@@ -704,8 +712,9 @@ def test_the_explorer_draws_the_numbers_and_hatching_of_the_arrays(checker, page
 
 
 def test_every_control_of_the_explorer_works_without_a_kernel(checker, pages):
-    """Example, heads, mask (padding with its length), query, view, Prev / Next, step: each
-    changes what is drawn; pointing at a cell lights its query's and key's cells."""
+    """Example, layer (the induction model's), heads, mask (padding with its length), query,
+    view, Prev / Next, step: each changes what is drawn; pointing at a cell lights its
+    query's and key's cells."""
     with checker.open(pages["10_capstone"], viewport=WIDE) as (page, report):
         explorer = _explorer(page)
         picture = explorer.locator(sc.BOOK.picture)
@@ -724,8 +733,18 @@ def test_every_control_of_the_explorer_works_without_a_kernel(checker, pages):
             query = sc.control(explorer, "query")
             options = query.evaluate("(s) => [...s.options].map((o) => o.text)")
             assert len(options) == get_example(name).T, (name, options)
+        layers = explorer.locator(".mhsa-layer")
+        if name != "induction":
+            sc.choose(explorer, "example", "induction")
+            changed("induction")
+        assert layers.is_visible()  # the model of two layers: its layer control
+        sc.choose(explorer, "layer", 2)
+        changed("layer 2")
+        sc.choose(explorer, "mask", "none")  # its own mask is causal
+        changed("no mask")
         sc.choose(explorer, "example", "simple")
         changed("simple")
+        assert layers.is_hidden()  # one layer: nothing to choose
         for heads in (1, 2, 8):
             sc.choose(explorer, "heads", heads)
             changed(f"{heads} heads")
@@ -751,6 +770,59 @@ def test_every_control_of_the_explorer_works_without_a_kernel(checker, pages):
         changed("the query view")
         assert picture.locator("line.mhsa-attend").count() == 8 * get_example("simple").T
         assert sc.control(explorer, "step").is_disabled()
+        assert not (report.console_errors or report.page_errors), report.problems()
+
+
+#: Notebook 19's explorer on the induction model, drawn and read back: layer, mask, length, step.
+INDUCTION_STATES = [
+    (2, "causal", None, 7),  # as the notebook opens it: the induction stripe
+    (1, "causal", None, 7),  # the previous-token stripe
+    (2, "none", None, 5),
+    (1, "padding", 9, 8),
+]
+
+
+def test_the_induction_explorer_draws_both_layers_as_numpy(checker, pages):
+    """Notebook 19's explorer, with no kernel: it opens on layer 2 at step 7 with the causal
+    mask the model learned with; its layer control (no example or heads control) switches
+    layer, and each panel's numbers and hatching are numpy's; in the query view, a query of
+    the second half draws its widest line, in each head of layer 2, to the key after the
+    earlier occurrence of its token (query t, key t − L + 1)."""
+    from mhsa_helpers.examples import get_example
+    from mhsa_helpers.training.induction import PERIOD
+
+    (stem,) = (s for s in TRAINING_PAGES if s.endswith("_induction"))
+    with checker.open(pages[stem], viewport=WIDE) as (page, report):
+        explorer = _explorer(page)
+        title = explorer.locator(".mhsa-title").text_content()
+        assert "Step 7." in title and "layer 2 of 2" in title and "mask: causal" in title, title
+        want = _expected("induction", 2, "causal", None, 7, 2)
+        _same_numbers(sc.panels(explorer), want, "as opened", labels=True)
+        for name in ("example", "heads"):
+            assert explorer.locator(f".mhsa-{name}").count() == 0, f"a {name} control is shown"
+        for layer, mask, length, step in INDUCTION_STATES:
+            sc.choose(explorer, "layer", layer)
+            sc.choose(explorer, "mask", mask)
+            if length is not None:
+                sc.choose(explorer, "length", length)
+            sc.choose(explorer, "step", step)
+            title = explorer.locator(".mhsa-title").text_content()
+            assert f"Step {step}." in title and f"layer {layer} of 2" in title, title
+            state = ("induction", 2, mask, length, step, layer)
+            _same_numbers(sc.panels(explorer), _expected(*state), str(state), labels=True)
+        sc.choose(explorer, "layer", 2)
+        sc.choose(explorer, "mask", "causal")
+        query = PERIOD + 4  # in the second half
+        sc.control(explorer, "query").select_option(index=query)
+        sc.choose(explorer, "view", "query")
+        lines = explorer.locator(f"{sc.BOOK.picture} line.mhsa-attend")
+        weights = [float(w or "nan") for w in lines.evaluate_all(
+            "(ls) => ls.map((l) => l.getAttribute('data-weight'))")]  # fmt: skip
+        T = get_example("induction").T
+        assert len(weights) == 2 * T, len(weights)
+        for head in range(2):
+            row = np.nan_to_num(weights[head * T : (head + 1) * T], nan=-1.0)
+            assert int(np.argmax(row)) == query - PERIOD + 1, (head, row)
         assert not (report.console_errors or report.page_errors), report.problems()
 
 
@@ -817,7 +889,7 @@ def test_the_widgets_fit_the_screen_and_scroll_sideways_where_they_must(checker,
     where the picture is wider, its sign shown then only. The explorer is also set to its
     widest picture (8 heads side by side), which a phone must scroll."""
     problems = []
-    for stem in ("10_capstone", "16_sliding_window", "18_training"):
+    for stem in ("10_capstone", "16_sliding_window", *TRAINING_PAGES):
         with checker.open(pages[stem], viewport=screen) as (page, report):
             found = sc.widgets(page)
             for i in range(found.count()):
@@ -860,7 +932,9 @@ def test_screenshots_for_a_human(checker, pages):
         page.screenshot(path=str(OUT / "07_softmax_full.png"), full_page=True)
     shots = []
     for (w, h), (stem, entry) in itertools.product(
-        SCREENS, [("10_capstone", "explorer.js"), ("18_training", "reverse.js")]
+        SCREENS,
+        [("10_capstone", "explorer.js"), ("18_training", "reverse.js")]
+        + [(stem, "explorer.js") for stem in TRAINING_PAGES if stem != "18_training"],
     ):
         with checker.open(pages[stem], viewport=(w, h), scale=2) as (page, _):
             widget = page.locator(f"{sc.BOOK.widget}[data-entry='{entry}']").first

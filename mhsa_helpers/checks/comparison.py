@@ -223,7 +223,20 @@ def compare(
     and ``quantities`` the numbers that may explain a factor
     (e.g. ``{"√d_k": 2.0}``); only when no structure explains it, by its
     first wrong entry.
+
+    Raises
+    ------
+    TypeError
+        ``axes`` that is not a dict from axis (a negative index) to its name: a check's
+        own slip, e.g. ``axes=("query", "key")`` for ``{-2: "row (query)", -1: "column (key)"}``.
     """
+    if axes is not None and not (
+        isinstance(axes, dict) and all(isinstance(k, int) and k < 0 for k in axes)
+    ):
+        raise TypeError(
+            f"compare(axes=...) names the axes of {what} by negative index, e.g. "
+            f'{{-2: "row (query)", -1: "column (key)"}}, but got {axes!r}.'
+        )
     got = as_result(name, got, what)
     expected = np.asarray(expected)
     if contract is None and precision(JUDGED_ARGS.get()) == "float32":

@@ -34,7 +34,15 @@ from ..execution.outcomes import Opaque, Outcome, outcomes_of
 from ..exercises import exercise, forbidden
 from .batches import batch_axes, batch_axes_error, one_batch_axis, reversed_by_dot_t
 from .comparison import JUDGED_ARGS, guard_numpy, precision, same
-from .failures import AmbiguousMistake, CheckFailed, NotYet, blind, mistake_key, said_publicly
+from .failures import (
+    A_MESSAGE,
+    AmbiguousMistake,
+    CheckFailed,
+    NotYet,
+    blind,
+    mistake_key,
+    said_publicly,
+)
 from .hints import EINSUM_SCORES, INT_CANNOT_HOLD_INFINITY, warned_on_the_way
 from .masks import (
     HEAD_AXIS_TWICE,
@@ -288,7 +296,9 @@ class Check:
         checks the very thing the text asks about (``mh.split_heads`` refusing
         an ``n_heads`` that does not divide ``d_model``); where no course
         function checks it, the call says ``own`` and only a ``raise`` in the
-        learner's own code counts.
+        learner's own code counts. With ``context={"names": "tau"}`` the message must
+        name that parameter (the text asks for a message naming what is wrong): on the
+        visible calls only, since a hidden test never reads the learner's words (:func:`blind`).
         """
         why = call.context.get("why", "these inputs")
         if outcome.raised is None:
@@ -300,6 +310,15 @@ class Check:
             raise CheckFailed(
                 f"{self.name} raises {call.raises} for {why}, but without a message: say what "
                 'is wrong, e.g. raise ValueError(f"... but got ...").'
+            )
+        names = call.context.get("names")
+        if names is not None and message != A_MESSAGE and names not in message:
+            raise CheckFailed(
+                f"{self.name} raises {call.raises} for {why}, but its message ({message!r}) "
+                f"does not name {names}: say which argument is wrong and what came, e.g. "
+                f'raise {call.raises}(f"{names} must ..., but got {names}={{{names}!r}}").',
+                public=f"{self.name} raises {call.raises}, but its message does not name {names}.",
+                named=("relayed", "refusal_names_no_argument"),
             )
         if outcome.raised_here is False:
             where = (
@@ -362,6 +381,16 @@ class Check:
         if code == "calls":
             return CheckFailed(
                 self.too_many_calls(call, error), public=public, named=("contract", code)
+            )
+        if call.raises is not None and code == "warning":  # it computed on: no check first
+            why = call.context.get("why", "these inputs")
+            return CheckFailed(
+                f"{self.name} should raise {call.raises} for {why}, but computed on and numpy "
+                f"warned: {said.split(' (in these checks', 1)[0]}. Check the argument first and "
+                f"raise {call.raises}(...) saying what is wrong.",
+                public=f"{self.name} should raise {call.raises} for a wrong argument, but "
+                "computed on.",
+                named=("relayed", "no_refusal"),
             )
         if not code.startswith("raised:"):
             return CheckFailed(error, public=public, named=("contract", code) if code else None)

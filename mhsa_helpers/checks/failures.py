@@ -20,6 +20,7 @@ from ..execution.outcomes import Opaque, Outcome
 from .hints import CHAIN_RULE
 
 __all__ = [
+    "A_MESSAGE",
     "RAISED_HIDDEN",
     "AmbiguousMistake",
     "CheckFailed",
@@ -176,6 +177,10 @@ def _blind_value(value):
     return value
 
 
+#: What a hidden test reads of an exception's message: that there is one, never its words.
+A_MESSAGE = "(a message)"
+
+
 def blind(outcome):
     """An outcome as a hidden test may read it: no text of the learner's."""
     if not isinstance(outcome, Outcome):
@@ -183,5 +188,5 @@ def blind(outcome):
     raised = outcome.raised
     if raised is not None:  # the judge reads whether there is a message, never the message
         kind, _, message = raised.partition(":")
-        raised = f"{kind}: (a message)" if len(message.strip()) >= 10 else f"{kind}:"
+        raised = f"{kind}: {A_MESSAGE}" if len(message.strip()) >= 10 else f"{kind}:"
     return dataclasses.replace(outcome, value=_blind_value(outcome.value), raised=raised)

@@ -61,6 +61,8 @@ READINGS = {
     "result:complex": "returns complex numbers whose imaginary parts are not all 0.",
     "result:not_numeric": "returns an array that is not numbers (booleans, objects).",
     "relayed:another_exception": "a wrong argument is refused with the wrong kind of exception.",
+    "relayed:no_refusal": "a wrong argument is not refused: the function computes on.",
+    "relayed:refusal_names_no_argument": "a wrong argument is refused, its message not naming it.",
     "relayed:array_as_truth_value": "an array used as a condition (`if mask:`, `and`, `or`).",
     "relayed:einsum_sums_over_ellipsis": "np.einsum asked to sum over '...'.",
     "relayed:size_as_float": "a size computed with / is a float: use //.",

@@ -40,8 +40,9 @@ STEP_OF = {
     "merge_heads": 9,
 }
 USED = tuple(STEP_OF)
-#: The mask an example is shown with when chosen: the trained heads learned with none.
-SUITED_MASK = {"trained": "none"}
+#: The mask an example is shown with when chosen: the one its trained heads learned with
+#: (the reversal model with none, the induction model with the causal mask).
+SUITED_MASK = {"trained": "none", "induction": "causal"}
 #: What a cell of each matrix means, shown with its value when the learner points at it.
 MEANING = {
     "X": "the token's input embedding, one feature",
@@ -84,17 +85,22 @@ class Explorer(PictureWidget):
         check passes. :data:`REFERENCE`: the course's, and the words say so.
     example : str
         One of ``mhsa_helpers.EXAMPLES``.
+    layer : int
+        The model's layer shown: 1 but for an example of several layers (``"induction"``:
+        1 or 2).
     n_heads : int, optional
         Defaults to the second smallest divisor of d_model.
-    mask : {"none", "causal", "padding"}
+    mask : {"none", "causal", "padding"}, optional
+        Defaults to the mask the example's heads learned with (:data:`SUITED_MASK`), else
+        none.
     step : int
         1 to 9.
     query : int
         The query token's position.
     view : {"matrices", "query"}
     controls : tuple of str
-        Which controls the page shows, among "example", "heads", "mask", "query",
-        "view" and "step".
+        Which controls the page shows, among "example", "layer", "heads", "mask", "query",
+        "view" and "step" ("layer" only while the example has several layers).
     saved : bool
         Whether ``functions`` come from the learner's saved notebooks (the capstone:
         :func:`mhsa_helpers.execution.saved.learner_functions`): the words then say so.
@@ -102,8 +108,8 @@ class Explorer(PictureWidget):
     Attributes
     ----------
     state : dict
-        ``{example, heads, mask, length}``: the data state; the page sets it, a change
-        recomputes :attr:`data` and :attr:`texts`.
+        ``{example, layer, heads, mask, length}``: the data state; the page sets it, a
+        change recomputes :attr:`data` and :attr:`texts`.
     data : dict
         The example's labels and every intermediate matrix (:meth:`compute`), encoded.
     texts : list of dict
@@ -129,12 +135,13 @@ class Explorer(PictureWidget):
         functions=None,
         example="song",
         n_heads=None,
-        mask="none",
+        mask=None,
         step=1,
         query=0,
         view="matrices",
-        controls=("example", "heads", "mask", "query", "view", "step"),
+        controls=("example", "layer", "heads", "mask", "query", "view", "step"),
         saved=False,
+        layer=1,
     ):
         self._source = functions if functions is not None else {}
         self._saved = saved
@@ -144,20 +151,21 @@ class Explorer(PictureWidget):
         self._valid = {}  # the state last made valid (the page's set_state holds notifications:
         # self.state is the asked one already when the validator runs)
         self.notes = {}
-        e = get_example(example)
+        e = get_example(example, layer)
         super().__init__(step=step, query=query, view=view, controls=list(controls))
         self.observe(self._on_change, names=["state", "anyway"])
         self.state = {
             "example": example,
+            "layer": layer,
             "heads": n_heads or default_heads(e),
-            "mask": mask,
+            "mask": mask or SUITED_MASK.get(example, "none"),
             "length": max(1, e.T - 2),
         }
 
     # ------------------------------------------------------------------ state
     @property
     def example(self):
-        return get_example(self.state["example"])
+        return get_example(self.state["example"], self.state["layer"])
 
     @property
     def functions(self) -> dict:
@@ -166,7 +174,8 @@ class Explorer(PictureWidget):
         return {n: f for n, f in dict(self._source).items() if n in exercises and callable(f)}
 
     def change_state(self, **changes) -> None:
-        """Change the data state (``example``, ``heads``, ``mask``, ``length``) as the page does."""
+        """Change the data state (``example``, ``layer``, ``heads``, ``mask``, ``length``) as the
+        page does."""
         self.state = {**self.state, **changes}
 
     @traitlets.validate("state")
@@ -174,11 +183,14 @@ class Explorer(PictureWidget):
         """The state asked for, made valid for its example before anything sees it."""
         old, new = self._valid, dict(proposal["value"])
         e = get_example(new["example"])
+        if new.get("layer") not in e.layer_choices:
+            new["layer"] = e.layer_choices[0]  # a new example of one layer: its own
         if new["example"] != old.get("example"):
             if new.get("heads") not in e.head_choices:
                 new["heads"] = default_heads(e)
             new["length"] = min(new.get("length", e.T), e.T)
             suited = SUITED_MASK.get(new["example"])
+            self._reset_mask = None  # said of the example that set it aside only
             if old and suited is not None and new["mask"] != suited:
                 self._reset_mask, new["mask"] = new["mask"], suited  # said until changed
             if old:
@@ -307,18 +319,24 @@ class Explorer(PictureWidget):
         if self._source is REFERENCE:
             line, lines = REFERENCE_STATUS, []
         e, st = self.example, self.state
+        suited = SUITED_MASK.get(e.name, "none")
+        with_it = "no mask" if suited == "none" else f"the {suited} mask"
         if self._reset_mask is not None:
             lines.append(
-                f"Mask set to none (it was {self._reset_mask}): the trained heads learned "
-                "with no mask. Choose a mask above to see what it blocks."
+                f"Mask set to {suited} (it was {self._reset_mask}): the trained heads learned "
+                f"with {with_it}. Choose a mask above to see what it blocks."
             )
         if e.head_notes and st["heads"] == e.n_heads:
-            learned = "Learned: " + "; ".join(e.head_notes) + "."
-            if st["mask"] != "none":
+            by = f" by layer {e.layer} of {e.n_layers}" if e.n_layers > 1 else ""
+            learned = f"Learned{by}: " + "; ".join(e.head_notes) + "."
+            if st["mask"] != suited and suited == "none":
                 learned += (
                     f" The {st['mask']} mask drawn here was not there in training: "
                     "it blocks keys the heads learned to read."
                 )
+            elif st["mask"] != suited:
+                drawn = "no mask" if st["mask"] == "none" else f"the {st['mask']} mask"
+                learned += f" Drawn here with {drawn}: the heads learned with {with_it}."
             lines.append(learned)
         failing = any(k in ("failing", "drawn failing") for k in kind.values())
         return {"status": line, "notes": lines, "failing": failing}
@@ -361,6 +379,7 @@ class Explorer(PictureWidget):
             "features": list(e.features),
             "h": st["heads"],
             "head_choices": list(e.head_choices),
+            "layer_choices": e.layer_choices,
             "examples": [[get_example(n).title, n] for n in EXAMPLES],
             "meaning": MEANING,
             "arrays": {k: encode(v) for k, v in arrays.items()},

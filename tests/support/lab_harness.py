@@ -301,14 +301,17 @@ class Explorer:
 
     def shows(self, example, heads: int, mask: str) -> None:
         """Wait until the page draws the data state the kernel computed for ``example``
-        (:class:`mhsa_helpers.examples` object), ``heads`` and ``mask``, and the kernel is idle
-        (every update it sent has arrived)."""
+        (:class:`mhsa_helpers.examples` object; of a model of several layers, its layer),
+        ``heads`` and ``mask``, and the kernel is idle (every update it sent has arrived)."""
+        words = [f"h = {heads} head", mask]
+        if example.n_layers > 1:
+            words.append(f"layer {example.layer} of {example.n_layers}")
         self.page.wait_for_function(
             "([w, tokens, words]) => { const t = w.querySelector('.mhsa-title').textContent;"
             " const q = [...w.querySelectorAll('.mhsa-query option')].map((o) => o.text);"
             " return words.every((x) => t.includes(x)) && q.length === tokens.length"
             " && q[0] === tokens[0]; }",
-            arg=[self.w.element_handle(), list(example.tokens), [f"h = {heads} head", mask]],
+            arg=[self.w.element_handle(), list(example.tokens), words],
             timeout=60_000,
         )
         self.page.wait_for_function(

@@ -754,14 +754,17 @@ _PANELS = """(svg) => [...svg.querySelectorAll('g.panel')].map((p) => ({
     title: [...p.children].filter((e) => e.tagName === 'text').pop().textContent,
     cells: [...p.querySelectorAll('g.cell')].map((c) => {
         const t = c.querySelector('text');
-        return [t ? t.textContent : null, c.querySelector('rect').getAttribute('fill')];
+        const fill = c.querySelector('rect').getAttribute('fill');
+        return [t ? t.textContent : null, fill, c.getAttribute('aria-label')];
     }),
 }))"""
 
 
 def panels(widget) -> list[dict]:
-    """The panels ``widget``'s picture draws: ``{title, cells: [[number text or None, fill]]}``,
-    cells row after row (a hatched cell's fill is ``url(#…-blocked)``)."""
+    """The panels ``widget``'s picture draws: ``{title, cells: [[number text or None, fill,
+    label]]}``, cells row after row (a hatched cell's fill is ``url(#…-blocked)``; the label,
+    what a screen reader and the tooltip say, ends its first sentence with ``= value`` to 4
+    decimals)."""
     return widget.locator(BOOK.picture).first.evaluate(_PANELS)
 
 

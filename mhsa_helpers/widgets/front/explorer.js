@@ -1,6 +1,6 @@
 // The explorer (anywidget): every step, query and view of one data state drawn in the page.
 // The kernel (mhsa_helpers/widgets/explorer.py) or the book (book/static/mhsa-widgets.js)
-// sends the arrays of one state {example, heads, mask, length} and the words for each step;
+// sends the arrays of one state {example, layer, heads, mask, length} and the words for each step;
 // a change of step, query or view is answered here, without the kernel.
 import { SIZE, decode, fmt, ink, scaleOf } from "./picture.js";
 import { canvas, grid, interact, legend, measure, panel, scalesFor, svgEl } from "./draw.js";
@@ -79,6 +79,9 @@ export function queryMeasure(d, r) {
   const free = r.height - 58 - 64 - 40; // Q, K, V's title band, their column labels, the key
   let s = Math.min(44, (r.width - 20 - 3 * (SIZE.labels + SIZE.gap)) / (3 * nf));
   s = Math.max(12, Math.min(s, (free - nrow * (28 + 15 * T)) / T)); // no numbers: tooltips
+  // a long sequence (the induction model's 16 tokens): Q, K, V give way, down to 6 px cells,
+  // before the keys' lines (at least 12 px apart: their 11 px words) run off the screen
+  s = Math.min(s, Math.max(6, (free - nrow * (28 + 12 * T)) / T));
   const ls = Math.max(12, Math.min(15, ((free - T * s) / nrow - 28) / T));
   const bandH = 28 + ls * T, top = 58 + T * s + 64;
   const width = Math.max(r.width, 10 + 3 * (nf * s + SIZE.labels + SIZE.gap), ncol * 220);
@@ -134,7 +137,7 @@ export default {
     const wait = document.createElement("div"); // said where no kernel answers (a reopened notebook)
     wait.className = "warn";
     wait.hidden = true;
-    wait.textContent = "No kernel answered: run this cell again to change the example, heads, mask or length (step, query and view work without it).";
+    wait.textContent = "No kernel answered: run this cell again to change the example, layer, heads, mask or length (step, query and view work without it).";
     f.controls.after(wait);
     const ask = (key, value) => {
       const s = state();
@@ -149,6 +152,7 @@ export default {
     const set = (key, value) => { model.set(key, value); model.save_changes(); later(); };
     const add = (spec, input, row = f.controls) => { ui[spec.name] = control(spec, input); if (shown.has(spec.name)) row.appendChild(ui[spec.name]); };
     add({ name: "example", label: "example", kind: "select" }, (v) => ask("example", v));
+    add({ name: "layer", label: "layer", kind: "toggle" }, (v) => ask("layer", Number(v)));
     add({ name: "heads", label: "heads", kind: "toggle" }, (v) => ask("heads", Number(v)));
     add({ name: "mask", label: "mask", kind: "toggle", options: MASKS, tips: MASK_TIPS }, (v) => ask("mask", v));
     add({ name: "length", label: "length", kind: "slider" }, (v) => ask("length", Number(v)));
@@ -177,9 +181,10 @@ export default {
       f.status.title = words.full || "";
       f.notes.innerHTML = words.notes.join("<br>");
       const h = d.h, mask = st.mask === "padding" ? `padding (length ${st.length} of ${d.tokens.length})` : st.mask;
+      const layers = (d.layer_choices || [1]).length, layer = layers > 1 ? ` \u00b7 layer ${st.layer} of ${layers}` : "";
       const b = document.createElement("b");
       b.textContent = view === "query" ? "The query's view (steps 3\u20137)" : `Step ${STEPS[step - 1]}`;
-      f.title.replaceChildren(b, ` \u00b7 h = ${h} head${h > 1 ? "s" : ""} of d_k = ${d.features.length / h} \u00b7 mask: ${mask} \u00b7 query: '${d.tokens[q]}'`);
+      f.title.replaceChildren(b, `${layer} \u00b7 h = ${h} head${h > 1 ? "s" : ""} of d_k = ${d.features.length / h} \u00b7 mask: ${mask} \u00b7 query: '${d.tokens[q]}'`);
     }
 
     /** The room of this data state: the words of every step tried once, so that the tallest
@@ -219,6 +224,9 @@ export default {
       const seen = {};
       const tokens = d.tokens.map((t, i) => [(seen[t] = (seen[t] || 0) + 1) > 1 ? `${t} (${i + 1})` : t, i]);
       ui.example.set(st.example, d.examples);
+      const layers = d.layer_choices || [1];
+      ui.layer.set(st.layer || 1, layers.map((n) => [String(n), n]));
+      ui.layer.hidden = layers.length < 2; // one layer: nothing to choose
       ui.heads.set(st.heads, d.head_choices.map((n) => [String(n), n]));
       ui.mask.set(st.mask, MASKS);
       ui.length.set(st.length, Array.from({ length: d.tokens.length }, (_, i) => [String(i + 1), i + 1]), st.mask !== "padding");
