@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from course.scaffold import new_stem
+from course.scaffold import new_stem, paths
 from mhsa_helpers.exercises import EXERCISES, KINDS, NOTEBOOKS, function_table, of_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,6 +117,39 @@ def places() -> str:
     )
 
 
+#: The README's worked example of the scaffold: an exercise the course does not have.
+EXAMPLE = ("alibi_bias", '"(seq_len, n_heads)"', '"extension: ALiBi, a linear bias per head"')
+
+
+def example() -> str:
+    """The scaffold's command for the README's example, put after the last extension.
+
+    Its ``--after`` and the files it writes are the scaffold's own numbering
+    (:func:`course.scaffold.new_stem` and :func:`course.scaffold.paths`), so the command
+    works as written on today's course.
+    """
+    name, signature, title = EXAMPLE
+    stems = [nb.stem for nb in NOTEBOOKS]
+    extensions = [nb.stem for nb in NOTEBOOKS if nb.kind == "extension"]
+    after = extensions[-1]
+    stem = new_stem(_number_of(after), stems, name)
+    files = paths(name, stem, tests=True)
+    return "\n".join(
+        [
+            "```bash",
+            f".venv/bin/python -m course new-exercise {name} "
+            f"--after {_number_of(after)} --signature {signature} --title {title}",
+            "```",
+            "",
+            f"puts notebook `{stem}` after `{after}`, the last extension, and writes each "
+            "marked `TODO` where you write: the registry entries (a `[[notebook]]` and its "
+            f"`[[exercise]]`), the reference stub `{files['reference']}`, the check "
+            f"`{files['check']}`, the notebook source `{files['source']}` and, for a kind that "
+            f"brings tests (below), `{files['tests']}`.",
+        ]
+    )
+
+
 def _number_of(stem: str) -> str:
     """The number a stem begins with: ``"16a"`` of ``"16a_alibi"``."""
     return stem.split("_")[0]
@@ -139,6 +172,7 @@ PARTS: dict[str, Callable[[], str]] = {
     "functions": function_table,
     "brings": brings,
     "places": places,
+    "example": example,
 }
 BLOCK = re.compile(
     r"(<!-- BEGIN registry: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- END registry: (?P=name) -->)",

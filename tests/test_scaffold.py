@@ -8,6 +8,8 @@ the catalogue, the README and the new test module in that copy: they pass.
 """
 
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -134,6 +136,28 @@ def test_what_the_scaffold_writes_passes_ruff_before_any_edit(tmp_path):
     data = tomllib.loads((tmp_path / "mhsa_helpers" / "exercises.toml").read_text())
     (entry,) = [e for e in data["exercise"] if e["name"] == "grouped_temperature_softmax_backward"]
     assert "raises" not in entry  # the refusal's form is there, commented out
+
+
+def test_the_readme_s_example_command_works_as_written_and_writes_the_files_it_names(tmp_path):
+    """The README's scaffold command (written from the registry) is accepted by the scaffold
+    on today's course, and writes the very files the README's sentence under it names."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    part = text.split("<!-- BEGIN registry: example -->", 1)[1].split("<!-- END registry", 1)[0]
+    (line,) = [ln for ln in part.splitlines() if "-m course new-exercise" in ln]
+    argv = shlex.split(line)[3:]  # after `.venv/bin/python -m course`
+    assert argv[0] == "new-exercise", line
+    options = dict(zip(argv[2::2], argv[3::2], strict=True))
+    for folder in ("mhsa_helpers/reference", "mhsa_helpers/checks", "course", "tests"):
+        (tmp_path / folder).mkdir(parents=True)
+    shutil.copy(ROOT / "mhsa_helpers" / "exercises.toml", tmp_path / "mhsa_helpers")
+    said = scaffold.new_exercise(
+        argv[1], after=options.pop("--after"), root=tmp_path,
+        **{k.removeprefix("--"): v for k, v in options.items()},
+    )  # fmt: skip
+    written = {ln.removeprefix("wrote ") for ln in said if ln.startswith("wrote ")}
+    named = set(re.findall(r"`([\w/.]+\.py)`", part))
+    assert named and named <= written, (named, written)
+    assert all((tmp_path / path).is_file() for path in named)
 
 
 # --------------------------------------------------------------------------
