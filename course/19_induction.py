@@ -113,8 +113,8 @@ result = induction.train(attention=attention, attention_backward=attention_backw
 print(result.summary())
 
 # %% [markdown]
-# The loss of the two halves, step by step. The repeated part's stays near
-# $\log V$ for a while, then **drops**: the dashed line marks the step where,
+# The loss of the two halves, step by step. The repeated part's falls slowly
+# at first, then **drops** steeply: the dashed line marks the step where,
 # averaged over 10 steps, it falls below half of $\log V$. The first period's
 # does the opposite: it climbs **above** chance, $\log V$, and stays there. No
 # model can do better there than $\log(V - t - 1)$ (after $t + 1$ distinct
@@ -173,7 +173,9 @@ mark_cells(fig, [previous] * h + [copying] * h);
 # $$\text{prev}_k = \frac{1}{L} \sum_{t=1}^{L} A^{(k)}_{t,\,t-1}, \qquad
 # \text{ind}_k = \frac{1}{T - L} \sum_{t=L}^{T-1} A^{(k)}_{t,\,t-L+1}, \label{scores}$$
 #
-# each averaged over the sequences too.
+# each averaged over the sequences too. The last query, $T - 1$, counts
+# although no token follows it and no loss ever trained it: a head may look
+# elsewhere there, which lowers its induction score a little.
 #
 # ### Exercise 19.1 — `induction_scores`
 #
@@ -241,7 +243,7 @@ Explorer(functions=functions, example="induction", layer=2, step=7, saved=True,
 # %% [markdown]
 # ### Try it: your own sequence
 #
-# Type up to $L = 8$ letters A–X (spaces and commas are ignored); the model
+# Type 3 to $L = 8$ letters A–X (spaces and commas are ignored); the model
 # reads them repeated once, $2n$ tokens. Its heads on your sequence, the
 # stripes outlined for your period $n$, what it predicts in the repeated
 # half, and the two scores of every head on this one sequence. (Letters that
@@ -277,10 +279,10 @@ else:
 #
 # Every 5 steps, training kept each head's attention on 32 held-out probe
 # sequences. The same two scores, step by step, with the drop of the
-# repeated part's loss (the dashed line, as above): the heads do not improve
-# slowly together. The previous-token head and the induction heads grow
-# around the same steps, the moment the loss drops: one circuit, formed at
-# once.
+# repeated part's loss (the dashed line, as above). The scores creep up at
+# first; then the previous-token head and the induction heads rise steeply
+# together, around the steps where the loss drops: neither is of use without
+# the other, so they form as one circuit.
 
 # %%
 prev_t, ind_t = induction.scores_over_training(result, L, scores)

@@ -20,6 +20,7 @@ README's "Add your own exercise").
 from __future__ import annotations
 
 import re
+import textwrap
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,12 +233,21 @@ class Exercise:
             The meaning, the details, ``notes``, then the ``Parameters``, ``Returns``
             and (for a function that refuses some inputs) ``Raises`` sections.
         """
-        parts = [self.meaning, self.details, notes.strip()]
+        prose = [
+            textwrap.fill(p, DOC_WIDTH, break_on_hyphens=False)
+            for p in (self.meaning, self.details)
+        ]
+        parts = [*prose, notes.strip()]
         parts += [f"Parameters\n----------\n{self.parameters}"]
         parts += [f"Returns\n-------\n{self.returns}"]
         if self.raises:
             parts += [f"Raises\n------\n{self.raises}"]
         return "\n\n".join(p for p in parts if p)
+
+
+#: The width the registry's one-line meaning and details are wrapped to in a docstring:
+#: an answer cell shows them whole at 1400 px, with no sideways scroll.
+DOC_WIDTH = 88
 
 
 def _entry_lines(section: str) -> list[str]:

@@ -84,8 +84,10 @@ def test_the_drop_is_the_first_step_whose_running_mean_is_below_the_level():
         ("", "empty"),
         ("   ", "empty"),
         ("ABZ", "'Z' is not a token"),
-        ("AB1?", "are not a token"),
+        ("AB1?", "'1', '\\?' are not tokens"),
         ("ABCDEFGHI", "too long"),
+        ("B", "1 letter is too few: at least 3"),
+        ("A B", "2 letters are too few"),
     ],
 )
 def test_a_bad_typed_sequence_gets_a_one_line_reason(text, reason):

@@ -172,6 +172,10 @@ def tokens(x) -> list:
     return [VOCAB[int(k)] for k in np.asarray(x)]
 
 
+#: The fewest letters a typed sequence may have: with 2, key t − n + 1 is the previous token.
+SHORTEST = 3
+
+
 def parse_tokens(text: str, length: int = PERIOD) -> np.ndarray:
     """Read a typed sequence of letters ``A``–``X`` into token ids.
 
@@ -191,17 +195,26 @@ def parse_tokens(text: str, length: int = PERIOD) -> np.ndarray:
     Raises
     ------
     ValueError
-        With a one-line reason: no letters, a letter outside ``A``–``X``, or
-        more than ``length`` letters.
+        With a one-line reason: no letters, a letter outside ``A``–``X``, fewer
+        than :data:`SHORTEST` or more than ``length`` letters.
     """
     letters = [c for c in str(text).upper() if not c.isspace() and c != ","]
     if not letters:
-        raise ValueError(f"Type 1 to {length} letters {VOCAB[0]}–{VOCAB[-1]}: the box is empty.")
+        raise ValueError(
+            f"Type {SHORTEST} to {length} letters {VOCAB[0]}–{VOCAB[-1]}: the box is empty."
+        )
     unknown = sorted({c for c in letters if c not in VOCAB})
     if unknown:
         raise ValueError(
-            f"{', '.join(repr(c) for c in unknown)} {'is' if len(unknown) == 1 else 'are'} "
-            f"not a token: the model knows the letters {VOCAB[0]}–{VOCAB[-1]} only."
+            f"{', '.join(repr(c) for c in unknown)} "
+            f"{'is not a token' if len(unknown) == 1 else 'are not tokens'}: "
+            f"the model knows the letters {VOCAB[0]}–{VOCAB[-1]} only."
+        )
+    if len(letters) < SHORTEST:
+        raise ValueError(
+            f"{len(letters)} {'letter is' if len(letters) == 1 else 'letters are'} too few: "
+            f"at least {SHORTEST}, so that the token after the earlier occurrence (key "
+            "t − n + 1) is not the current token or the one before it."
         )
     if len(letters) > length:
         raise ValueError(
