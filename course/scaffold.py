@@ -247,12 +247,15 @@ class {cls}(Check):
     name = "{name}"
     passed = "TODO: what passed, on which inputs (the line under a tick)."
     passed_hidden = "TODO: what passed on random inputs."
+    #: The axes of the first array argument without its batch axes, which lead: (..., T, d).
+    core_ndim = 2
 
     def visible(self):
         """The visible test's calls: the worked examples and the edge cases."""
         rng = np.random.default_rng(0)
         # A refusal of the registry's `raises` is a call that must raise, visible and hidden:
-        # Call(args, raises="ValueError", context={{"why": "tau = 0", "names": "tau"}})
+        # Call(args, raises="ValueError", context={{"why": "a tau that is not positive",
+        #      "names": "tau"}}, own=True)  # own: no mh function it may call refuses it
         return [Call(todo_arguments(rng)) for _ in range(3)]
 
     def hidden(self, rng):

@@ -467,3 +467,16 @@ def test_a_call_that_must_raise_but_warns_is_told_to_refuse_not_of_the_warning()
         "warned: RuntimeWarning: divide by zero encountered in divide. Check the argument first"
     ), str(failed)
     assert failed.public.endswith("but computed on."), failed.public
+
+
+def test_a_refusal_whose_message_is_one_word_is_told_what_it_said():
+    """Not "without a message": the learner wrote one, too short to say what is wrong."""
+    from mhsa_helpers.checks import CHECKS, CheckFailed
+    from mhsa_helpers.execution.outcomes import Outcome
+
+    check = CHECKS["grouped_query_attention"]
+    call = next(c for c in check.calls() if c.raises == "ValueError")
+    for message, said in (("empty", "with only 'empty' as its message"), ("", "without a message")):
+        outcome = Outcome(raised=f"ValueError: {message}", raised_here=True)
+        with pytest.raises(CheckFailed, match=said):
+            check.judge_raised(call, outcome)

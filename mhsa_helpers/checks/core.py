@@ -307,8 +307,9 @@ class Check:
             )
         message = outcome.raised.split(":", 1)[-1].strip()
         if len(message) < 10:
+            said = f"with only {message!r} as its message" if message else "without a message"
             raise CheckFailed(
-                f"{self.name} raises {call.raises} for {why}, but without a message: say what "
+                f"{self.name} raises {call.raises} for {why}, but {said}: say what "
                 'is wrong, e.g. raise ValueError(f"... but got ...").'
             )
         names = call.context.get("names")
