@@ -118,7 +118,9 @@ def places() -> str:
 
 
 #: The README's worked example of the scaffold: an exercise the course does not have.
-EXAMPLE = ("alibi_bias", '"(seq_len, n_heads)"', '"extension: ALiBi, a linear bias per head"')
+EXAMPLE = ('"(seq_len, n_heads)"', '"extension: ALiBi, a linear bias per head"')
+#: Its name: the first the registry does not have (an instructor may have added ALiBi).
+EXAMPLE_NAMES = ("alibi_bias", "alibi_slopes", "alibi_example")
 
 
 def example() -> str:
@@ -128,7 +130,9 @@ def example() -> str:
     (:func:`course.scaffold.new_stem` and :func:`course.scaffold.paths`), so the command
     works as written on today's course.
     """
-    name, signature, title = EXAMPLE
+    signature, title = EXAMPLE
+    taken = {e.name for e in EXERCISES}
+    name = next(n for n in EXAMPLE_NAMES if n not in taken)
     stems = [nb.stem for nb in NOTEBOOKS]
     extensions = [nb.stem for nb in NOTEBOOKS if nb.kind == "extension"]
     after = extensions[-1]
