@@ -307,7 +307,11 @@ class Check:
             )
         message = outcome.raised.split(":", 1)[-1].strip()
         if len(message) < 10:
-            said = f"with only {message!r} as its message" if message else "without a message"
+            said = (
+                f"with only {message!r} as its message"
+                if message
+                else "without a message saying what is wrong"
+            )
             raise CheckFailed(
                 f"{self.name} raises {call.raises} for {why}, but {said}: say what "
                 'is wrong, e.g. raise ValueError(f"... but got ...").'
