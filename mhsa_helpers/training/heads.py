@@ -85,16 +85,17 @@ def name_heads(weights, threshold: float = 0.8) -> list:
     return heads
 
 
-def without_head(params: dict, k: int, n_heads: int = N_HEADS) -> dict:
+def without_head(params: dict, k: int, n_heads: int = N_HEADS, key: str = "W_o") -> dict:
     """A copy of ``params`` in which head ``k`` (counted from 0) no longer reaches the output.
 
     The concatenated heads meet ``W_o`` row by row: head ``k``'s columns
     ``k*d_k:(k+1)*d_k`` multiply the rows ``k*d_k:(k+1)*d_k`` of ``W_o``;
-    setting those rows to zero removes the head and keeps the others.
+    setting those rows to zero removes the head and keeps the others. ``key``
+    names the output weight in ``params`` (``"W_o1"``: a model of several layers).
     """
     out = {n: p.copy() for n, p in params.items()}
-    d_k = out["W_o"].shape[0] // n_heads
-    out["W_o"][k * d_k : (k + 1) * d_k] = 0.0  # (d_k, d_model) rows of head k
+    d_k = out[key].shape[0] // n_heads
+    out[key][k * d_k : (k + 1) * d_k] = 0.0  # (d_k, d_model) rows of head k
     return out
 
 

@@ -42,8 +42,10 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .. import reference as ref
+from . import heads
 from .adam import Adam
-from .model import AttentionFn
+from .backward import embedding_backward, readout_backward
+from .model import AttentionFn, _log_softmax
 from .saved import _write_npz
 
 __all__ = [
@@ -293,11 +295,6 @@ def forward(
     return Activations(X0, X1, X2, logits, np.asarray(A1), np.asarray(A2))
 
 
-def _log_softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-
-
 def token_losses(logits, x) -> np.ndarray:
     """Every prediction's cross-entropy, (..., T - 1): position ``t`` predicts ``x[t + 1]``."""
     logp = _log_softmax(np.asarray(logits)[..., :-1, :])
@@ -315,22 +312,15 @@ def backward(
     """The gradient of every parameter, from ``dlogits`` (..., T, V) back to the embeddings."""
     x = np.asarray(x)
     mask = ref.causal_mask(x.shape[-1])
-    d, V = params["E"].shape[1], params["W_u"].shape[1]
-    grads = {
-        "W_u": acts.X2.reshape(-1, d).T @ dlogits.reshape(-1, V),
-        "b_u": dlogits.reshape(-1, V).sum(axis=0),
-    }
-    dX2 = dlogits @ params["W_u"].T  # (..., T, d_model)
+    grads = {}
+    dX2, grads["W_u"], grads["b_u"] = readout_backward(acts.X2, params["W_u"], dlogits)
     dX, dW = attention_backward(acts.X1, *layer_weights(params, 2), n_heads, dX2, mask)
     dX1 = dX2 + np.asarray(dX)  # the residual's two paths
     grads.update({f"{n}2": np.asarray(w) for n, w in zip(LAYER_WEIGHTS, dW, strict=True)})
     dX, dW = attention_backward(acts.X0, *layer_weights(params, 1), n_heads, dX1, mask)
     dX0 = dX1 + np.asarray(dX)
     grads.update({f"{n}1": np.asarray(w) for n, w in zip(LAYER_WEIGHTS, dW, strict=True)})
-    dE = np.zeros_like(params["E"])
-    np.add.at(dE, x.ravel(), dX0.reshape(-1, d))
-    grads["E"] = dE
-    grads["P"] = dX0.reshape(-1, *dX0.shape[-2:]).sum(axis=0)
+    grads["E"], grads["P"] = embedding_backward(x, dX0, params["E"].shape[0])
     return {name: grads[name] for name in params}
 
 
@@ -438,11 +428,9 @@ def scores_over_training(result, period: int = PERIOD, scores=head_scores) -> tu
 
 
 def without_head(params: dict, layer: int, head: int, n_heads: int = N_HEADS) -> dict:
-    """A copy of ``params`` with one head cut off: its rows of ``W_o`` of that layer zeroed."""
-    out = {name: p.copy() for name, p in params.items()}
-    d_k = out[f"W_o{layer}"].shape[0] // n_heads
-    out[f"W_o{layer}"][head * d_k : (head + 1) * d_k] = 0.0
-    return out
+    """A copy of ``params`` with one head cut off: its rows of ``W_o`` of that layer zeroed
+    (:func:`.heads.without_head` on the layer's ``W_o``)."""
+    return heads.without_head(params, head, n_heads, key=f"W_o{layer}")
 
 
 def ablation(params: dict, x, n_heads: int = N_HEADS, attention=ref.multi_head_self_attention):
